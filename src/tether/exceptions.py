@@ -1,0 +1,53 @@
+"""Exceptions, grouped by who must act on them.
+
+    TetherError                 base of everything tether raises
+    ├── UserError               a developer misused tether; the message names the fix
+    ├── ToolSignal              raised by a tool to answer the model with an envelope instead of data
+    │   ├── ToolError           -> {ok: false, error: {code, message, recoverable, suggestion}}
+    │   └── NeedsInput          -> {ok: false, needs: {...}}
+    └── TetherRuntimeError      anything else that went wrong inside tether at run time
+
+Model output never raises: parsers and the executor turn bad output into errors and envelopes the model
+can act on. Exceptions are for developers' mistakes and for tools that want to refuse.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NeedsInput", "TetherError", "TetherRuntimeError", "ToolError", "ToolSignal", "UserError"]
+
+
+class TetherError(Exception):
+    """Base class of every exception tether raises."""
+
+
+class UserError(TetherError):
+    """A developer used tether in a way it does not support; the message says how to fix it."""
+
+
+class TetherRuntimeError(TetherError):
+    """Something went wrong inside tether at run time that is neither misuse nor a tool's answer."""
+
+
+class ToolSignal(TetherError):
+    """Raised inside a tool to answer the model with an envelope rather than data."""
+
+
+class ToolError(ToolSignal):
+    """A typed failure a tool reports to the model, e.g. `ToolError("NOT_FOUND", "no such file: a.txt")`."""
+
+    def __init__(self, code: str, message: str, *, recoverable: bool = True, suggestion: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.recoverable = recoverable
+        self.suggestion = suggestion
+
+
+class NeedsInput(ToolSignal):
+    """Information is missing that the model should ask the user for, e.g. `NeedsInput(duration=True)`."""
+
+    def __init__(self, **needs: bool | str):
+        if not needs:
+            raise UserError("NeedsInput() needs at least one field, e.g. NeedsInput(duration=True).")
+        super().__init__(", ".join(needs))
+        self.needs = needs
