@@ -1,0 +1,171 @@
+"""`@tool`: a ToolSpec from a Python function's signature, type hints and docstring."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ParamSpec, TypeVar, cast, get_type_hints, overload
+
+import docstring_parser
+from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, TypeAdapter, create_model
+from pydantic.json_schema import GenerateJsonSchema
+
+from tether.exceptions import UserError
+from tether.tools._tool import Tool, ToolContext
+from tether.types import JsonSchema, RateLimit, SandboxPolicy, SideEffects, ToolExample, ToolSpec
+
+__all__ = ["tool"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class _ToolSchema(GenerateJsonSchema):
+    """Compact schemas for models: no auto-generated `title` on every field."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+@overload
+def tool(function: Callable[P, R], /) -> Tool[P, R]: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    category: str | None = None,
+    side_effects: SideEffects = "mutating",
+    requires_why: bool = False,
+    scopes: Iterable[str] = (),
+    sandbox: SandboxPolicy | None = None,
+    examples: Iterable[ToolExample | Mapping[str, Any]] = (),
+    priority: int = 0,
+    rate_limit: RateLimit | None = None,
+    sequential: bool = False,
+    idempotency_fields: Iterable[str] = (),
+) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
+def tool(
+    function: Callable[P, R] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    category: str | None = None,
+    side_effects: SideEffects = "mutating",
+    requires_why: bool = False,
+    scopes: Iterable[str] = (),
+    sandbox: SandboxPolicy | None = None,
+    examples: Iterable[ToolExample | Mapping[str, Any]] = (),
+    priority: int = 0,
+    rate_limit: RateLimit | None = None,
+    sequential: bool = False,
+    idempotency_fields: Iterable[str] = (),
+) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
+    """Make a tool of a sync or async function.
+
+    The input schema comes from the type hints (Annotated/Field constraints, Literal, Enum, Optional,
+    defaults, nested pydantic models, TypedDict, dataclasses), descriptions from the docstring (Google,
+    NumPy or Sphinx style). A parameter annotated `ToolContext` receives the call's context instead.
+
+    Args:
+        function: The function, when used as a bare `@tool`.
+        name: The tool's name; defaults to the function's name.
+        description: Defaults to the docstring's description.
+        category: A grouping such as `fs` or `search` (seed 001).
+        side_effects: `none`, `idempotent` or `mutating` (the safe default).
+        requires_why: Whether calls must state their intent in `why` (seed 001 §4).
+        scopes: Scopes the caller must hold (seed 002).
+        sandbox: Network, filesystem, timeout and isolation policy.
+        examples: Example calls, as `ToolExample`s or `{"input": ..., "output": ..., "why": ...}` dicts.
+        priority: Default call priority; higher runs first (seed 000).
+        rate_limit: At most `calls` per `per_seconds` per principal.
+        sequential: Never run concurrently with other calls.
+        idempotency_fields: Argument names that identify a repeated request.
+    """
+
+    def decorate(func: Callable[P, R]) -> Tool[P, R]:
+        schema, model, context_parameter, doc = _describe(func)
+        try:
+            spec = ToolSpec(
+                name=name or func.__name__,
+                description=description if description is not None else _description(doc),
+                category=category,
+                input_schema=schema,
+                output_schema=_output_schema(func),
+                sandbox=sandbox or SandboxPolicy(),
+                examples=tuple(e if isinstance(e, ToolExample) else ToolExample.model_validate(e) for e in examples),
+                scopes=tuple(scopes),
+                side_effects=side_effects,
+                requires_why=requires_why,
+                priority=priority,
+                rate_limit=rate_limit,
+                sequential=sequential,
+                idempotency_fields=tuple(idempotency_fields),
+            )
+        except ValueError as e:
+            raise UserError(f"@tool on {func.__qualname__}: {e}") from e
+        unknown = set(spec.idempotency_fields) - set(schema.get("properties", {}))
+        if unknown:
+            raise UserError(f"@tool on {func.__qualname__}: idempotency_fields {sorted(unknown)} are not parameters.")
+        return Tool(spec, func, arguments_model=model, context_parameter=context_parameter)
+
+    return decorate(function) if function is not None else decorate
+
+
+def _describe(
+    func: Callable[..., Any],
+) -> tuple[JsonSchema, type[BaseModel], str | None, docstring_parser.Docstring]:
+    where = f"@tool on {getattr(func, '__qualname__', func)!r}"
+    try:
+        hints = get_type_hints(func, include_extras=True)
+    except NameError as e:
+        raise UserError(f"{where}: a type hint cannot be resolved ({e}); import the type at module level.") from e
+    doc = docstring_parser.parse(inspect.getdoc(func) or "")
+    param_docs = {p.arg_name: p.description for p in doc.params if p.description}
+    fields: dict[str, Any] = {}
+    context_parameter: str | None = None
+    for index, param in enumerate(inspect.signature(func).parameters.values()):
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise UserError(f"{where}: *args and **kwargs cannot be described to a model; name each parameter.")
+        if param.kind is param.POSITIONAL_ONLY:
+            raise UserError(f"{where}: positional-only parameter {param.name!r}; tools are called by keyword.")
+        annotation = hints.get(param.name, Any)
+        if annotation is ToolContext or annotation == ToolContext | None:
+            context_parameter = param.name
+            continue
+        default = ... if param.default is param.empty else param.default
+        # Internal field names are positional so no parameter can shadow a BaseModel attribute.
+        fields[f"p{index}"] = (
+            annotation,
+            Field(default, alias=param.name, description=param_docs.get(param.name)),
+        )
+    try:
+        model = create_model(
+            f"{func.__name__}_arguments",
+            __config__=ConfigDict(arbitrary_types_allowed=False, extra="ignore", validate_by_name=False),
+            **fields,
+        )
+        schema = model.model_json_schema(schema_generator=_ToolSchema)
+    except (PydanticUserError, TypeError) as e:
+        raise UserError(f"{where}: a parameter's type cannot be described as JSON Schema: {e}") from e
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return schema, cast(type[BaseModel], model), context_parameter, doc
+
+
+def _description(doc: docstring_parser.Docstring) -> str:
+    parts = [doc.short_description, doc.long_description]
+    return "\n\n".join(p for p in parts if p)
+
+
+def _output_schema(func: Callable[..., Any]) -> JsonSchema | None:
+    annotation = get_type_hints(func).get("return", Any)
+    if annotation in (Any, None, type(None)):
+        return None
+    try:
+        schema = TypeAdapter(annotation).json_schema(schema_generator=_ToolSchema)
+    except (PydanticUserError, TypeError):
+        return None  # a return type pydantic cannot describe only loses the output schema, not the tool
+    schema.pop("title", None)
+    return schema

@@ -1,0 +1,145 @@
+"""`Tool`: a ToolSpec, optionally bound to the Python function that implements it."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, ParamSpec, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from tether.exceptions import UserError
+from tether.tools._validation import ArgumentValidator, Problem
+from tether.types import Provenance, ToolCall, ToolSpec
+
+__all__ = ["Tool", "ToolContext", "ValidatedCall"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a tool may learn about the call it is serving; declare a parameter of this type to receive it."""
+
+    call: ToolCall
+    principal: str | None = None
+    scopes: frozenset[str] = frozenset()
+    session_id: str | None = None
+    deps: Any = None
+    """Whatever the application passes to its tools (a database handle, an HTTP client, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ValidatedCall:
+    """A call checked against its tool: the call as it will run (coerced, `why` split out) and any problems."""
+
+    call: ToolCall
+    problems: list[Problem] = field(default_factory=list[Problem])
+    values: dict[str, Any] | None = None
+    """The function's keyword arguments as typed Python values (function tools only, when valid)."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class Tool(Generic[P, R]):
+    """A tool: its spec, and the function that runs it when tether has one (declared-only tools have none).
+
+    A `Tool` made by `@tool` is still callable as the function it wraps.
+    """
+
+    __slots__ = ("__dict__", "_arguments_model", "_validator", "context_parameter", "function", "spec")
+
+    def __init__(
+        self,
+        spec: ToolSpec,
+        function: Callable[P, R] | None = None,
+        *,
+        arguments_model: type[BaseModel] | None = None,
+        context_parameter: str | None = None,
+    ):
+        self.spec = spec
+        self.function = function
+        self.context_parameter = context_parameter
+        self._arguments_model = arguments_model
+        self._validator = ArgumentValidator(spec.input_schema, tool_name=spec.name)
+        if function is not None:
+            self.__dict__["__wrapped__"] = function
+            self.__dict__["__doc__"] = function.__doc__
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def is_async(self) -> bool:
+        return self.function is not None and inspect.iscoroutinefunction(self.function)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self.function is None:
+            raise UserError(f"Tool {self.name!r} is declared only and has no Python function to call.")
+        return self.function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        kind = "function" if self.function else "declared"
+        return f"Tool({self.name!r}, {kind})"
+
+    def with_spec(self, spec: ToolSpec) -> Tool[P, R]:
+        """The same implementation under another spec (e.g. a prefixed name)."""
+        return Tool(spec, self.function, arguments_model=self._arguments_model, context_parameter=self.context_parameter)
+
+    def compile(self) -> None:
+        """Compile the argument validator now; raises `UserError` if the input schema is not valid JSON Schema."""
+        self._validator.compile()
+
+    def validate_call(self, call: ToolCall) -> ValidatedCall:
+        """Check a call's arguments, applying and recording safe coercions; never raises on model output."""
+        arguments = call.arguments
+        why = call.why
+        if "why" in arguments and "why" not in self.spec.input_schema.get("properties", {}):
+            arguments = dict(arguments)
+            given = arguments.pop("why")
+            why = why if why is not None else (given if isinstance(given, str) else str(given))
+        checked = self._validator.validate(arguments)
+        problems = list(checked.problems)
+        values: dict[str, Any] | None = None
+        if not problems and self._arguments_model is not None:
+            values, problems = _typed_values(self._arguments_model, checked.arguments)
+        update: dict[str, Any] = {}
+        if checked.arguments is not call.arguments:
+            update["arguments"] = checked.arguments
+        if why != call.why:
+            update["why"] = why
+        if checked.coercions:
+            previous = call.provenance or Provenance(dialect="unknown")
+            update["provenance"] = previous.model_copy(update={"repairs": previous.repairs + tuple(checked.coercions)})
+        return ValidatedCall(call.model_copy(update=update) if update else call, problems, values)
+
+    def call_arguments(self, validated: ValidatedCall, context: ToolContext | None = None) -> dict[str, Any]:
+        """Keyword arguments for `self.function`, from a valid call, with the context injected if declared."""
+        if not validated.ok:
+            raise UserError(f"call_arguments() needs a valid call; {self.name} has problems: {validated.problems}")
+        kwargs = dict(validated.values if validated.values is not None else validated.call.arguments)
+        if self.context_parameter is not None:
+            kwargs[self.context_parameter] = context
+        return kwargs
+
+
+def _typed_values(model: type[BaseModel], arguments: dict[str, Any]) -> tuple[dict[str, Any] | None, list[Problem]]:
+    try:
+        instance = model.model_validate(arguments)
+    except ValidationError as e:
+        problems = [Problem(_loc_path(err["loc"]), err["msg"]) for err in e.errors(include_url=False)]
+        return None, problems
+    fields = type(instance).model_fields
+    return {field.alias or name: getattr(instance, name) for name, field in fields.items()}, []
+
+
+def _loc_path(loc: tuple[int | str, ...]) -> str:
+    out = "$"
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out

@@ -1,0 +1,325 @@
+"""Argument validation: one compiled validator per tool, problems in words a model can act on.
+
+The fast path is a `fastjsonschema` function compiled once per tool (microseconds per valid call). Only when
+it refuses do we ask `jsonschema` for *every* problem, apply the safe coercions (`"5"` -> 5 for an integer
+parameter, `"true"` -> True, a JSON string -> the object or array the schema wants) and validate again.
+Coercions are returned so the caller can record them on the call; unsafe conversions stay problems.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import fastjsonschema
+
+from tether.exceptions import UserError
+from tether.types import JsonSchema, Repair
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
+
+__all__ = ["ArgumentValidator", "Problem", "describe_problems"]
+
+_INTEGER = re.compile(r"^\s*-?\d+\s*$")
+_MAX_COERCION_ROUNDS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with a call's arguments."""
+
+    path: str
+    """JSON path of the argument, e.g. `$.location.city`; `$` for the arguments object itself."""
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Validated:
+    arguments: dict[str, Any]
+    problems: list[Problem] = field(default_factory=list[Problem])
+    coercions: list[Repair] = field(default_factory=list[Repair])
+
+
+def describe_problems(tool_name: str, problems: Sequence[Problem]) -> str:
+    """One message listing every problem, e.g. for an INVALID_ARGS envelope."""
+    noun = "problem" if len(problems) == 1 else "problems"
+    listed = "; ".join(str(p) for p in problems)
+    return f"{len(problems)} {noun} with the arguments of {tool_name}: {listed}"
+
+
+class ArgumentValidator:
+    """Validates and safely coerces arguments against one tool's input JSON Schema."""
+
+    def __init__(self, schema: JsonSchema, *, tool_name: str = "tool"):
+        self.schema = schema
+        self._tool_name = tool_name
+        self._fast: Callable[[Any], Any] | None = None
+
+    def compile(self) -> None:
+        """Compile the fast validator now rather than on the first call; raises `UserError` on a bad schema."""
+        if self._fast is None:
+            try:
+                self._fast = _compiled(json.dumps(self.schema, sort_keys=True, default=str))
+            except (fastjsonschema.JsonSchemaDefinitionException, ValueError, TypeError) as e:
+                raise UserError(f"The input schema of tool {self._tool_name!r} is not valid JSON Schema: {e}") from e
+
+    def validate(self, arguments: dict[str, Any]) -> Validated:
+        if self._fast is None:
+            self.compile()
+        assert self._fast is not None
+        try:
+            self._fast(arguments)
+        except fastjsonschema.JsonSchemaValueException:
+            return self._slow_path(arguments)
+        return Validated(arguments)
+
+    def _slow_path(self, arguments: dict[str, Any]) -> Validated:
+        from jsonschema import Draft202012Validator  # noqa: PLC0415 - only needed when a call is refused
+
+        checker = Draft202012Validator(self.schema)
+        coerced = arguments
+        coercions: list[Repair] = []
+        for _ in range(_MAX_COERCION_ROUNDS):
+            errors = list(checker.iter_errors(coerced))  # pyright: ignore[reportUnknownMemberType]
+            fixes = [(e, v) for e in errors if (v := _safe_coercion(e)) is not _NO_COERCION]
+            if not fixes:
+                break
+            if coerced is arguments:
+                coerced = copy.deepcopy(arguments)
+            for error, value in fixes:
+                _set_at(coerced, list(error.absolute_path), value)
+                coercions.append(
+                    Repair(
+                        kind="coerced",
+                        message=f"{_show(error.instance)} -> {_show(value)}",
+                        path=_json_path(error.absolute_path),
+                    )
+                )
+        problems = _problems(errors)
+        if not errors:
+            # jsonschema accepts what fastjsonschema (draft 7) refused: trust the stricter word once.
+            try:
+                self._fast(coerced) if self._fast else None
+            except fastjsonschema.JsonSchemaValueException as e:
+                problems = [Problem(_fast_path(e), _strip_name(e.message))]
+        return Validated(coerced, problems, coercions)
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(schema_json: str) -> Callable[[Any], Any]:
+    """Tools that share a schema (renamed, prefixed, re-loaded) share one compiled validator."""
+    # use_default=False: validation must never write defaults into the model's arguments.
+    return fastjsonschema.compile(_draft7(json.loads(schema_json)), use_default=False)  # pyright: ignore[reportUnknownMemberType]
+
+
+# ------------------------------------------------------------------------------------------- coercions
+
+_NO_COERCION = object()
+
+
+def _safe_coercion(error: ValidationError) -> Any:
+    if error.validator != "type":
+        return _NO_COERCION
+    wanted = error.validator_value
+    types: list[str] = [wanted] if isinstance(wanted, str) else list(wanted)  # pyright: ignore[reportUnknownArgumentType]
+    value = error.instance
+    for kind in types:
+        coerced = _coerce(value, kind)
+        if coerced is not _NO_COERCION:
+            return coerced
+    return _NO_COERCION
+
+
+def _coerce(value: Any, kind: str) -> Any:
+    if isinstance(value, str):
+        text = value.strip()
+        if kind == "integer" and _INTEGER.match(text):
+            return int(text)
+        if kind == "number":
+            if _INTEGER.match(text):
+                return int(text)
+            try:
+                number = float(text)
+            except ValueError:
+                return _NO_COERCION
+            return number if math.isfinite(number) else _NO_COERCION
+        if kind == "boolean" and text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        if kind in ("object", "array") and text[:1] in "{[":
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                return _NO_COERCION
+            if (kind == "object") == isinstance(parsed, dict) and (kind == "array") == isinstance(parsed, list):
+                return parsed
+    if kind == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if kind == "array" and not isinstance(value, list):
+        return _NO_COERCION
+    return _NO_COERCION
+
+
+def _set_at(root: dict[str, Any], path: list[str | int], value: Any) -> None:
+    target: Any = root
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+
+
+# -------------------------------------------------------------------------------------------- messages
+
+
+def _problems(errors: Iterable[ValidationError]) -> list[Problem]:
+    problems: list[Problem] = []
+    by_path: dict[str, list[ValidationError]] = {}
+    for e in errors:
+        if e.validator == "required":
+            present = e.instance if isinstance(e.instance, dict) else {}
+            for name in e.validator_value:  # pyright: ignore[reportUnknownVariableType]
+                if name not in present:
+                    problems.append(Problem(_json_path([*e.absolute_path, name]), "missing required argument"))  # pyright: ignore[reportUnknownArgumentType]
+            continue
+        by_path.setdefault(_json_path(e.absolute_path), []).append(e)
+    for path, found in by_path.items():
+        # "must be one of a, b" already says what "must be a string" would: keep the more specific one.
+        specific = [e for e in found if e.validator in ("enum", "const")]
+        problems.extend(Problem(path, _message(e)) for e in (specific or found))
+    problems.sort(key=lambda p: p.path)
+    return problems
+
+
+def _json_path(path: Iterable[str | int]) -> str:
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _message(e: ValidationError) -> str:
+    v, expected, got = e.validator, e.validator_value, e.instance
+    match v:
+        case "type":
+            wanted = " or ".join(_a(t) for t in ([expected] if isinstance(expected, str) else expected))  # pyright: ignore[reportUnknownVariableType]
+            return f"must be {wanted}; got {_kind(got)} {_show(got)}"
+        case "enum":
+            return f"must be one of {', '.join(_show(x) for x in expected)}; got {_show(got)}"  # pyright: ignore[reportUnknownVariableType]
+        case "const":
+            return f"must be {_show(expected)}; got {_show(got)}"
+        case "minimum":
+            return f"must be >= {expected}; got {_show(got)}"
+        case "maximum":
+            return f"must be <= {expected}; got {_show(got)}"
+        case "exclusiveMinimum":
+            return f"must be > {expected}; got {_show(got)}"
+        case "exclusiveMaximum":
+            return f"must be < {expected}; got {_show(got)}"
+        case "multipleOf":
+            return f"must be a multiple of {expected}; got {_show(got)}"
+        case "minLength":
+            return f"must be at least {expected} characters long; got {len(got)}"
+        case "maxLength":
+            return f"must be at most {expected} characters long; got {len(got)}"
+        case "pattern":
+            return f"must match the pattern {expected!r}; got {_show(got)}"
+        case "format":
+            return f"must be a valid {expected}; got {_show(got)}"
+        case "minItems":
+            return f"must have at least {expected} items; got {len(got)}"
+        case "maxItems":
+            return f"must have at most {expected} items; got {len(got)}"
+        case "uniqueItems":
+            return "must not contain duplicate items"
+        case "additionalProperties" | "unevaluatedProperties":
+            allowed = sorted(e.schema.get("properties", {}) if isinstance(e.schema, dict) else ())  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+            extra = sorted(k for k in got if k not in allowed) if isinstance(got, dict) else []  # pyright: ignore[reportUnknownVariableType]
+            hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
+            return f"unexpected argument{'s' if len(extra) > 1 else ''} {', '.join(f'`{x}`' for x in extra)}{hint}"  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        case "anyOf" | "oneOf":
+            return f"does not match any allowed form; got {_kind(got)} {_show(got)}"
+        case _:
+            return e.message
+
+
+_ARTICLES = {"integer": "an integer", "object": "an object", "array": "an array", "null": "null"}
+
+
+def _a(kind: str) -> str:
+    return _ARTICLES.get(kind, f"a {kind}")
+
+
+def _kind(value: Any) -> str:
+    match value:
+        case bool():
+            return "boolean"
+        case int():
+            return "integer"
+        case float():
+            return "number"
+        case str():
+            return "string"
+        case list():
+            return "array"
+        case dict():
+            return "object"
+        case None:
+            return "null"
+        case _:
+            return type(value).__name__
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fast_path(e: fastjsonschema.JsonSchemaValueException) -> str:
+    name = str(e.name or "data")
+    return "$" + name.removeprefix("data")
+
+
+def _strip_name(message: str) -> str:
+    return re.sub(r"^data(\.\S+|\[\d+\])* ", "", message)
+
+
+# ------------------------------------------------------------------------------------- schema dialects
+
+
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+def _draft7(schema: JsonSchema) -> JsonSchema:
+    """fastjsonschema speaks draft 7: map 2020-12 `prefixItems` to draft 7 tuple `items`, drop `$schema`."""
+
+    def convert(node: Any) -> Any:
+        if isinstance(node, dict):
+            out: dict[str, Any] = {}
+            for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
+                if key == "$schema":
+                    continue
+                if key in _SCHEMA_MAPS and isinstance(value, dict):
+                    out[key] = {name: convert(sub) for name, sub in value.items()}  # pyright: ignore[reportUnknownVariableType]
+                else:
+                    out[key] = convert(value)
+            if "prefixItems" in out:
+                out["additionalItems"] = out.pop("items", True)
+                out["items"] = out.pop("prefixItems")
+            return out
+        if isinstance(node, list):
+            return [convert(v) for v in node]  # pyright: ignore[reportUnknownVariableType]
+        return node
+
+    converted: JsonSchema = convert(schema)
+    return converted
