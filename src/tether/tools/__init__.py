@@ -12,6 +12,7 @@ from tether.tools._loader import as_toolset as as_toolset
 from tether.tools._loader import load_tools as load_tools
 from tether.tools._prefixed import PrefixedToolset as PrefixedToolset
 from tether.tools._providers import ExportFormat as ExportFormat
+from tether.tools._providers import export_tools as export_tools
 from tether.tools._providers import from_anthropic as from_anthropic
 from tether.tools._providers import from_bfcl as from_bfcl
 from tether.tools._providers import from_gemini as from_gemini
@@ -50,6 +51,7 @@ __all__ = [
     "ValidatedCall",
     "as_toolset",
     "describe_problems",
+    "export_tools",
     "dump_yaml",
     "from_anthropic",
     "from_bfcl",

@@ -11,12 +11,14 @@ from typing import Any, Literal, cast
 from pydantic import ValidationError
 
 from tether.exceptions import UserError
+from tether.tools._toolset import AbstractToolset
 from tether.tools._schema import gemini_schema, model_schema, normalize_schema, strict_schema
 from tether.tools._yaml import spec_from_moollm
 from tether.types import JsonSchema, SideEffects, ToolSpec
 
 __all__ = [
     "ExportFormat",
+    "export_tools",
     "from_anthropic",
     "from_bfcl",
     "from_gemini",
@@ -171,3 +173,14 @@ def to_anthropic(spec: ToolSpec, *, name: str | None = None) -> dict[str, Any]:
 def to_gemini(spec: ToolSpec, *, name: str | None = None) -> dict[str, Any]:
     """A Gemini function declaration (Gemini allows dots in names, so none are aliased by default)."""
     return {"name": name or spec.name, "description": spec.description, "parameters": gemini_schema(model_schema(spec))}
+
+
+def export_tools(toolset: AbstractToolset, fmt: ExportFormat, *, strict: bool = False) -> list[dict[str, Any]]:
+    """A whole toolset as one provider's tool list, with reversible aliases where the provider forbids a name."""
+    match fmt:
+        case "openai":
+            return [to_openai(s, name=toolset.alias_of(s.name), strict=strict) for s in toolset.specs()]
+        case "anthropic":
+            return [to_anthropic(s, name=toolset.alias_of(s.name)) for s in toolset.specs()]
+        case "gemini":
+            return [to_gemini(s) for s in toolset.specs()]

@@ -1,0 +1,25 @@
+"""The `tether` command line (Typer + Rich). Each sub-command lives in its own module with a `register`."""
+
+from __future__ import annotations
+
+import typer
+
+from tether.cli import _demo, _schema, _tools
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="tether",
+    help="Let any LLM use tools safely and fast, in any tool-call format.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+_tools.register(app)
+_schema.register(app)
+_demo.register(app)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from tether.schemas import export_schemas
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    schema = typer.Typer(help="The versioned JSON Schemas of tether's wire formats.", no_args_is_help=True)
+
+    @schema.command("export")
+    def export(directory: Annotated[Path, typer.Argument(help="Where to write the *.vN.json files.")]) -> None:  # pyright: ignore[reportUnusedFunction]
+        """Write tool_call.v1.json, envelope.v1.json, ... generated from tether's models."""
+        console = Console()
+        for path in export_schemas(directory):
+            console.print(f"wrote {path}", highlight=False)
+
+    app.add_typer(schema, name="schema")

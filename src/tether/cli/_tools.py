@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from tether.cli._errors import user_errors
+from tether.tools import dump_yaml, export_tools, load_tools, model_schema
+
+__all__ = ["register"]
+
+Source = Annotated[str, typer.Argument(help="A module path (pkg.tools) or a .py, .yaml, .ts or .json file.")]
+
+
+class Format(StrEnum):
+    openai = "openai"
+    anthropic = "anthropic"
+    gemini = "gemini"
+    yaml = "yaml"
+    json_schema = "json-schema"
+
+
+def register(app: typer.Typer) -> None:
+    tools = typer.Typer(help="Inspect and convert tool definitions from any source.", no_args_is_help=True)
+
+    @tools.command("list")
+    def list_(source: Source) -> None:  # pyright: ignore[reportUnusedFunction]
+        """One line per tool: name, side effects, whether `why` is required, and its description."""
+        with user_errors():
+            toolset = load_tools(source)
+        table = Table("name", "side effects", "why", "description", box=None)
+        for spec in toolset.specs():
+            summary = spec.description.strip().splitlines()[0] if spec.description.strip() else ""
+            table.add_row(spec.name, spec.side_effects, "required" if spec.requires_why else "", summary)
+        Console().print(table)
+
+    @tools.command("show")
+    def show(source: Source, name: Annotated[str, typer.Argument(help="The tool's name or alias.")]) -> None:  # pyright: ignore[reportUnusedFunction]
+        """A tool's full spec as JSON."""
+        with user_errors():
+            toolset = load_tools(source)
+        found = toolset.get(name)
+        if found is None:
+            close = ", ".join(toolset.closest(name)) or ", ".join(toolset.names())
+            typer.echo(f"error: no tool named {name!r} in {source}; did you mean: {close}?", err=True)
+            raise typer.Exit(2)
+        typer.echo(found.spec.model_dump_json(indent=2))
+
+    @tools.command("export")
+    def export(  # pyright: ignore[reportUnusedFunction]
+        source: Source,
+        format: Annotated[Format, typer.Option("--format", "-f", help="The target format.")] = Format.openai,  # noqa: A002
+        strict: Annotated[bool, typer.Option(help="OpenAI strict mode: closed objects, all fields required.")] = False,
+    ) -> None:
+        """All tools in another format: OpenAI, Anthropic or Gemini tool JSON, MOOLLM YAML, or JSON Schema."""
+        with user_errors():
+            toolset = load_tools(source)
+            if format is Format.yaml:
+                typer.echo(dump_yaml(toolset.specs()), nl=False)
+                return
+            if format is Format.json_schema:
+                out: object = {spec.name: model_schema(spec) for spec in toolset.specs()}
+            else:
+                out = export_tools(toolset, format.value, strict=strict)
+        typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
+
+    app.add_typer(tools, name="tools")
