@@ -1,0 +1,54 @@
+"""Running tool calls safely: guards, then the tool under a timeout, recorded in a journal.
+
+Every call gets exactly one envelope. Before its tool runs a call passes these guards, in this order;
+the first that refuses answers the call:
+
+1. unknown tool         -> `UNKNOWN_TOOL`, suggesting the closest names
+2. schema validation    -> `INVALID_ARGS`, listing every problem with its JSON path (safe coercions applied)
+3. `why`                -> `MISSING_WHY` when the tool requires one and it is missing, empty or content-free
+4. principal and scopes -> `UNAUTHORIZED`, `SCOPES_MISSING`
+   then domain guards given to the `Executor` (e.g. `CONNECTION_INACTIVE`)
+5. rate limit           -> `RATE_LIMITED` with `details.retry_after_s` (token bucket per tool and principal)
+6. run quotas           -> `QUOTA_EXCEEDED` (calls, output bytes, wall time per `Run`)
+7. repaired-call policy -> `INVALID_ARGS` for a repaired call to a mutating tool (by default)
+8. idempotency          -> the recorded envelope for a repeat; `CONFLICT` for a duplicate still running or a
+                           mutating call left in doubt by a crash
+
+Then the journal gets an intent entry, the tool runs (async: awaited; sync: in a thread;
+`isolation="process"`: in a child process killed with its group on timeout), and the journal gets the
+result: `TIMEOUT`, the tool's own `ToolError` or `NeedsInput`, or `INTERNAL` with the traceback kept there.
+"""
+
+from tether.execution._decisions import Allow as Allow
+from tether.execution._decisions import Decision as Decision
+from tether.execution._decisions import Refuse as Refuse
+from tether.execution._decisions import Replay as Replay
+from tether.execution._decisions import refusal as refusal
+from tether.execution._executor import Executor as Executor
+from tether.execution._policy import Policy as Policy
+from tether.execution._policy import RepairedCallPolicy as RepairedCallPolicy
+from tether.execution._records import CallReport as CallReport
+from tether.execution._records import Recorder as Recorder
+from tether.execution._records import kalygo_record as kalygo_record
+from tether.execution._run import Principal as Principal
+from tether.execution._run import Run as Run
+from tether.execution.guards import Attempt as Attempt
+from tether.execution.guards import Guard as Guard
+
+__all__ = [
+    "Allow",
+    "Attempt",
+    "CallReport",
+    "Decision",
+    "Executor",
+    "Guard",
+    "Policy",
+    "Principal",
+    "Recorder",
+    "Refuse",
+    "RepairedCallPolicy",
+    "Replay",
+    "Run",
+    "kalygo_record",
+    "refusal",
+]

@@ -1,0 +1,335 @@
+"""`Executor`: every call through the guards, into its tool, and into the journal; one envelope back."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import os
+import socket
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+import pydantic_core
+
+from tether.execution._decisions import Allow, Refuse, Replay
+from tether.execution._policy import Policy
+from tether.execution._records import CallReport, Recorder, kalygo_record
+from tether.execution._run import Run
+from tether.execution._runner import AnyEnvelope, Outcome, run_tool
+from tether.execution.guards import (
+    Attempt,
+    Guard,
+    IdempotencyGuard,
+    PrincipalGuard,
+    QuotaGuard,
+    RateLimitGuard,
+    RepairedCallGuard,
+    SchemaGuard,
+    UnknownToolGuard,
+    WhyGuard,
+    idempotency_key,
+)
+from tether.store._entries import JournalEntry, Lookup
+from tether.store._journal import Journal, MemoryJournal
+from tether.store._redact import redact
+from tether.tools import ToolContext, ToolsLike, as_toolset
+from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, OkEnvelope, ToolCall
+
+__all__ = ["Executor"]
+
+T = TypeVar("T")
+_HOST = socket.gethostname()
+
+
+class Executor:
+    """Runs tool calls safely: guards in a fixed order, the tool under its timeout, a journal entry before
+    and after, and exactly one envelope per call.
+
+    Args:
+        tools: Where calls find their tools: a toolset, or anything `tether.tools.as_toolset` accepts.
+        policy: The limits to enforce.
+        journal: Where intents and results are recorded; by default in memory (idempotency within this
+            process only). Use `tether.store.SqlJournal` to keep them, and to survive crashes.
+        guards: Domain guards (e.g. one that answers `CONNECTION_INACTIVE`), run after the scopes check.
+        recorders: Told about every answered call, e.g. `tether.store.SessionLog`.
+        clock: Monotonic seconds, for rate limits.
+    """
+
+    def __init__(
+        self,
+        tools: ToolsLike,
+        *,
+        policy: Policy | None = None,
+        journal: Journal | None = None,
+        guards: Sequence[Guard] = (),
+        recorders: Sequence[Recorder] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.toolset = toolset = as_toolset(tools)
+        self.policy = policy or Policy()
+        self.journal: Journal = journal if journal is not None else MemoryJournal()
+        self._recorders = tuple(recorders)
+        self._journal_limiter = anyio.CapacityLimiter(1)
+        self._in_flight: set[str] = set()
+        self.guards: tuple[Guard, ...] = (
+            UnknownToolGuard(toolset),
+            SchemaGuard(),
+            WhyGuard(),
+            PrincipalGuard(),
+            *guards,
+            RateLimitGuard(clock),
+            QuotaGuard(),
+            RepairedCallGuard(),
+            IdempotencyGuard(self._lookup, self._in_flight),
+        )
+        """The pipeline, in the order it runs (see `tether.execution`)."""
+
+    # ------------------------------------------------------------------------------------------ public
+
+    async def execute(self, call: ToolCall, run: Run | None = None) -> AnyEnvelope:
+        """Answer one call with exactly one envelope; never raises on anything the model or a tool does."""
+        run = run if run is not None else Run()
+        try:
+            return await self._execute(call, run)
+        except Exception:  # a bug of ours must not reach the model as an exception either
+            envelope = _internal_error(call.name)
+            entry = self._entry("refusal", call, None, run, envelope=envelope, trace=traceback.format_exc())
+            with contextlib.suppress(Exception):  # the journal itself may be what failed
+                await self._offload(self.journal.append, entry)
+            return envelope
+
+    async def execute_all(self, calls: Sequence[ToolCall], run: Run | None = None) -> list[AnyEnvelope]:
+        """Answer a batch of calls, returning envelopes in call order.
+
+        Calls start in order of priority (higher first; the call's own, else its tool's); independent calls
+        run concurrently up to `policy.max_concurrency`; a call to a `sequential` tool waits for every call
+        started before it and runs alone.
+        """
+        run = run if run is not None else Run()
+        results: list[AnyEnvelope | None] = [None] * len(calls)
+        order = sorted(range(len(calls)), key=lambda i: -self._priority(calls[i]))
+        slots = anyio.Semaphore(self.policy.max_concurrency)
+
+        async def one(index: int) -> None:
+            try:
+                results[index] = await self.execute(calls[index], run)
+            finally:
+                slots.release()
+
+        position = 0
+        while position < len(order):
+            index = order[position]
+            if self._sequential(calls[index]):
+                results[index] = await self.execute(calls[index], run)
+                position += 1
+                continue
+            async with anyio.create_task_group() as group:
+                while position < len(order) and not self._sequential(calls[order[position]]):
+                    await slots.acquire()
+                    group.start_soon(one, order[position])
+                    position += 1
+        return [r for r in results if r is not None]
+
+    async def in_doubt(self) -> list[JournalEntry]:
+        """Intents in the journal with no result that are not running in this executor, oldest first."""
+        entries = await self._offload(self.journal.in_doubt)
+        return [e for e in entries if e.idempotency_key not in self._in_flight]
+
+    async def resolve(
+        self, intent: JournalEntry, *, envelope: AnyEnvelope | None = None, note: str = ""
+    ) -> None:
+        """Settle a call in doubt: `envelope=None` records that it did not take effect (it may run again);
+        an envelope records what it did, and repeats of the call get that envelope."""
+        entry = dataclasses.replace(
+            intent,
+            kind="resolution",
+            id=None,
+            intent_id=intent.id,
+            created_at=time.time(),
+            envelope=None if envelope is None else _jsonable(envelope),
+            outcome=None if envelope is None else _outcome(envelope),
+            note=note,
+            pid=os.getpid(),
+            host=_HOST,
+        )
+        await self._offload(self.journal.append, entry)
+
+    # ----------------------------------------------------------------------------------------- pipeline
+
+    async def _execute(self, call: ToolCall, run: Run) -> AnyEnvelope:
+        attempt = Attempt(call, self.toolset.get(call.name), run, self.policy)
+        for guard in self.guards:
+            decision = await guard.check(attempt)
+            if isinstance(decision, Allow):
+                if decision.validated is not None:
+                    attempt.validated = decision.validated
+                    attempt.call = decision.validated.call
+                    attempt.idempotency_key = self._key(attempt)
+                continue
+            if isinstance(decision, Refuse):
+                await self._offload(
+                    self.journal.append,
+                    self._entry("refusal", attempt.call, attempt, run, envelope=decision.envelope),
+                )
+                await self._report(attempt, "refused", decision.envelope, None)
+                return decision.envelope
+            assert isinstance(decision, Replay)
+            await self._report(attempt, "replayed", decision.envelope, None)
+            return decision.envelope
+        try:
+            outcome, duration_ms = await self._run(attempt)
+        finally:
+            if attempt.idempotency_key is not None:
+                self._in_flight.discard(attempt.idempotency_key)
+        if self.policy.max_output_bytes_per_run is not None and isinstance(outcome.envelope, OkEnvelope):
+            run.output_bytes += len(pydantic_core.to_json(outcome.envelope.data, fallback=repr))
+        await self._report(attempt, "ran", outcome.envelope, duration_ms)
+        return outcome.envelope
+
+    async def _run(self, attempt: Attempt) -> tuple[Outcome, float]:
+        tool, validated, call, run = attempt.tool, attempt.validated, attempt.call, attempt.run
+        assert tool is not None
+        assert validated is not None
+        intent = await self._offload(self.journal.append, self._entry("intent", call, attempt, run))
+        started = time.perf_counter()
+        try:
+            context = ToolContext(call, run.principal.id, run.principal.scopes, run.session_id, run.deps)
+            kwargs = tool.call_arguments(validated, context)
+        except Exception:
+            outcome = Outcome(_internal_error(tool.name), traceback.format_exc())
+        else:
+            timeout_ms = tool.spec.sandbox.timeout_ms
+            timeout_s = timeout_ms / 1000 if timeout_ms is not None else self.policy.default_timeout_s
+            outcome = await run_tool(tool, kwargs, timeout_s=timeout_s)
+        duration_ms = (time.perf_counter() - started) * 1000
+        result = self._entry(
+            "result",
+            call,
+            attempt,
+            run,
+            envelope=outcome.envelope,
+            trace=outcome.traceback,
+            duration_ms=duration_ms,
+        )
+        await self._offload(self.journal.append, dataclasses.replace(result, intent_id=intent.id))
+        return outcome, duration_ms
+
+    # ------------------------------------------------------------------------------------------ helpers
+
+    async def _lookup(self, key: str) -> Lookup:
+        return await self._offload(self.journal.lookup, key)
+
+    async def _offload(self, function: Callable[..., T], *args: Any) -> T:
+        if not self.journal.blocking:
+            return function(*args)
+        return await anyio.to_thread.run_sync(
+            functools.partial(function, *args), limiter=self._journal_limiter
+        )
+
+    def _key(self, attempt: Attempt) -> str:
+        assert attempt.tool is not None
+        run = attempt.run
+        scope = run.session_id if run.session_id is not None else run.id
+        return idempotency_key(attempt.call, attempt.tool.spec, principal=run.principal.id, scope=scope)
+
+    def _priority(self, call: ToolCall) -> int:
+        if call.priority is not None:
+            return call.priority
+        tool = self.toolset.get(call.name)
+        return tool.spec.priority if tool is not None else 0
+
+    def _sequential(self, call: ToolCall) -> bool:
+        tool = self.toolset.get(call.name)
+        return tool is not None and tool.spec.sequential
+
+    def _entry(
+        self,
+        kind: Any,
+        call: ToolCall,
+        attempt: Attempt | None,
+        run: Run,
+        *,
+        envelope: AnyEnvelope | None = None,
+        trace: str | None = None,
+        duration_ms: float | None = None,
+    ) -> JournalEntry:
+        spec = attempt.tool.spec if attempt is not None and attempt.tool is not None else None
+        why = call.why if call.why is not None else call.arguments.get("why")
+        return JournalEntry(
+            kind=kind,
+            call_id=call.id,
+            tool=call.name,
+            created_at=time.time(),
+            session_id=run.session_id,
+            run_id=run.id,
+            idempotency_key=attempt.idempotency_key if attempt is not None else None,
+            side_effects=spec.side_effects if spec is not None else None,
+            principal=run.principal.id,
+            why=why if isinstance(why, str) else None,
+            arguments=redact(_jsonable(call.arguments), spec.input_schema if spec else None),
+            annotations=call.annotations,
+            repairs=tuple(r.model_dump(mode="json") for r in call.repairs),
+            repaired=call.repaired,
+            outcome=_outcome(envelope) if envelope is not None else None,
+            error_code=envelope.error.code if isinstance(envelope, ErrorEnvelope) else None,
+            envelope=_redacted_envelope(envelope, spec.output_schema if spec else None) if envelope else None,
+            duration_ms=duration_ms,
+            traceback=trace,
+            pid=os.getpid(),
+            host=_HOST,
+        )
+
+    async def _report(
+        self, attempt: Attempt, status: Any, envelope: AnyEnvelope, duration_ms: float | None
+    ) -> None:
+        spec = attempt.tool.spec if attempt.tool is not None else None
+        redacted = _redacted_envelope(envelope, spec.output_schema if spec else None)
+        report = CallReport(
+            call=attempt.call,
+            spec=spec,
+            run=attempt.run,
+            status=status,
+            envelope=envelope,
+            arguments=redact(_jsonable(attempt.call.arguments), spec.input_schema if spec else None),
+            output=redacted.get("data") if isinstance(envelope, OkEnvelope) else redacted,
+            duration_ms=duration_ms,
+        )
+        attempt.run.records.append(kalygo_record(report))
+        for recorder in self._recorders:
+            await anyio.to_thread.run_sync(recorder.record, report)
+
+
+def _jsonable(value: Any) -> Any:
+    return pydantic_core.to_jsonable_python(value, fallback=repr)
+
+
+def _outcome(envelope: AnyEnvelope) -> Any:
+    return (
+        "ok"
+        if isinstance(envelope, OkEnvelope)
+        else "error"
+        if isinstance(envelope, ErrorEnvelope)
+        else "needs"
+    )
+
+
+def _redacted_envelope(envelope: AnyEnvelope, output_schema: dict[str, Any] | None) -> dict[str, Any]:
+    data: dict[str, Any] = _jsonable(envelope)
+    if output_schema and isinstance(envelope, OkEnvelope):
+        data["data"] = redact(data.get("data"), output_schema)
+    return data
+
+
+def _internal_error(name: str) -> ErrorEnvelope:
+    info = ErrorInfo(
+        code=ErrorCode.INTERNAL,
+        message=f"{name} failed: tether hit an internal error. The details are in the audit journal.",
+        recoverable=False,
+        suggestion="Do not retry this call as it is; try another way, or tell the user the tool failed.",
+    )
+    return ErrorEnvelope(error=info)

@@ -1,0 +1,48 @@
+"""Who is calling (`Principal`) and the run that quotas, records and idempotency keys belong to (`Run`)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from tether.types import ToolCallRecord
+
+__all__ = ["Principal", "Run"]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The user or service on whose behalf calls run, and the scopes it holds (seed 002)."""
+
+    id: str | None = None
+    """`None` for an anonymous caller."""
+    scopes: frozenset[str] = frozenset()
+
+    @property
+    def anonymous(self) -> bool:
+        return self.id is None
+
+
+@dataclass(slots=True)
+class Run:
+    """One agent run: its principal, its session and what it has used so far.
+
+    Quotas count across a run; idempotency keys without declared fields are scoped to its session.
+    """
+
+    principal: Principal = field(default_factory=Principal)
+    session_id: str | None = None
+    deps: Any = None
+    """Passed to tools through `ToolContext.deps`."""
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    started_at: float | None = None
+    """`time.monotonic()` when the first call reached the quota guard."""
+    calls: int = 0
+    output_bytes: int = 0
+    records: list[ToolCallRecord] = field(default_factory=list[ToolCallRecord])
+    """Kalygo's `{toolType, toolName, input, output}` record of every call that ran (seed 004)."""
+
+    def elapsed_s(self) -> float:
+        return 0.0 if self.started_at is None else time.monotonic() - self.started_at

@@ -1,0 +1,96 @@
+"""Running one tool under its timeout and turning whatever happens into exactly one envelope.
+
+Async tools are awaited; sync tools run in a worker thread; tools whose sandbox asks for
+`isolation="process"` run in a child process. On timeout an async tool is cancelled and an isolated one
+killed with its process group; a sync tool in a thread cannot be stopped (Python has no way to), so its
+thread is abandoned while the model gets `TIMEOUT` — declare `isolation="process"` for tools that may hang.
+Exceptions never escape: tool signals become their envelopes, anything else `INTERNAL` with a message safe
+to show a model, the traceback kept for the journal. Cancellation from outside propagates.
+"""
+
+from __future__ import annotations
+
+import functools
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from tether.exceptions import NeedsInput, ToolError
+from tether.execution._process import ChildFailure, run_in_process
+from tether.tools import Tool
+from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope
+
+__all__ = ["Outcome", "run_tool"]
+
+AnyEnvelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    envelope: AnyEnvelope
+    traceback: str | None = None
+    """For `INTERNAL` failures: what went wrong, for the journal only."""
+
+
+async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: float | None) -> Outcome:
+    """Run `tool` with `kwargs`, within `timeout_s` seconds when given."""
+    function = tool.function
+    if function is None:
+        return _internal(tool.name, "it is declared only, with no implementation in this process", None)
+    result: Any = None
+    try:
+        with anyio.move_on_after(timeout_s) as scope:
+            if tool.spec.sandbox.isolation == "process":
+                result = await run_in_process(function, kwargs)
+            elif tool.is_async:
+                result = await function(**kwargs)
+            else:
+                result = await anyio.to_thread.run_sync(
+                    functools.partial(function, **kwargs), abandon_on_cancel=True
+                )
+        if scope.cancelled_caught:
+            return Outcome(_timeout(tool, timeout_s))
+    except ToolError as e:
+        info = ErrorInfo(code=e.code, message=e.message, recoverable=e.recoverable, suggestion=e.suggestion)
+        return Outcome(ErrorEnvelope(error=info))
+    except NeedsInput as e:
+        return Outcome(NeedsEnvelope(needs=e.needs))
+    except ChildFailure as e:
+        return _internal(tool.name, f"it raised {e.type_name}", e.traceback)
+    except Exception as e:
+        return _internal(tool.name, f"it raised {type(e).__name__}", traceback.format_exc())
+    if isinstance(result, OkEnvelope | NeedsEnvelope | ErrorEnvelope):
+        return Outcome(result)
+    return Outcome(OkEnvelope(data=result))
+
+
+def _timeout(tool: Tool[..., Any], timeout_s: float | None) -> ErrorEnvelope:
+    if tool.spec.side_effects == "mutating":
+        suggestion = (
+            "It may have partly taken effect: check before trying again, and tell the user if you cannot."
+        )
+    else:
+        suggestion = (
+            "Try a smaller or simpler request (narrower scope, less input), or tell the user it is slow."
+        )
+    info = ErrorInfo(
+        code=ErrorCode.TIMEOUT,
+        message=f"{tool.name} did not finish within {timeout_s:g} s and was stopped.",
+        recoverable=True,
+        suggestion=suggestion,
+        details={"timeout_s": timeout_s},
+    )
+    return ErrorEnvelope(error=info)
+
+
+def _internal(name: str, what: str, trace: str | None) -> Outcome:
+    info = ErrorInfo(
+        code=ErrorCode.INTERNAL,
+        message=f"{name} failed: {what}. The details are in the audit journal.",
+        recoverable=False,
+        suggestion="Do not retry this call as it is; try another way, or tell the user the tool failed.",
+    )
+    return Outcome(ErrorEnvelope(error=info), trace)

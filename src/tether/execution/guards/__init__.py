@@ -1,0 +1,30 @@
+"""The guards a call passes, in this order, before its tool runs (see `tether.execution`)."""
+
+from tether.execution.guards._base import Attempt as Attempt
+from tether.execution.guards._base import Guard as Guard
+from tether.execution.guards._idempotency import IdempotencyGuard as IdempotencyGuard
+from tether.execution.guards._idempotency import idempotency_key as idempotency_key
+from tether.execution.guards._principal import PrincipalGuard as PrincipalGuard
+from tether.execution.guards._quota import QuotaGuard as QuotaGuard
+from tether.execution.guards._rate_limit import RateLimitGuard as RateLimitGuard
+from tether.execution.guards._rate_limit import TokenBucket as TokenBucket
+from tether.execution.guards._repaired import RepairedCallGuard as RepairedCallGuard
+from tether.execution.guards._schema import SchemaGuard as SchemaGuard
+from tether.execution.guards._unknown_tool import UnknownToolGuard as UnknownToolGuard
+from tether.execution.guards._why import WhyGuard as WhyGuard
+from tether.execution.guards._why import is_content_free as is_content_free
+
+__all__ = [
+    "Attempt",
+    "Guard",
+    "IdempotencyGuard",
+    "PrincipalGuard",
+    "QuotaGuard",
+    "RateLimitGuard",
+    "RepairedCallGuard",
+    "SchemaGuard",
+    "TokenBucket",
+    "UnknownToolGuard",
+    "WhyGuard",
+    "idempotency_key",
+]

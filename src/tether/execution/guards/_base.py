@@ -1,0 +1,35 @@
+"""What every guard sees (`Attempt`) and what it is (`Guard`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from tether.execution._decisions import Decision
+from tether.execution._policy import Policy
+from tether.execution._run import Run
+from tether.tools import Tool, ValidatedCall
+from tether.types import ToolCall
+
+__all__ = ["Attempt", "Guard"]
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One call on its way through the guards."""
+
+    call: ToolCall
+    """The call as it will run; the schema guard replaces it with the validated (coerced) call."""
+    tool: Tool[..., Any] | None
+    """The tool the call names, or `None` if the toolset has no such tool."""
+    run: Run
+    policy: Policy
+    validated: ValidatedCall | None = None
+    idempotency_key: str | None = None
+    """Set by the executor before the idempotency guard runs."""
+
+
+class Guard(Protocol):
+    """A check a call must pass before its tool runs; returns a decision, never raises on model output."""
+
+    async def check(self, attempt: Attempt) -> Decision: ...

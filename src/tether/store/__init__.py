@@ -1,0 +1,30 @@
+"""The audit journal: an append-only record of every tool call (intent before, result after).
+
+`MemoryJournal` keeps it in memory; `SqlJournal` in SQLite (a file, WAL) or PostgreSQL (by URL), where it
+survives crashes: a call whose intent has no result is *in doubt*, reported as such and, if mutating,
+never repeated until resolved.
+"""
+
+from tether.store._entries import EntryKind as EntryKind
+from tether.store._entries import JournalEntry as JournalEntry
+from tether.store._entries import Lookup as Lookup
+from tether.store._entries import Outcome as Outcome
+from tether.store._journal import Journal as Journal
+from tether.store._journal import MemoryJournal as MemoryJournal
+from tether.store._redact import REDACTED as REDACTED
+from tether.store._redact import redact as redact
+from tether.store._sql import DEFAULT_URL as DEFAULT_URL
+from tether.store._sql import SqlJournal as SqlJournal
+
+__all__ = [
+    "DEFAULT_URL",
+    "REDACTED",
+    "EntryKind",
+    "Journal",
+    "JournalEntry",
+    "Lookup",
+    "MemoryJournal",
+    "Outcome",
+    "SqlJournal",
+    "redact",
+]

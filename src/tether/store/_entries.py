@@ -1,0 +1,64 @@
+"""The journal's vocabulary: one `JournalEntry` per row, and the answer to an idempotency `Lookup`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+__all__ = ["ENTRY_FIELDS", "EntryKind", "JournalEntry", "Lookup", "Outcome"]
+
+EntryKind = Literal["intent", "result", "refusal", "resolution"]
+"""`intent` before a tool runs, `result` after; `refusal` for a call a guard stopped; `resolution` settles
+an intent left in doubt by a crash."""
+
+Outcome = Literal["ok", "needs", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One append-only row of the journal. Arguments and envelopes are stored redacted, as JSON values."""
+
+    kind: EntryKind
+    call_id: str
+    tool: str
+    created_at: float
+    """Seconds since the epoch."""
+    id: int | None = None
+    """Assigned by the journal when the entry is appended."""
+    intent_id: int | None = None
+    """For results and resolutions: the intent they complete."""
+    session_id: str | None = None
+    run_id: str | None = None
+    idempotency_key: str | None = None
+    side_effects: str | None = None
+    principal: str | None = None
+    why: str | None = None
+    arguments: dict[str, Any] | None = None
+    annotations: tuple[str, ...] = ()
+    repairs: tuple[dict[str, Any], ...] = ()
+    repaired: bool = False
+    outcome: Outcome | None = None
+    error_code: str | None = None
+    envelope: dict[str, Any] | None = None
+    duration_ms: float | None = None
+    traceback: str | None = None
+    """The full traceback of an `INTERNAL` failure, which the model never sees."""
+    pid: int | None = None
+    host: str | None = None
+    note: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+    """Room for facts without a column of their own."""
+
+
+ENTRY_FIELDS = tuple(f.name for f in fields(JournalEntry))
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """What the journal knows about an idempotency key."""
+
+    status: Literal["new", "done", "in_doubt"]
+    """`new`: never ran (or resolved as not run); `done`: has a result; `in_doubt`: an intent without one."""
+    intent: JournalEntry | None = None
+    envelope: dict[str, Any] | None = None
+    """The recorded result, for `done`."""

@@ -1,0 +1,99 @@
+"""`Journal`: the append-only record of every call, and `MemoryJournal`, the one that keeps it in memory."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from tether.store._entries import JournalEntry, Lookup
+
+__all__ = ["Journal", "MemoryJournal"]
+
+
+class Journal(Protocol):
+    """Where the executor records intents before and results after every call.
+
+    Methods are synchronous; a journal that does I/O sets `blocking = True` and the executor calls it from a
+    worker thread.
+    """
+
+    blocking: bool
+
+    def append(self, entry: JournalEntry) -> JournalEntry:
+        """Store `entry` durably and return it with its `id`."""
+        ...
+
+    def lookup(self, idempotency_key: str) -> Lookup:
+        """What happened to the latest call with this key."""
+        ...
+
+    def in_doubt(self) -> list[JournalEntry]:
+        """Intents with neither a result nor a resolution, oldest first."""
+        ...
+
+    def entries(
+        self, *, limit: int | None = None, call_id: str | None = None, since_id: int | None = None
+    ) -> list[JournalEntry]:
+        """Entries in the order they were appended (the last `limit` of them when given)."""
+        ...
+
+    def entry(self, entry_id: int) -> JournalEntry | None:
+        """The entry with this id, if any."""
+        ...
+
+
+class MemoryJournal:
+    """A journal in memory: idempotency within one process, nothing kept across restarts."""
+
+    blocking = False
+
+    def __init__(self) -> None:
+        self._entries: list[JournalEntry] = []
+        self._latest_intent: dict[str, JournalEntry] = {}
+        self._completion: dict[int, JournalEntry] = {}
+        self._lock = threading.Lock()
+
+    def append(self, entry: JournalEntry) -> JournalEntry:
+        with self._lock:
+            stored = dataclasses.replace(entry, id=len(self._entries) + 1)
+            self._entries.append(stored)
+            if stored.kind == "intent" and stored.idempotency_key is not None:
+                self._latest_intent[stored.idempotency_key] = stored
+            elif stored.kind in ("result", "resolution") and stored.intent_id is not None:
+                self._completion[stored.intent_id] = stored
+            return stored
+
+    def lookup(self, idempotency_key: str) -> Lookup:
+        intent = self._latest_intent.get(idempotency_key)
+        if intent is None:
+            return Lookup("new")
+        assert intent.id is not None
+        return completed(intent, self._completion.get(intent.id))
+
+    def in_doubt(self) -> list[JournalEntry]:
+        return [e for e in self._entries if e.kind == "intent" and e.id not in self._completion]
+
+    def entries(
+        self, *, limit: int | None = None, call_id: str | None = None, since_id: int | None = None
+    ) -> list[JournalEntry]:
+        found: Sequence[JournalEntry] = self._entries
+        if since_id is not None:
+            found = found[since_id:]
+        if call_id is not None:
+            found = [e for e in found if e.call_id == call_id]
+        return list(found[-limit:] if limit else found)
+
+    def entry(self, entry_id: int) -> JournalEntry | None:
+        return self._entries[entry_id - 1] if 0 < entry_id <= len(self._entries) else None
+
+
+def completed(intent: JournalEntry, completion: JournalEntry | None) -> Lookup:
+    """The lookup answer for an intent and the result or resolution that completed it, if any."""
+    if completion is None:
+        return Lookup("in_doubt", intent)
+    envelope: dict[str, Any] | None = completion.envelope
+    if completion.kind == "resolution" and envelope is None:
+        return Lookup("new", intent)
+    return Lookup("done", intent, envelope)
