@@ -1,0 +1,25 @@
+"""OS isolation for code-running tools: bubblewrap namespaces, no capabilities, seccomp, rlimits, timeouts.
+
+from tether.sandbox import Limits, Sandbox
+
+result = Sandbox("work", limits=Limits(timeout_s=5)).run(["python3", "-c", "print(2 + 2)"])
+result.stdout  # "4\\n"
+"""
+
+from ._bwrap import WORKSPACE as WORKSPACE
+from ._limits import Limits as Limits
+from ._limits import SandboxResult as SandboxResult
+from ._limits import SandboxUnavailable as SandboxUnavailable
+from ._sandbox import DEFAULT_UID as DEFAULT_UID
+from ._sandbox import Sandbox as Sandbox
+from ._seccomp import network_filter as network_filter
+
+__all__ = [
+    "DEFAULT_UID",
+    "WORKSPACE",
+    "Limits",
+    "Sandbox",
+    "SandboxResult",
+    "SandboxUnavailable",
+    "network_filter",
+]

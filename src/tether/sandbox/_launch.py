@@ -1,0 +1,89 @@
+"""What the child does between fork and exec of bwrap: rlimits and, when tether runs as root, dropping root.
+
+A sandbox whose host uid is 0 would be exempt from RLIMIT_NPROC (the kernel never counts root's processes, so
+a fork bomb could exhaust the host's pids), so as root bwrap is started as an unprivileged uid. That uid may
+not be able to reach the workspace (e.g. below a 0700 home), so the child first enters a private mount
+namespace, opens each source, mounts a small tmpfs over `/tmp` there and bind-mounts each source onto it
+through its fd (a source under /tmp stays reachable); bwrap then finds every source at a path any uid can
+traverse. The host's mount table is untouched.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+from collections.abc import Callable, Sequence
+
+from ._limits import Limits
+
+__all__ = ["STAGE", "preexec"]
+
+STAGE = "/tmp"
+"""Where sources are staged in the child's private mount namespace (hiding, not changing, the host's /tmp)."""
+
+_CLONE_NEWNS = 0x00020000
+_MS_RDONLY = 0x1
+_MS_REMOUNT = 0x20
+_MS_BIND = 0x1000
+_MS_REC = 0x4000
+_MS_PRIVATE = 0x40000
+
+_libc = ctypes.CDLL(None, use_errno=True)  # loaded in the parent: dlopen after fork is not safe
+_unshare = _libc.unshare
+_mount = _libc.mount
+_mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def preexec(
+    limits: Limits, nproc: int, run_as: int | None, staged: Sequence[tuple[str, str]]
+) -> Callable[[], None]:
+    """The function Popen runs in the child before exec.
+
+    Args:
+        limits: rlimits to set.
+        nproc: the RLIMIT_NPROC value.
+        run_as: drop to this uid/gid (tether runs as root), or `None`.
+        staged: (host path, name) pairs bind-mounted at `STAGE/name` first (only with `run_as`).
+    """
+    pairs = (
+        (resource.RLIMIT_AS, limits.address_space_bytes),
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_FSIZE, limits.file_size_bytes),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_NPROC, nproc),
+        (resource.RLIMIT_CORE, 0),
+    )
+    mounts = [(path, f"{STAGE}/{name}") for path, name in staged]
+
+    def child() -> None:
+        if run_as is not None:
+            _check(_unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+            _check(_mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "make / private")
+            # fds opened in this namespace: a bind mount's source must live in the caller's mount namespace
+            fds = [os.open(path, os.O_PATH | os.O_CLOEXEC) for path, _ in mounts]
+            _check(
+                _mount(b"tether", STAGE.encode(), b"tmpfs", 0, b"mode=0755,size=64k"), "mount staging tmpfs"
+            )
+            for fd, (_, target) in zip(fds, mounts, strict=True):
+                os.mkdir(target, 0o755)
+                _check(
+                    _mount(f"/proc/self/fd/{fd}".encode(), target.encode(), None, _MS_BIND | _MS_REC, None),
+                    "bind",
+                )
+                os.close(fd)
+            _check(_mount(None, STAGE.encode(), None, _MS_REMOUNT | _MS_RDONLY, None), "remount staging ro")
+        for which, value in pairs:
+            resource.setrlimit(which, (value, value))
+        if run_as is not None:
+            os.setgroups([])
+            os.setresgid(run_as, run_as, run_as)
+            os.setresuid(run_as, run_as, run_as)
+
+    return child

@@ -1,0 +1,54 @@
+"""The typed limits a sandboxed run is held to, and what a run returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tether.exceptions import TetherRuntimeError
+
+__all__ = ["Limits", "SandboxResult", "SandboxUnavailable"]
+
+_MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Limits:
+    """Resource limits of one sandboxed run; every field has a safe default."""
+
+    address_space_bytes: int = 1024 * _MiB
+    """RLIMIT_AS: virtual memory of each process; a memory bomb fails to allocate past it."""
+    cpu_seconds: int = 30
+    """RLIMIT_CPU: CPU time of each process (SIGXCPU, then SIGKILL)."""
+    file_size_bytes: int = 64 * _MiB
+    """RLIMIT_FSIZE: the largest file a process may write (EFBIG / SIGXFSZ past it)."""
+    open_files: int = 256
+    """RLIMIT_NOFILE: open file descriptors per process."""
+    processes: int = 128
+    """RLIMIT_NPROC: processes and threads of the sandbox's uid; stops fork bombs."""
+    output_bytes: int = 256 * 1024
+    """stdout and stderr captured, each; past it the run is killed and marked truncated."""
+    tmp_bytes: int = 64 * _MiB
+    """Size of the private `/tmp` tmpfs."""
+    timeout_s: float = 30.0
+    """Wall-clock time before the whole process tree is killed (the default when `run` is given none)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SandboxResult:
+    """The outcome of one sandboxed run."""
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    """The command's exit status; 128+N when signal N killed it; -9 when tether killed the sandbox."""
+    duration_ms: int
+    timed_out: bool = False
+    """The run hit its timeout and the whole process tree was killed."""
+    truncated: bool = False
+    """Output passed `Limits.output_bytes`; what was captured is kept and the run was killed."""
+    sandboxed: bool = True
+    """False only when the caller opted out of the sandbox explicitly."""
+
+
+class SandboxUnavailable(TetherRuntimeError):
+    """bubblewrap is missing or cannot create namespaces here, and the caller did not opt out."""

@@ -1,0 +1,244 @@
+"""`Sandbox`: run a command under bubblewrap: namespaces, no capabilities, seccomp, rlimits, a timeout."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
+
+from ._bwrap import WORKSPACE, BwrapPlan, find_bwrap, probe
+from ._capture import capture
+from ._launch import STAGE, preexec
+from ._limits import Limits, SandboxResult, SandboxUnavailable
+from ._seccomp import UnsupportedArchitecture, network_filter
+
+__all__ = ["DEFAULT_UID", "Sandbox"]
+
+DEFAULT_UID = 65534
+"""`nobody`: the uid sandboxed programs run as, inside the sandbox and (when tether is root) outside."""
+
+_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": WORKSPACE, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+
+
+class Sandbox:
+    """An OS sandbox around one workspace directory (bubblewrap).
+
+    Inside, a command sees a read-only minimal root (`/usr`, a few files of `/etc`), a private `/tmp` tmpfs,
+    `/proc` of its own pid namespace and the workspace, writable, at `/workspace`. It runs in new user, pid,
+    network, ipc, uts and cgroup namespaces as an unprivileged uid with every capability dropped, so it cannot
+    remount anything; with the network off a seccomp filter refuses non-Unix sockets. Resource limits apply to
+    each process, and a timeout kills the whole tree: the sandbox's init dies, and the kernel kills everything
+    left in its pid namespace, including children that called `setsid`.
+
+    When tether runs as root, bubblewrap itself is started as `uid` too. A sandbox whose host uid is 0 would
+    be exempt from RLIMIT_NPROC (the kernel never counts root's processes) and could read any root-owned file
+    bound into it; so the workspace is handed over to `uid` (chown) before each run.
+
+    Args:
+        workspace: the host directory mounted writable at `/workspace`; created if missing.
+        network: share the host's network (off by default; then sockets other than AF_UNIX are refused).
+        limits: resource limits.
+        ro_binds: further host paths to mount read-only at the same place inside (e.g. a Python prefix).
+        uid: the unprivileged uid to run as.
+        unsandboxed: opt out of the sandbox and run commands directly (rlimits and timeout only). Only for
+            hosts without bubblewrap where the caller accepts running model-written code on the host.
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        network: bool = False,
+        limits: Limits | None = None,
+        ro_binds: Sequence[str | os.PathLike[str]] = (),
+        uid: int = DEFAULT_UID,
+        unsandboxed: bool = False,
+    ) -> None:
+        self.workspace = Path(workspace).resolve()
+        self.network = network
+        self.limits = limits or Limits()
+        self.ro_binds = tuple(Path(p).resolve() for p in ro_binds)
+        self.uid = uid
+        self.unsandboxed = unsandboxed
+        self._run_as = uid if os.geteuid() == 0 and uid != 0 else None
+
+    def check(self) -> None:
+        """Make sure sandboxed runs can start here.
+
+        Raises:
+            SandboxUnavailable: bubblewrap is missing or cannot create namespaces (never when unsandboxed).
+        """
+        if self.unsandboxed:
+            return
+        bwrap = find_bwrap()
+        if bwrap is None:
+            raise SandboxUnavailable(
+                "bubblewrap (bwrap) is not installed, so code cannot run sandboxed; install it "
+                "(Debian/Ubuntu: apt-get install bubblewrap) or opt out explicitly with unsandboxed=True."
+            )
+        probe(bwrap, self.uid, self._run_as)
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str = ".",
+        timeout_s: float | None = None,
+        stdin: bytes | str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> SandboxResult:
+        """Run `argv` in the sandbox and return its capped output.
+
+        Args:
+            argv: the program and its arguments (no shell).
+            cwd: working directory, relative to the workspace (or absolute inside the sandbox).
+            timeout_s: wall-clock limit; `Limits.timeout_s` when omitted.
+            stdin: data fed to the program's standard input.
+            env: extra environment variables (the base is a minimal PATH, HOME, TMPDIR, LANG).
+
+        Raises:
+            SandboxUnavailable: see `check`.
+        """
+        if not argv:
+            raise ValueError("argv must name a program")
+        self.check()
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        full_env = {**_ENV, **(env or {})}
+        timeout = self.limits.timeout_s if timeout_s is None else timeout_s
+        if self.unsandboxed:
+            child = preexec(self.limits, _nproc_budget(self.limits.processes), None, ())
+            return self._execute(
+                list(argv), (), full_env, data, timeout, child, sandboxed=False, cwd=self._host_cwd(cwd)
+            )
+        if self._run_as is not None:
+            _hand_over(self.workspace, self._run_as)
+        with contextlib.ExitStack() as fds:
+            sources = [self.workspace, *self.ro_binds]
+            if self._run_as is None:
+                staged: list[tuple[str, str]] = []
+                paths = [str(p) for p in sources]
+            else:  # see _launch: bwrap, no longer root, finds each source staged in a private mount namespace
+                staged = [(str(p), f"s{i}") for i, p in enumerate(sources)]
+                paths = [f"{STAGE}/{name}" for _, name in staged]
+            seccomp_fd = None if self.network else _seccomp_fd(fds)
+            plan = BwrapPlan(
+                bwrap=find_bwrap() or "bwrap",
+                uid=self.uid,
+                workspace=paths[0],
+                chdir=str(Path(WORKSPACE, cwd)),
+                network=self.network,
+                tmp_bytes=self.limits.tmp_bytes,
+                seccomp_fd=seccomp_fd,
+                ro_binds=[(path, str(dest)) for path, dest in zip(paths[1:], self.ro_binds, strict=True)],
+            )
+            passed = [seccomp_fd] if seccomp_fd is not None else []
+            child = preexec(self.limits, self.limits.processes, self._run_as, staged)
+            return self._execute(
+                plan.argv(argv), passed, full_env, data, timeout, child, sandboxed=True, cwd=None
+            )
+
+    def _host_cwd(self, cwd: str) -> Path:
+        path = (self.workspace / cwd).resolve()
+        if not path.is_relative_to(self.workspace):
+            raise ValueError(f"cwd {cwd!r} is outside the workspace")
+        return path
+
+    def _execute(
+        self,
+        argv: list[str],
+        pass_fds: Sequence[int],
+        env: dict[str, str],
+        stdin: bytes | None,
+        timeout: float,
+        child: Callable[[], None],
+        *,
+        sandboxed: bool,
+        cwd: Path | None,
+    ) -> SandboxResult:
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=tuple(pass_fds),
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=child,
+        )
+        try:
+            got = capture(proc, stdin, deadline=started + timeout, cap=self.limits.output_bytes)
+            if got.timed_out or got.truncated:
+                _kill_tree(proc)
+            code = proc.wait()
+        finally:
+            if proc.poll() is None:
+                _kill_tree(proc)
+                proc.wait()
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+        return SandboxResult(
+            stdout=got.stdout.decode(errors="replace"),
+            stderr=got.stderr.decode(errors="replace"),
+            exit_code=code if code >= 0 else 128 - code if not (got.timed_out or got.truncated) else -9,
+            duration_ms=round((time.monotonic() - started) * 1000),
+            timed_out=got.timed_out,
+            truncated=got.truncated,
+            sandboxed=sandboxed,
+        )
+
+
+def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
+    # bwrap leads its own process group; --die-with-parent then takes the sandbox's init and, with it, the
+    # whole pid namespace. (Unsandboxed, a child that called setsid escapes this: one reason to sandbox.)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+
+
+def _nproc_budget(processes: int) -> int:
+    """RLIMIT_NPROC counts all of a uid's processes on the host: add what this uid already runs."""
+    uid = os.getuid()
+    running = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                running += entry.stat(follow_symlinks=False).st_uid == uid
+    return running + processes
+
+
+def _hand_over(workspace: Path, uid: int) -> None:
+    """Give the workspace tree to the sandbox's host uid (tether runs as root), without following links."""
+    if os.lstat(workspace).st_uid != uid:
+        os.lchown(workspace, uid, uid)
+    for root, dirs, files in os.walk(workspace):
+        for name in (*dirs, *files):
+            path = os.path.join(root, name)
+            with contextlib.suppress(FileNotFoundError):
+                if os.lstat(path).st_uid != uid:
+                    os.lchown(path, uid, uid)
+
+
+def _seccomp_fd(stack: contextlib.ExitStack) -> int:
+    fd = os.memfd_create("tether-seccomp", os.MFD_CLOEXEC)
+    stack.callback(os.close, fd)
+    os.write(fd, _filter())
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+@cache
+def _filter() -> bytes:
+    try:
+        return network_filter()
+    except UnsupportedArchitecture as exc:
+        raise SandboxUnavailable(f"{exc}; run with network=True or on x86_64/aarch64") from exc
