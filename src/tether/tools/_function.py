@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ParamSpec, TypeVar, cast, get_type_hints, overload
 
@@ -12,7 +13,7 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from tether.exceptions import UserError
 from tether.tools._tool import Tool, ToolContext
-from tether.types import JsonSchema, RateLimit, SandboxPolicy, SideEffects, ToolExample, ToolSpec
+from tether.types import TOOL_NAME_PATTERN, JsonSchema, RateLimit, SandboxPolicy, SideEffects, ToolExample, ToolSpec
 
 __all__ = ["tool"]
 
@@ -85,10 +86,16 @@ def tool(
     """
 
     def decorate(func: Callable[P, R]) -> Tool[P, R]:
+        tool_name = name or func.__name__
+        if not re.match(TOOL_NAME_PATTERN, tool_name):
+            raise UserError(
+                f"@tool on {func.__qualname__}: {tool_name!r} is not a valid tool name; use letters, digits and "
+                "_ . : - (starting with a letter or _), at most 128 characters, e.g. @tool(name='fs.read')."
+            )
         schema, model, context_parameter, doc = _describe(func)
         try:
             spec = ToolSpec(
-                name=name or func.__name__,
+                name=tool_name,
                 description=description if description is not None else _description(doc),
                 category=category,
                 input_schema=schema,

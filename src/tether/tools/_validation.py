@@ -91,20 +91,14 @@ class ArgumentValidator:
         coercions: list[Repair] = []
         for _ in range(_MAX_COERCION_ROUNDS):
             errors = list(checker.iter_errors(coerced))  # pyright: ignore[reportUnknownMemberType]
-            fixes = [(e, v) for e in errors if (v := _safe_coercion(e)) is not _NO_COERCION]
+            fixes = [fix for e in errors for fix in _safe_coercions(e)]
             if not fixes:
                 break
             if coerced is arguments:
                 coerced = copy.deepcopy(arguments)
-            for error, value in fixes:
-                _set_at(coerced, list(error.absolute_path), value)
-                coercions.append(
-                    Repair(
-                        kind="coerced",
-                        message=f"{_show(error.instance)} -> {_show(value)}",
-                        path=_json_path(error.absolute_path),
-                    )
-                )
+            for path, before, after in fixes:
+                _set_at(coerced, path, after)
+                coercions.append(Repair(kind="coerced", message=f"{_show(before)} -> {_show(after)}", path=_json_path(path)))
         problems = _problems(errors)
         if not errors:
             # jsonschema accepts what fastjsonschema (draft 7) refused: trust the stricter word once.
@@ -127,17 +121,25 @@ def _compiled(schema_json: str) -> Callable[[Any], Any]:
 _NO_COERCION = object()
 
 
-def _safe_coercion(error: ValidationError) -> Any:
-    if error.validator != "type":
-        return _NO_COERCION
-    wanted = error.validator_value
-    types: list[str] = [wanted] if isinstance(wanted, str) else list(wanted)  # pyright: ignore[reportUnknownArgumentType]
-    value = error.instance
-    for kind in types:
-        coerced = _coerce(value, kind)
-        if coerced is not _NO_COERCION:
-            return coerced
-    return _NO_COERCION
+def _safe_coercions(error: ValidationError) -> list[tuple[list[str | int], Any, Any]]:
+    """(path, before, after) for each value to coerce so that `error` goes away; empty if none is safe."""
+    if error.validator == "type":
+        wanted = error.validator_value
+        for kind in [wanted] if isinstance(wanted, str) else wanted:  # pyright: ignore[reportUnknownVariableType]
+            coerced = _coerce(error.instance, kind)  # pyright: ignore[reportUnknownArgumentType]
+            if coerced is not _NO_COERCION:
+                return [(list(error.absolute_path), error.instance, coerced)]
+        return []
+    if error.validator in ("anyOf", "oneOf"):
+        # Take the first alternative whose every complaint is a safe coercion (e.g. `Point | None`).
+        branches: dict[Any, list[ValidationError]] = {}
+        for sub in error.context or ():
+            branches.setdefault(sub.schema_path[0] if sub.schema_path else None, []).append(sub)
+        for complaints in branches.values():
+            fixes = [_safe_coercions(sub) for sub in complaints]
+            if all(fixes):
+                return [fix for group in fixes for fix in group]
+    return []
 
 
 def _coerce(value: Any, kind: str) -> Any:

@@ -1,0 +1,74 @@
+"""Toolsets: instances that compose, filter, prefix and look up by name or alias."""
+
+import pytest
+
+from tether.exceptions import UserError
+from tether.tools import Toolset, as_toolset, tool
+from tether.types import ToolSpec
+
+
+@tool(side_effects="none", category="fs")
+def read(path: str) -> str:
+    return path
+
+
+@tool(category="fs")
+def write(path: str, text: str) -> None:
+    return None
+
+
+def test_lookup_by_name_and_membership() -> None:
+    toolset = Toolset(read, write)
+    assert toolset.names() == ["read", "write"]
+    assert toolset.get("read") is read
+    assert "write" in toolset
+    assert toolset.get("nope") is None
+    assert len(toolset) == 2
+
+
+def test_plain_functions_and_specs_are_accepted() -> None:
+    def ping() -> str:
+        return "pong"
+
+    toolset = Toolset(ping, ToolSpec(name="declared"))
+    assert toolset.get("ping") is not None
+    declared = toolset.get("declared")
+    assert declared is not None
+    assert declared.function is None
+
+
+def test_duplicate_names_are_user_errors() -> None:
+    with pytest.raises(UserError, match="Two tools are named 'read'"):
+        Toolset(read, read)
+    with pytest.raises(UserError, match="defined in more than one"):
+        (Toolset(read) | Toolset(read)).tools()
+
+
+def test_prefix_filter_and_combine() -> None:
+    fs = Toolset(read, write).prefixed("fs")
+    assert fs.names() == ["fs.read", "fs.write"]
+    assert fs.aliases() == {"fs_read": "fs.read", "fs_write": "fs.write"}
+    found = fs.get("fs_read")
+    assert found is not None
+    assert found.name == "fs.read"
+    assert found("a.txt") == "a.txt"
+    read_only = fs.filtered(lambda t: t.spec.side_effects == "none")
+    assert read_only.names() == ["fs.read"]
+    both = read_only | Toolset(write)
+    assert both.names() == ["fs.read", "write"]
+
+
+def test_closest_names_suggest_what_the_model_meant() -> None:
+    toolset = Toolset(read, write).prefixed("fs")
+    assert toolset.closest("fs.reed")[0] == "fs.read"
+    assert toolset.closest("FS.WRITE")[0] == "fs.write"
+    assert toolset.closest("zzz") == []
+
+
+def test_as_toolset_accepts_everything_tool_like() -> None:
+    assert len(as_toolset(None)) == 0
+    assert as_toolset(read).names() == ["read"]
+    mixed = as_toolset([read, {"type": "function", "function": {"name": "x"}}, Toolset(write)])
+    assert mixed.names() == ["read", "x", "write"]
+    with pytest.raises(UserError, match="load_tools"):
+        as_toolset("tools.yaml")

@@ -1,0 +1,126 @@
+"""Argument validation: every problem with its path, safe coercions recorded, unsafe ones refused."""
+
+from typing import Any
+
+import pytest
+
+from tether.tools import Problem, Tool, describe_problems
+from tether.types import Provenance, Repair, ToolCall, ToolSpec
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "minLength": 2},
+        "days": {"type": "integer", "minimum": 1, "maximum": 10},
+        "ratio": {"type": "number"},
+        "metric": {"type": "boolean"},
+        "unit": {"type": "string", "enum": ["c", "f"]},
+        "filters": {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}},
+        "points": {"type": "array", "items": {"type": "integer"}},
+    },
+    "required": ["city"],
+    "additionalProperties": False,
+}
+TOOL = Tool(ToolSpec(name="forecast", input_schema=SCHEMA))
+
+
+def check(arguments: dict[str, Any], *, why: str | None = None):
+    return TOOL.validate_call(ToolCall(id="c1", name="forecast", arguments=arguments, why=why))
+
+
+def test_a_valid_call_passes_unchanged() -> None:
+    call = ToolCall(id="c1", name="forecast", arguments={"city": "Oslo", "days": 3})
+    checked = TOOL.validate_call(call)
+    assert checked.ok
+    assert checked.call is call
+
+
+def test_every_problem_is_listed_with_its_path() -> None:
+    checked = check({"days": 50, "unit": "kelvin", "filters": {"tags": ["a", 3]}, "extra": 1})
+    assert checked.problems == [
+        Problem("$", "unexpected argument `extra`; allowed: city, days, filters, metric, points, ratio, unit"),
+        Problem("$.city", "missing required argument"),
+        Problem("$.days", "must be <= 10; got 50"),
+        Problem("$.filters.tags[1]", "must be a string; got integer 3"),
+        Problem("$.unit", 'must be one of "c", "f"; got "kelvin"'),
+    ]
+    assert describe_problems("forecast", checked.problems[:2]) == (
+        "2 problems with the arguments of forecast: $: unexpected argument `extra`; allowed: city, days, filters, "
+        "metric, points, ratio, unit; $.city: missing required argument"
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ({"days": "5"}, {"days": 5}),
+        ({"days": " 7 "}, {"days": 7}),
+        ({"ratio": "2.5"}, {"ratio": 2.5}),
+        ({"ratio": "3"}, {"ratio": 3}),
+        ({"metric": "TRUE"}, {"metric": True}),
+        ({"filters": '{"tags": ["x"]}'}, {"filters": {"tags": ["x"]}}),
+        ({"points": "[1, 2]"}, {"points": [1, 2]}),
+        ({"points": ["1", "2"]}, {"points": [1, 2]}),
+    ],
+)
+def test_safe_coercions_are_applied_and_recorded(given: dict[str, Any], expected: dict[str, Any]) -> None:
+    checked = check({"city": "Oslo", **given})
+    assert checked.ok, checked.problems
+    assert checked.call.arguments == {"city": "Oslo", **expected}
+    assert checked.call.repaired
+    assert all(r.kind == "coerced" for r in checked.call.repairs)
+    assert {r.path for r in checked.call.repairs} <= {f"$.{k}" for k in given} | {"$.points[0]", "$.points[1]"}
+
+
+@pytest.mark.parametrize(
+    "given",
+    [{"days": "five"}, {"days": "5.5"}, {"days": 5.5}, {"metric": "yes"}, {"ratio": "nan"}, {"filters": "[1]"}],
+)
+def test_unsafe_coercions_stay_problems(given: dict[str, Any]) -> None:
+    checked = check({"city": "Oslo", **given})
+    assert not checked.ok
+    assert not checked.call.repaired
+
+
+def test_validation_never_mutates_the_models_arguments_nor_fills_defaults() -> None:
+    arguments = {"city": "Oslo", "days": "2"}
+    spec = ToolSpec(name="t", input_schema={"type": "object", "properties": {"n": {"type": "integer", "default": 1}}})
+    assert Tool(spec).validate_call(ToolCall(id="1", name="t", arguments={})).call.arguments == {}
+    checked = check(arguments)
+    assert arguments == {"city": "Oslo", "days": "2"}
+    assert checked.call.arguments == {"city": "Oslo", "days": 2}
+
+
+def test_coercions_are_appended_to_the_dialects_own_repairs() -> None:
+    earlier = Repair(kind="trailing_comma", message="removed a trailing comma")
+    call = ToolCall(
+        id="c1", name="forecast", arguments={"city": "Oslo", "days": "2"},
+        provenance=Provenance(dialect="hermes", span=(0, 10), repairs=(earlier,)),
+    )  # fmt: skip
+    checked = TOOL.validate_call(call)
+    assert checked.call.provenance == Provenance(
+        dialect="hermes", span=(0, 10), repairs=(earlier, Repair(kind="coerced", message='"2" -> 2', path="$.days"))
+    )
+
+
+def test_why_moves_out_of_the_arguments_unless_the_tool_declares_it() -> None:
+    checked = check({"city": "Oslo", "why": "Plan a trip"})
+    assert checked.ok
+    assert checked.call.arguments == {"city": "Oslo"}
+    assert checked.call.why == "Plan a trip"
+    own = Tool(ToolSpec(name="explain", input_schema={"type": "object", "properties": {"why": {"type": "string"}}}))
+    kept = own.validate_call(ToolCall(id="1", name="explain", arguments={"why": "because"}))
+    assert kept.call.arguments == {"why": "because"}
+    assert kept.call.why is None
+
+
+def test_a_why_given_beside_the_arguments_wins_over_one_inside() -> None:
+    checked = check({"city": "Oslo", "why": "inside"}, why="outside")
+    assert checked.call.why == "outside"
+    assert checked.call.arguments == {"city": "Oslo"}
+
+
+def test_arguments_that_are_not_json_values_are_problems_not_crashes() -> None:
+    checked = check({"city": object()})
+    assert not checked.ok
+    assert checked.problems[0].path == "$.city"
