@@ -1,0 +1,66 @@
+"""The `tether` command line: tools list/show/export, schema export, demo."""
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tether.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+WEATHER = ROOT / "examples" / "weather"
+runner = CliRunner()
+
+
+def test_tools_list_shows_each_tool() -> None:
+    result = runner.invoke(app, ["tools", "list", str(WEATHER / "weather.ts")])
+    assert result.exit_code == 0, result.output
+    assert "get_weather" in result.output
+    assert "Forecast the weather for a city." in result.output
+
+
+def test_tools_show_prints_the_spec_as_json() -> None:
+    result = runner.invoke(app, ["tools", "show", str(WEATHER / "weather.yaml"), "get_weather"])
+    assert result.exit_code == 0, result.output
+    spec = json.loads(result.output)
+    assert spec["sandbox"] == {"network": True, "filesystem": [], "timeout_ms": 5000, "isolation": "none"}
+
+
+def test_tools_show_suggests_close_names() -> None:
+    result = runner.invoke(app, ["tools", "show", str(WEATHER / "weather.yaml"), "get_wether"])
+    assert result.exit_code == 2
+    assert "did you mean: get_weather" in result.output
+
+
+def test_tools_export_to_every_format() -> None:
+    source = str(WEATHER / "weather.py")
+    openai = json.loads(runner.invoke(app, ["tools", "export", source, "-f", "openai", "--strict"]).output)
+    assert openai[0]["function"]["strict"] is True
+    anthropic = json.loads(runner.invoke(app, ["tools", "export", source, "-f", "anthropic"]).output)
+    assert anthropic[0]["input_schema"]["required"] == ["city"]
+    gemini = json.loads(runner.invoke(app, ["tools", "export", source, "-f", "gemini"]).output)
+    assert gemini[0]["parameters"]["type"] == "OBJECT"
+    schema = json.loads(runner.invoke(app, ["tools", "export", source, "-f", "json-schema"]).output)
+    assert list(schema) == ["get_weather"]
+    yaml_text = runner.invoke(app, ["tools", "export", source, "-f", "yaml"]).output
+    assert yaml_text.startswith("tool:\n  name: get_weather\n")
+
+
+def test_a_bad_source_is_one_clear_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("tool: {name: 'x y'}", encoding="utf-8")
+    result = runner.invoke(app, ["tools", "list", str(tmp_path / "bad.yaml")])
+    assert result.exit_code == 2
+    assert "error:" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_schema_export_writes_versioned_files(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["schema", "export", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert {p.name for p in tmp_path.iterdir()} >= {"tool_call.v1.json", "envelope.v1.json"}
+
+
+def test_demo_refuses_the_same_bad_call_from_four_sources() -> None:
+    result = runner.invoke(app, ["demo", str(WEATHER)])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("missing required argument") == 4

@@ -1,0 +1,46 @@
+"""The public API: what `tether` exports is sorted, importable, and includes every exception."""
+
+import importlib
+import inspect
+import subprocess
+import sys
+
+import pytest
+
+import tether
+import tether.exceptions
+import tether.tools
+
+PACKAGES = [tether, tether.tools]
+
+
+@pytest.mark.parametrize("module", PACKAGES, ids=lambda m: m.__name__)
+def test_all_is_sorted_and_every_name_resolves(module: object) -> None:
+    names: list[str] = module.__all__  # type: ignore[attr-defined]  # noqa: PGH003 - every package has one
+    assert names == sorted(names)
+    for name in names:
+        assert getattr(module, name) is not None
+
+
+def test_every_exception_is_exported() -> None:
+    exceptions = {
+        name for name, value in vars(tether.exceptions).items()
+        if inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == "tether.exceptions"
+    }  # fmt: skip
+    assert exceptions <= set(tether.__all__)
+
+
+def test_unknown_attributes_raise_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        tether.nope  # type: ignore[attr-defined]  # noqa: B018, PGH003 - the access is the test
+
+
+def test_import_tether_loads_no_heavy_dependency() -> None:
+    code = "import sys, tether; print(sorted(m for m in ('pydantic', 'yaml', 'jsonschema', 'typer', 'rich', 'sqlalchemy') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_lazy_exports_are_the_real_objects() -> None:
+    assert tether.tool is importlib.import_module("tether.tools").tool
+    assert tether.ToolCall is importlib.import_module("tether.types").ToolCall
