@@ -2,8 +2,13 @@
 
 `MemoryJournal` keeps it in memory; `SqlJournal` in SQLite (a file, WAL) or PostgreSQL (by URL), where it
 survives crashes: a call whose intent has no result is *in doubt*, reported as such and, if mutating,
-never repeated until resolved.
+never repeated until resolved. `SqlJournal` (and SQLAlchemy) load on first use.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from tether.store._entries import EntryKind as EntryKind
 from tether.store._entries import JournalEntry as JournalEntry
@@ -13,8 +18,10 @@ from tether.store._journal import Journal as Journal
 from tether.store._journal import MemoryJournal as MemoryJournal
 from tether.store._redact import REDACTED as REDACTED
 from tether.store._redact import redact as redact
-from tether.store._sql import DEFAULT_URL as DEFAULT_URL
-from tether.store._sql import SqlJournal as SqlJournal
+
+if TYPE_CHECKING:
+    from tether.store._sql import DEFAULT_URL as DEFAULT_URL
+    from tether.store._sql import SqlJournal as SqlJournal
 
 __all__ = [
     "DEFAULT_URL",
@@ -28,3 +35,11 @@ __all__ = [
     "SqlJournal",
     "redact",
 ]
+
+_LAZY = {"DEFAULT_URL": "tether.store._sql", "SqlJournal": "tether.store._sql"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'tether.store' has no attribute {name!r}")

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from tether.execution._decisions import Allow, Decision, refusal
 from tether.execution.guards._base import Attempt
-from tether.tools import describe_problems
+from tether.tools import Problem, describe_problems
 from tether.types import ErrorCode
 
 __all__ = ["SchemaGuard"]
 
-_MISSING_WHY = "missing required argument `why`"
+
+def _missing_why(problem: Problem) -> bool:
+    return problem.message == "missing required argument `why`" or (
+        problem.path == "$.why" and problem.message.startswith("missing required")
+    )
 
 
 class SchemaGuard:
@@ -28,7 +32,7 @@ class SchemaGuard:
         validated = tool.validate_call(call)
         problems = validated.problems
         if tool.spec.requires_why:
-            problems = [p for p in problems if p.message != _MISSING_WHY]
+            problems = [p for p in problems if not _missing_why(p)]
         if not problems:
             return Allow(validated=validated)
         return refusal(

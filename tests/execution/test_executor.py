@@ -1,0 +1,243 @@
+"""The executor: ordering, concurrency, idempotency, journaling, redaction and records."""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import pytest
+
+from tether.execution import CallReport, Executor, Policy, Principal, Run
+from tether.store import REDACTED
+from tether.tools import Toolset, tool
+from tether.types import ErrorEnvelope, ErrorInfo, OkEnvelope, ToolCall, ToolCallRecord
+
+pytestmark = pytest.mark.anyio
+
+started: list[str] = []
+
+
+@tool(side_effects="none")
+async def step(label: str, seconds: float = 0.0) -> str:
+    started.append(label)
+    await anyio.sleep(seconds)
+    return label
+
+
+@tool(side_effects="none", sequential=True)
+async def barrier(label: str) -> str:
+    started.append(f"barrier:{label}")
+    return label
+
+
+@tool(side_effects="none", priority=5)
+async def urgent(label: str) -> str:
+    started.append(f"urgent:{label}")
+    return label
+
+
+charges: list[int] = []
+
+
+@tool(idempotency_fields=("order_id",))
+async def charge(order_id: str, cents: int) -> dict[str, object]:
+    charges.append(cents)
+    await anyio.sleep(0.05)
+    return {"order_id": order_id, "charged": cents}
+
+
+@tool
+async def book(room: str) -> str:
+    await anyio.sleep(0.05)
+    return f"booked {room}"
+
+
+@tool(side_effects="none")
+def login(user: str, password: str) -> dict[str, str]:
+    return {"user": user, "token": "t0ps3cret"}
+
+
+TOOLS = Toolset(step, barrier, urgent, charge, book)
+
+
+@pytest.fixture(autouse=True)
+def reset() -> None:
+    started.clear()
+    charges.clear()
+
+
+def call(name: str, call_id: str, priority: int | None = None, **arguments: object) -> ToolCall:
+    return ToolCall(id=call_id, name=name, arguments=dict(arguments), priority=priority)
+
+
+async def test_results_come_back_in_call_order_and_higher_priority_starts_first() -> None:
+    calls = [
+        call("step", "a", label="a"),
+        call("step", "b", priority=9, label="b"),
+        call("urgent", "c", label="c"),
+        call("step", "d", label="d"),
+    ]
+    results = await Executor(TOOLS, policy=Policy(max_concurrency=1)).execute_all(calls)
+    assert results == [OkEnvelope(data=x) for x in "abcd"]
+    assert started == ["b", "urgent:c", "a", "d"]
+
+
+async def test_independent_calls_run_concurrently_up_to_the_cap() -> None:
+    calls = [call("step", f"c{i}", label=str(i), seconds=0.1) for i in range(8)]
+    began = time.perf_counter()
+    await Executor(TOOLS, policy=Policy(max_concurrency=4)).execute_all(calls)
+    elapsed = time.perf_counter() - began
+    assert 0.2 <= elapsed < 0.35
+
+
+async def test_a_sequential_tool_is_a_barrier() -> None:
+    calls = [
+        call("step", "a", label="a", seconds=0.05),
+        call("step", "b", label="b"),
+        call("barrier", "x", label="x"),
+        call("step", "c", label="c"),
+    ]
+    results = await Executor(TOOLS).execute_all(calls)
+    assert results == [OkEnvelope(data=x) for x in ("a", "b", "x", "c")]
+    assert started.index("barrier:x") == 2
+    assert started[:2] in (["a", "b"], ["b", "a"])
+
+
+async def test_a_repeated_call_returns_the_recorded_envelope_without_running_again() -> None:
+    executor = Executor(TOOLS)
+    run = Run(session_id="s1")
+    first = await executor.execute(call("book", "c1", room="Blue"), run)
+    again = await executor.execute(call("book", "c1", room="Blue"), Run(session_id="s1"))
+    assert first == again == OkEnvelope(data="booked Blue")
+    assert [e.kind for e in executor.journal.entries()] == ["intent", "result"]
+
+
+async def test_the_same_call_id_in_another_session_is_another_call() -> None:
+    executor = Executor(TOOLS)
+    await executor.execute(call("book", "c1", room="Blue"), Run(session_id="s1"))
+    await executor.execute(call("book", "c1", room="Blue"), Run(session_id="s2"))
+    assert [e.kind for e in executor.journal.entries()] == ["intent", "result", "intent", "result"]
+
+
+async def test_declared_idempotency_fields_make_the_key() -> None:
+    executor = Executor(TOOLS)
+    run = Run(principal=Principal("u1"))
+    first = await executor.execute(call("charge", "c1", order_id="o-1", cents=500), run)
+    second = await executor.execute(call("charge", "c2", order_id="o-1", cents=500), run)
+    assert first == second == OkEnvelope(data={"order_id": "o-1", "charged": 500})
+    assert charges == [500]
+
+
+async def test_a_concurrent_duplicate_gets_conflict() -> None:
+    executor = Executor(TOOLS)
+    results = await executor.execute_all(
+        [call("charge", "c1", order_id="o-1", cents=500), call("charge", "c2", order_id="o-1", cents=500)],
+        Run(principal=Principal("u1")),
+    )
+    assert results == [
+        OkEnvelope(data={"order_id": "o-1", "charged": 500}),
+        ErrorEnvelope(
+            error=ErrorInfo(
+                code="CONFLICT",
+                message="Duplicate call to charge: the same call is already running.",
+                recoverable=True,
+                suggestion="Do not send the same call twice; wait for the first one's result.",
+                details={"duplicate": True},
+            )
+        ),
+    ]
+    assert charges == [500]
+
+
+async def test_idempotency_can_be_turned_off() -> None:
+    executor = Executor(TOOLS, policy=Policy(idempotency=False))
+    run = Run()
+    for call_id in ("c1", "c2"):
+        await executor.execute(call("charge", call_id, order_id="o-1", cents=500), run)
+    assert charges == [500, 500]
+
+
+async def test_the_journal_records_intent_then_result_with_why_duration_and_repairs() -> None:
+    executor = Executor(TOOLS)
+    run = Run(principal=Principal("u1"), session_id="s1")
+    the_call = ToolCall(
+        id="c1", name="book", arguments={"room": "Blue"}, why="Reserve a room for the offsite"
+    )
+    await executor.execute(the_call, run)
+    intent, result = executor.journal.entries()
+    assert (intent.kind, intent.principal, intent.why, intent.arguments, intent.repaired) == (
+        "intent",
+        "u1",
+        "Reserve a room for the offsite",
+        {"room": "Blue"},
+        False,
+    )
+    assert (result.kind, result.intent_id, result.outcome, result.envelope) == (
+        "result",
+        intent.id,
+        "ok",
+        {"ok": True, "data": "booked Blue"},
+    )
+    assert result.duration_ms is not None
+    assert result.duration_ms >= 50
+
+
+async def test_refusals_are_journaled_too() -> None:
+    executor = Executor(TOOLS)
+    await executor.execute(call("nope", "c1"))
+    (entry,) = executor.journal.entries()
+    assert (entry.kind, entry.tool, entry.error_code) == ("refusal", "nope", "UNKNOWN_TOOL")
+
+
+async def test_secrets_are_redacted_from_the_journal_and_records_by_schema() -> None:
+    spec = login.spec.model_copy(
+        update={
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "user": {"type": "string"},
+                    "password": {"type": "string", "format": "password"},
+                },
+                "required": ["user", "password"],
+            },
+            "output_schema": {
+                "type": "object",
+                "properties": {"token": {"type": "string", "x-secret": True}},
+            },
+        }
+    )
+    executor = Executor(Toolset(login.with_spec(spec)))
+    run = Run()
+    envelope = await executor.execute(call("login", "c1", user="ada", password="hunter2"), run)
+    assert envelope == OkEnvelope(data={"user": "ada", "token": "t0ps3cret"})
+    intent, result = executor.journal.entries()
+    assert intent.arguments == {"user": "ada", "password": REDACTED}
+    assert result.envelope == {"ok": True, "data": {"user": "ada", "token": REDACTED}}
+    assert run.records == [
+        ToolCallRecord(
+            toolType="function",
+            toolName="login",
+            input={"user": "ada", "password": REDACTED},
+            output={"user": "ada", "token": REDACTED},
+        )
+    ]
+
+
+async def test_every_answered_call_gets_a_kalygo_record_and_reaches_recorders() -> None:
+    reports: list[CallReport] = []
+
+    class Collect:
+        def record(self, report: CallReport) -> None:
+            reports.append(report)
+
+    executor = Executor(TOOLS, recorders=[Collect()])
+    run = Run(session_id="s1")
+    await executor.execute(call("book", "c1", room="Blue"), run)
+    await executor.execute(call("book", "c1", room="Blue"), run)
+    await executor.execute(call("nope", "c2"), run)
+    assert [r.status for r in reports] == ["ran", "replayed", "refused"]
+    assert run.records[0] == ToolCallRecord(
+        toolType="function", toolName="book", input={"room": "Blue"}, output="booked Blue"
+    )
+    assert run.records[2].toolType == "unknown"
+    assert run.records[2].output["error"]["code"] == "UNKNOWN_TOOL"

@@ -1,0 +1,181 @@
+"""Running tools: async, threads, process isolation, timeouts, tool signals and failures."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from isolated_tools import isolated_add, isolated_crash, isolated_refusal, spin
+
+from tether.exceptions import NeedsInput, ToolError
+from tether.execution import Executor, Policy
+from tether.tools import Toolset, tool
+from tether.types import ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope, SandboxPolicy, ToolCall
+
+pytestmark = pytest.mark.anyio
+
+
+@tool(side_effects="none")
+async def nap(seconds: float) -> str:
+    await anyio.sleep(seconds)
+    return "rested"
+
+
+@tool(side_effects="none")
+def blocking_nap(seconds: float) -> str:
+    time.sleep(seconds)
+    return "rested"
+
+
+@tool(side_effects="none", sandbox=SandboxPolicy(timeout_ms=100))
+async def slow(seconds: float) -> str:
+    await anyio.sleep(seconds)
+    return "done"
+
+
+@tool(side_effects="none")
+def missing_file(path: str) -> str:
+    raise ToolError("NOT_FOUND", f"no such file: {path}", suggestion="List the directory first.")
+
+
+@tool
+def schedule(counterpart: str) -> str:
+    raise NeedsInput(duration=True, start_window="Which day suits you?")
+
+
+@tool(side_effects="none")
+def crash() -> str:
+    raise ValueError("secret=hunter2 leaked in a message")
+
+
+@tool(side_effects="none")
+def explicit_envelope() -> NeedsEnvelope:
+    return NeedsEnvelope(needs={"city": True})
+
+
+TOOLS = Toolset(
+    nap,
+    blocking_nap,
+    slow,
+    spin,
+    isolated_add,
+    isolated_refusal,
+    isolated_crash,
+    missing_file,
+    schedule,
+    crash,
+    explicit_envelope,
+)
+
+
+READ_ONLY_TIMEOUT = (
+    "Try a smaller or simpler request (narrower scope, less input), or tell the user it is slow."
+)
+
+
+def call(name: str, **arguments: object) -> ToolCall:
+    return ToolCall(id=name, name=name, arguments=dict(arguments))
+
+
+async def test_async_tools_are_awaited() -> None:
+    assert await Executor(TOOLS).execute(call("nap", seconds=0)) == OkEnvelope(data="rested")
+
+
+async def test_sync_tools_run_in_a_thread_without_blocking_the_loop() -> None:
+    executor = Executor(TOOLS)
+    started = time.perf_counter()
+    results = await executor.execute_all(
+        [ToolCall(id=f"c{i}", name="blocking_nap", arguments={"seconds": 0.2}) for i in range(4)]
+    )
+    assert results == [OkEnvelope(data="rested")] * 4
+    assert time.perf_counter() - started < 0.6
+
+
+async def test_a_tool_over_its_timeout_gets_timeout() -> None:
+    envelope = await Executor(TOOLS).execute(call("slow", seconds=5))
+    assert envelope == ErrorEnvelope(
+        error=ErrorInfo(
+            code="TIMEOUT",
+            message="slow did not finish within 0.1 s and was stopped.",
+            recoverable=True,
+            suggestion=READ_ONLY_TIMEOUT,
+            details={"timeout_s": 0.1},
+        )
+    )
+
+
+async def test_the_policy_default_timeout_applies_to_tools_without_one() -> None:
+    envelope = await Executor(TOOLS, policy=Policy(default_timeout_s=0.05)).execute(call("nap", seconds=5))
+    assert isinstance(envelope, ErrorEnvelope)
+    assert envelope.error.code == "TIMEOUT"
+
+
+async def test_a_stuck_sync_tool_in_process_isolation_is_killed(tmp_path: Path) -> None:
+    marker = tmp_path / "pid"
+    started = time.perf_counter()
+    envelope = await Executor(TOOLS).execute(call("spin", marker=str(marker)))
+    assert isinstance(envelope, ErrorEnvelope)
+    assert envelope.error.message == "spin did not finish within 4 s and was stopped."
+    assert time.perf_counter() - started < 6
+    pid = int(marker.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+async def test_isolated_tools_run_in_another_process() -> None:
+    envelope = await Executor(TOOLS).execute(call("isolated_add", a=2, b=3))
+    assert isinstance(envelope, OkEnvelope)
+    assert envelope.data["sum"] == 5
+    assert envelope.data["pid"] != os.getpid()
+
+
+async def test_tool_errors_become_their_envelopes_in_process_and_out() -> None:
+    expected = ErrorEnvelope(
+        error=ErrorInfo(
+            code="NOT_FOUND",
+            message="no such file: a.txt",
+            recoverable=True,
+            suggestion="List the directory first.",
+        )
+    )
+    executor = Executor(TOOLS)
+    assert await executor.execute(call("missing_file", path="a.txt")) == expected
+    assert await executor.execute(call("isolated_refusal", path="a.txt")) == expected
+
+
+async def test_needs_input_becomes_a_needs_envelope() -> None:
+    envelope = await Executor(TOOLS).execute(call("schedule", counterpart="Aviad"))
+    assert envelope == NeedsEnvelope(needs={"duration": True, "start_window": "Which day suits you?"})
+
+
+async def test_a_tool_may_return_an_envelope_itself() -> None:
+    assert await Executor(TOOLS).execute(call("explicit_envelope")) == NeedsEnvelope(needs={"city": True})
+
+
+@pytest.mark.parametrize("name", ["crash", "isolated_crash"])
+async def test_exceptions_become_internal_with_a_safe_message_and_the_traceback_journaled(name: str) -> None:
+    executor = Executor(TOOLS)
+    envelope = await executor.execute(call(name))
+    assert envelope == ErrorEnvelope(
+        error=ErrorInfo(
+            code="INTERNAL",
+            message=f"{name} failed: it raised ValueError. The details are in the audit journal.",
+            recoverable=False,
+            suggestion="Do not retry this call as it is; try another way, or tell the user the tool failed.",
+        )
+    )
+    result = executor.journal.entries()[-1]
+    assert result.kind == "result"
+    assert result.traceback is not None
+    assert "hunter2" in result.traceback
+
+
+async def test_cancellation_propagates_to_the_caller() -> None:
+    executor = Executor(TOOLS)
+    with anyio.move_on_after(0.05) as scope:
+        await executor.execute(call("nap", seconds=5))
+    assert scope.cancelled_caught
+    assert [e.kind for e in executor.journal.entries()] == ["intent"]
