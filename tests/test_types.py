@@ -13,7 +13,6 @@ from tether.types import (
     ChainEndEvent,
     ChatModelStartEvent,
     ChatModelStreamEvent,
-    Envelope,
     ErrorEnvelope,
     ErrorInfo,
     Event,
@@ -32,7 +31,7 @@ from tether.types import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-ENVELOPES: TypeAdapter[Any] = TypeAdapter(Envelope)
+ENVELOPES: TypeAdapter[Any] = TypeAdapter(SCHEMAS["envelope.v1"])
 MESSAGES: TypeAdapter[Any] = TypeAdapter(list[Message])
 EVENTS: TypeAdapter[Any] = TypeAdapter(list[Event])
 
@@ -57,7 +56,8 @@ def test_envelopes_read_and_write_the_seed_wire_form(wire: dict[str, Any], model
 
 
 def test_an_envelope_is_exactly_one_of_the_three_forms() -> None:
-    for bad in [{"ok": False}, {"ok": True, "error": {}}, {"data": 1}]:
+    bad_envelopes: list[dict[str, Any]] = [{"ok": False}, {"ok": True, "error": {}}, {"data": 1}]
+    for bad in bad_envelopes:
         with pytest.raises(ValidationError):
             ENVELOPES.validate_python(bad)
 
@@ -80,9 +80,9 @@ def test_a_conversation_round_trips_through_json() -> None:
 
 def test_events_use_seed_004_names_and_wire_fields() -> None:
     events = [
-        ChatModelStartEvent(tool_calls=[]),
+        ChatModelStartEvent(toolCalls=[]),
         ChatModelStreamEvent(data="Let "),
-        ChainEndEvent(data="done", tool_calls=[ToolCallRecord(toolType="vectorSearch", toolName="search_docs",
+        ChainEndEvent(data="done", toolCalls=[ToolCallRecord(toolType="vectorSearch", toolName="search_docs",
                                                               input={"query": "ollama"}, output={"results": []})]),
     ]  # fmt: skip
     wire = json.loads(EVENTS.dump_json(events, exclude_none=True))
@@ -104,7 +104,9 @@ def test_meowstik_output_parses_with_default_priority() -> None:
 
 
 def test_tool_specs_round_trip_and_refuse_bad_names() -> None:
-    spec = ToolSpec(name="fs.read", input_schema={"type": "object", "properties": {"path": {"type": "string"}}})
+    spec = ToolSpec(
+        name="fs.read", input_schema={"type": "object", "properties": {"path": {"type": "string"}}}
+    )
     assert ToolSpec.model_validate_json(spec.model_dump_json()) == spec
     for bad in ["", "1abc", "has space", "x" * 200]:
         with pytest.raises(ValidationError):

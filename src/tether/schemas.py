@@ -34,7 +34,11 @@ SCHEMAS: dict[str, Any] = {
 def schema_for(name: str) -> dict[str, Any]:
     """The JSON Schema document for one entry of `SCHEMAS`."""
     schema = TypeAdapter(SCHEMAS[name]).json_schema(mode="serialization")
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{SCHEMA_BASE_URL}{name}.json", **schema}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{SCHEMA_BASE_URL}{name}.json",
+        **schema,
+    }
 
 
 def export_schemas(directory: Path) -> list[Path]:

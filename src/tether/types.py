@@ -233,7 +233,9 @@ def _envelope_tag(value: Any) -> str | None:
 
 
 Envelope = Annotated[
-    Annotated[OkEnvelope, Tag("ok")] | Annotated[NeedsEnvelope, Tag("needs")] | Annotated[ErrorEnvelope, Tag("error")],
+    Annotated[OkEnvelope, Tag("ok")]
+    | Annotated[NeedsEnvelope, Tag("needs")]
+    | Annotated[ErrorEnvelope, Tag("error")],
     Discriminator(_envelope_tag),
 ]
 """The one result of every tool call."""
@@ -269,7 +271,9 @@ class ToolResultMessage(_Frozen):
     envelope: Envelope
 
 
-Message = Annotated[SystemMessage | UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="kind")]
+Message = Annotated[
+    SystemMessage | UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="kind")
+]
 """One entry of a conversation."""
 
 
@@ -281,8 +285,8 @@ class ToolCallRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
-    toolType: str  # noqa: N815 - wire name from seed 004
-    toolName: str  # noqa: N815 - wire name from seed 004
+    toolType: str
+    toolName: str
     input: dict[str, Any]
     output: Any = None
 
@@ -304,14 +308,14 @@ class MeowstikToolCalls(BaseModel):
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
-    toolCalls: list[MeowstikToolCall]  # noqa: N815 - wire name from seed 000
+    toolCalls: list[MeowstikToolCall]
 
 
 # ------------------------------------------------------------------------------------------------- events
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True, defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     run_id: str | None = None
 
@@ -322,7 +326,7 @@ class ChainStartEvent(_Event):
 
 class ChatModelStartEvent(_Event):
     event: Literal["on_chat_model_start"] = "on_chat_model_start"
-    tool_calls: list[ToolCallRecord] = Field(default_factory=list[ToolCallRecord], alias="toolCalls")
+    toolCalls: list[ToolCallRecord] = Field(default_factory=list[ToolCallRecord])
     """The calls accumulated so far in this run."""
 
 
@@ -349,7 +353,7 @@ class ChainEndEvent(_Event):
     event: Literal["on_chain_end"] = "on_chain_end"
     data: Any = None
     """The final response."""
-    tool_calls: list[ToolCallRecord] = Field(default_factory=list[ToolCallRecord], alias="toolCalls")
+    toolCalls: list[ToolCallRecord] = Field(default_factory=list[ToolCallRecord])
     reason: str | None = None
     """Why the run ended, e.g. `end_turn`, `final_response`, `no_calls`, `max_iterations`."""
 

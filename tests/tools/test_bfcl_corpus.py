@@ -32,7 +32,9 @@ def test_all_bfcl_question_function_docs_convert_to_valid_json_schema(corpora_di
 
 
 def test_multi_turn_class_docs_convert_too(corpora_dir: Path) -> None:
-    docs = _distinct_docs(sorted((corpora_dir / "bfcl" / "data" / "multi_turn_func_doc").glob("*.json")), one_doc_per_line=True)
+    docs = _distinct_docs(
+        sorted((corpora_dir / "bfcl" / "data" / "multi_turn_func_doc").glob("*.json")), one_doc_per_line=True
+    )
     assert docs
     for doc in docs.values():
         Draft202012Validator.check_schema(from_bfcl(doc).input_schema)

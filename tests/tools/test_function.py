@@ -128,7 +128,9 @@ def test_custom_validators_report_problems_like_schema_checks() -> None:
         return None
 
     checked = visit.validate_call(call(visit, place={"city": "oslo"}))
-    assert checked.problems == [Problem("$.place.city", "Value error, city names start with a capital letter")]
+    assert checked.problems == [
+        Problem("$.place.city", "Value error, city names start with a capital letter")
+    ]
 
 
 def test_a_tool_context_parameter_is_injected_not_described() -> None:
@@ -170,18 +172,27 @@ def test_every_spec_option_is_carried() -> None:
     assert spec.idempotency_fields == ("path",)
 
 
+def varargs(*names: str) -> None:
+    return None
+
+
+def one(a: int) -> int:
+    return a
+
+
 @pytest.mark.parametrize(
-    ("define", "message"),
+    ("function", "options", "message"),
     [
-        (lambda: tool(name="f")(lambda *args: None), "*args and **kwargs"),  # pyright: ignore[reportUnknownLambdaType]
-        (lambda: tool(name="bad name!")(lambda: None), "'bad name!' is not a valid tool name"),
-        (lambda: tool(name="f", idempotency_fields=["nope"])(lambda a: a), "not parameters"),  # pyright: ignore[reportUnknownLambdaType]
+        (varargs, {}, r"\*args and \*\*kwargs"),
+        (one, {"name": "bad name!"}, "'bad name!' is not a valid tool name"),
+        (one, {"idempotency_fields": ["nope"]}, "not parameters"),
+        (one, {"side_effects": "sometimes"}, "side_effects"),
     ],
-    ids=["varargs", "bad-name", "idempotency-field"],
+    ids=["varargs", "bad-name", "idempotency-field", "side-effects"],
 )
-def test_bad_definitions_are_user_errors(define: Any, message: str) -> None:
-    with pytest.raises(UserError, match=message.replace("*", r"\*")):
-        define()
+def test_bad_definitions_are_user_errors(function: Any, options: dict[str, Any], message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        tool(**options)(function)
 
 
 def test_positional_only_and_unresolvable_hints_are_user_errors() -> None:
@@ -191,8 +202,7 @@ def test_positional_only_and_unresolvable_hints_are_user_errors() -> None:
     with pytest.raises(UserError, match="positional-only"):
         tool(positional)
 
-    def unresolved(a: "Missing") -> None:  # type: ignore[name-defined]  # noqa: F821, PGH003
-        return None
-
+    namespace: dict[str, Any] = {}
+    exec("def unresolved(a: 'Missing') -> None: ...", namespace)  # a hint naming a type that does not exist
     with pytest.raises(UserError, match="cannot be resolved"):
-        tool(unresolved)
+        tool(namespace["unresolved"])

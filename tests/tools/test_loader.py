@@ -15,7 +15,9 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "weather"
 def test_the_same_bad_call_is_refused_the_same_way_whatever_the_source(name: str) -> None:
     tool = load_tools(EXAMPLES / name).get("get_weather")
     assert tool is not None
-    checked = tool.validate_call(ToolCall(id="c1", name="get_weather", arguments={"days": "3", "unit": "kelvin"}))
+    checked = tool.validate_call(
+        ToolCall(id="c1", name="get_weather", arguments={"days": "3", "unit": "kelvin"})
+    )
     assert [str(p) for p in checked.problems] == [
         "$.city: missing required argument",
         '$.unit: must be one of "c", "f"; got "kelvin"',
@@ -31,7 +33,7 @@ def test_a_module_path_loads_its_tools(tmp_path: Path, monkeypatch: pytest.Monke
         "extra = Toolset(a)\n",
         encoding="utf-8",
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path))  # pyright: ignore[reportUnknownMemberType] - pytest's own stub
     assert load_tools("my_tools").names() == ["a", "b"]
 
 

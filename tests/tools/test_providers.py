@@ -35,13 +35,21 @@ SPEC = ToolSpec(name="weather.get", description="Forecast.", input_schema=PARAME
 def test_openai_chat_completions_and_responses_forms() -> None:
     chat = {"type": "function", "function": {"name": "weather.get", "description": "Forecast.",
                                              "parameters": PARAMETERS, "strict": False}}  # fmt: skip
-    responses = {"type": "function", "name": "weather.get", "description": "Forecast.", "parameters": PARAMETERS}
+    responses = {
+        "type": "function",
+        "name": "weather.get",
+        "description": "Forecast.",
+        "parameters": PARAMETERS,
+    }
     assert from_openai(chat) == SPEC.model_copy(update={"metadata": {"strict": False}})
     assert from_openai(responses) == SPEC
 
 
 def test_anthropic_gemini_and_mcp_forms() -> None:
-    assert from_anthropic({"name": "weather.get", "description": "Forecast.", "input_schema": PARAMETERS}) == SPEC
+    assert (
+        from_anthropic({"name": "weather.get", "description": "Forecast.", "input_schema": PARAMETERS})
+        == SPEC
+    )
     gemini = {
         "name": "weather.get", "description": "Forecast.",
         "parameters": {"type": "OBJECT", "properties": {"city": {"type": "STRING", "description": "The city."},
@@ -49,7 +57,10 @@ def test_anthropic_gemini_and_mcp_forms() -> None:
                        "required": ["city"]},
     }  # fmt: skip
     assert from_gemini(gemini) == SPEC
-    assert from_gemini({"name": "weather.get", "description": "Forecast.", "parametersJsonSchema": PARAMETERS}) == SPEC
+    assert (
+        from_gemini({"name": "weather.get", "description": "Forecast.", "parametersJsonSchema": PARAMETERS})
+        == SPEC
+    )
     mcp = {"name": "weather.get", "description": "Forecast.", "inputSchema": PARAMETERS,
            "annotations": {"readOnlyHint": True}}  # fmt: skip
     assert from_mcp(mcp).side_effects == "none"
@@ -60,10 +71,16 @@ def test_anthropic_gemini_and_mcp_forms() -> None:
 def test_formats_are_recognised_by_shape() -> None:
     listing = {"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}
     assert [s.name for s in specs_from_json(listing)] == ["a"]
-    declarations = {"functionDeclarations": [{"name": "b", "parameters": {"type": "OBJECT", "properties": {}}}]}
+    declarations: dict[str, Any] = {
+        "functionDeclarations": [{"name": "b", "parameters": {"type": "OBJECT", "properties": {}}}]
+    }
     assert [s.name for s in specs_from_json(declarations)] == ["b"]
-    assert spec_from_dict({"name": "c", "input_schema": {"type": "object"}}).requires_why is False  # Anthropic
-    assert spec_from_dict({"name": "d", "input_schema": {"type": "object"}, "category": "fs"}).requires_why  # MOOLLM
+    assert (
+        spec_from_dict({"name": "c", "input_schema": {"type": "object"}}).requires_why is False
+    )  # Anthropic
+    assert spec_from_dict(
+        {"name": "d", "input_schema": {"type": "object"}, "category": "fs"}
+    ).requires_why  # MOOLLM
     with pytest.raises(UserError, match="Unrecognised tool definition"):
         spec_from_dict({"title": "nope"})
 
@@ -72,9 +89,15 @@ def test_formats_are_recognised_by_shape() -> None:
     ("definition", "message"),
     [
         ({"type": "function", "function": {"description": "x"}}, "missing 'name'"),
-        ({"type": "function", "function": {"name": "x", "parameters": {"type": "string"}}}, "must describe an object"),
+        (
+            {"type": "function", "function": {"name": "x", "parameters": {"type": "string"}}},
+            "must describe an object",
+        ),
         ({"type": "function", "function": {"name": "x y"}}, "not a valid tool definition"),
-        ({"name": "x", "parameters": {"type": "dict", "properties": {"a": {"type": "frob"}}}}, "unknown type 'frob'"),
+        (
+            {"name": "x", "parameters": {"type": "dict", "properties": {"a": {"type": "frob"}}}},
+            "unknown type 'frob'",
+        ),
     ],
 )
 def test_bad_definitions_are_user_errors(definition: dict[str, Any], message: str) -> None:
@@ -115,7 +138,10 @@ def test_gemini_export_inlines_refs_and_uses_nullable() -> None:
         input_schema={
             "type": "object",
             "$defs": {"Loc": {"type": "object", "properties": {"city": {"type": "string"}}}},
-            "properties": {"loc": {"anyOf": [{"$ref": "#/$defs/Loc"}, {"type": "null"}]}, "n": {"const": "x"}},
+            "properties": {
+                "loc": {"anyOf": [{"$ref": "#/$defs/Loc"}, {"type": "null"}]},
+                "n": {"const": "x"},
+            },
             "additionalProperties": False,
         },
     )

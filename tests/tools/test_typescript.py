@@ -76,7 +76,9 @@ def test_typescript_order_optional_parameters_and_rich_types() -> None:
     assert spec.output_schema is not None
     assert spec.output_schema["type"] == "array"
     assert (spec.category, spec.requires_why, spec.scopes) == ("search", True, ("docs.read",))
-    assert spec.examples[1] == ToolExample(input={"query": "b", "limit": 3}, output=[{"id": "x", "score": 0.5}])
+    assert spec.examples[1] == ToolExample(
+        input={"query": "b", "limit": 3}, output=[{"id": "x", "score": 0.5}]
+    )
 
 
 def test_several_signatures_in_one_file() -> None:

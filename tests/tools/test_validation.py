@@ -21,7 +21,7 @@ SCHEMA: dict[str, Any] = {
     "required": ["city"],
     "additionalProperties": False,
 }
-TOOL = Tool(ToolSpec(name="forecast", input_schema=SCHEMA))
+TOOL: Tool[..., Any] = Tool(ToolSpec(name="forecast", input_schema=SCHEMA))
 
 
 def check(arguments: dict[str, Any], *, why: str | None = None):
@@ -38,7 +38,9 @@ def test_a_valid_call_passes_unchanged() -> None:
 def test_every_problem_is_listed_with_its_path() -> None:
     checked = check({"days": 50, "unit": "kelvin", "filters": {"tags": ["a", 3]}, "extra": 1})
     assert checked.problems == [
-        Problem("$", "unexpected argument `extra`; allowed: city, days, filters, metric, points, ratio, unit"),
+        Problem(
+            "$", "unexpected argument `extra`; allowed: city, days, filters, metric, points, ratio, unit"
+        ),
         Problem("$.city", "missing required argument"),
         Problem("$.days", "must be <= 10; got 50"),
         Problem("$.filters.tags[1]", "must be a string; got integer 3"),
@@ -69,12 +71,22 @@ def test_safe_coercions_are_applied_and_recorded(given: dict[str, Any], expected
     assert checked.call.arguments == {"city": "Oslo", **expected}
     assert checked.call.repaired
     assert all(r.kind == "coerced" for r in checked.call.repairs)
-    assert {r.path for r in checked.call.repairs} <= {f"$.{k}" for k in given} | {"$.points[0]", "$.points[1]"}
+    assert {r.path for r in checked.call.repairs} <= {f"$.{k}" for k in given} | {
+        "$.points[0]",
+        "$.points[1]",
+    }
 
 
 @pytest.mark.parametrize(
     "given",
-    [{"days": "five"}, {"days": "5.5"}, {"days": 5.5}, {"metric": "yes"}, {"ratio": "nan"}, {"filters": "[1]"}],
+    [
+        {"days": "five"},
+        {"days": "5.5"},
+        {"days": 5.5},
+        {"metric": "yes"},
+        {"ratio": "nan"},
+        {"filters": "[1]"},
+    ],
 )
 def test_unsafe_coercions_stay_problems(given: dict[str, Any]) -> None:
     checked = check({"city": "Oslo", **given})
@@ -84,7 +96,9 @@ def test_unsafe_coercions_stay_problems(given: dict[str, Any]) -> None:
 
 def test_validation_never_mutates_the_models_arguments_nor_fills_defaults() -> None:
     arguments = {"city": "Oslo", "days": "2"}
-    spec = ToolSpec(name="t", input_schema={"type": "object", "properties": {"n": {"type": "integer", "default": 1}}})
+    spec = ToolSpec(
+        name="t", input_schema={"type": "object", "properties": {"n": {"type": "integer", "default": 1}}}
+    )
     assert Tool(spec).validate_call(ToolCall(id="1", name="t", arguments={})).call.arguments == {}
     checked = check(arguments)
     assert arguments == {"city": "Oslo", "days": "2"}
@@ -99,7 +113,9 @@ def test_coercions_are_appended_to_the_dialects_own_repairs() -> None:
     )  # fmt: skip
     checked = TOOL.validate_call(call)
     assert checked.call.provenance == Provenance(
-        dialect="hermes", span=(0, 10), repairs=(earlier, Repair(kind="coerced", message='"2" -> 2', path="$.days"))
+        dialect="hermes",
+        span=(0, 10),
+        repairs=(earlier, Repair(kind="coerced", message='"2" -> 2', path="$.days")),
     )
 
 
@@ -108,7 +124,9 @@ def test_why_moves_out_of_the_arguments_unless_the_tool_declares_it() -> None:
     assert checked.ok
     assert checked.call.arguments == {"city": "Oslo"}
     assert checked.call.why == "Plan a trip"
-    own = Tool(ToolSpec(name="explain", input_schema={"type": "object", "properties": {"why": {"type": "string"}}}))
+    own: Tool[..., Any] = Tool(
+        ToolSpec(name="explain", input_schema={"type": "object", "properties": {"why": {"type": "string"}}})
+    )
     kept = own.validate_call(ToolCall(id="1", name="explain", arguments={"why": "because"}))
     assert kept.call.arguments == {"why": "because"}
     assert kept.call.why is None

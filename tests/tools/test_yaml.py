@@ -7,7 +7,7 @@ import pytest
 
 from tether.exceptions import UserError
 from tether.tools import dump_yaml, specs_from_yaml
-from tether.types import SandboxPolicy, ToolExample
+from tether.types import SandboxPolicy, ToolExample, ToolSpec
 
 
 def seed_yaml_blocks(corpora_dir: Path) -> list[str]:
@@ -16,7 +16,7 @@ def seed_yaml_blocks(corpora_dir: Path) -> list[str]:
 
 
 def test_the_seeds_exec_memory_and_custom_tool_listings_load(corpora_dir: Path) -> None:
-    loaded = {}
+    loaded: dict[str, ToolSpec] = {}
     for block in seed_yaml_blocks(corpora_dir):
         try:
             specs = specs_from_yaml(block)
@@ -60,7 +60,11 @@ fs.ls:
 """
     )
     assert spec.name == "fs.ls"
-    assert spec.input_schema == {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    assert spec.input_schema == {
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    }
     assert spec.requires_why
     assert spec.output_schema == {
         "type": "array",
@@ -119,7 +123,10 @@ tool:
         ("tool: {description: no name}", "needs a string `name`"),
         ("tool: {name: t, input_schema: {properties: {n: {type: integr}}}}", "unknown type 'integr'"),
         ("tool: {name: t, sandbox: {timeout_ms: -1}}", "timeout_ms"),
-        ("tool: {name: t, requires_why: false, input_schema: {properties: {why: string}}}", "drop one of them"),
+        (
+            "tool: {name: t, requires_why: false, input_schema: {properties: {why: string}}}",
+            "drop one of them",
+        ),
         ("", "no tool definitions"),
     ],
 )

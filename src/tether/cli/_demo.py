@@ -20,7 +20,9 @@ BAD_CALL = {"days": "3", "unit": "kelvin"}
 def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo(  # pyright: ignore[reportUnusedFunction]
-        directory: Annotated[Path, typer.Argument(help="A folder of definitions of one tool.")] = Path("examples/weather"),
+        directory: Annotated[Path, typer.Argument(help="A folder of definitions of one tool.")] = Path(
+            "examples/weather"
+        ),
     ) -> None:
         """Load one tool defined four ways (Python, YAML, TypeScript, OpenAI JSON) and refuse one bad call."""
         console = Console()

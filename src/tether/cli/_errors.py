@@ -21,5 +21,3 @@ def user_errors() -> Iterator[None]:
     except UserError as e:
         stderr.print(f"[bold red]error:[/] {e}", highlight=False)
         raise typer.Exit(2) from e
-
-

@@ -15,7 +15,9 @@ def register(app: typer.Typer) -> None:
     schema = typer.Typer(help="The versioned JSON Schemas of tether's wire formats.", no_args_is_help=True)
 
     @schema.command("export")
-    def export(directory: Annotated[Path, typer.Argument(help="Where to write the *.vN.json files.")]) -> None:  # pyright: ignore[reportUnusedFunction]
+    def export(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
+        directory: Annotated[Path, typer.Argument(help="Where to write the *.vN.json files.")],
+    ) -> None:
         """Write tool_call.v1.json, envelope.v1.json, ... generated from tether's models."""
         console = Console()
         for path in export_schemas(directory):

@@ -53,8 +53,10 @@ def register(app: typer.Typer) -> None:
     @tools.command("export")
     def export(  # pyright: ignore[reportUnusedFunction]
         source: Source,
-        format: Annotated[Format, typer.Option("--format", "-f", help="The target format.")] = Format.openai,  # noqa: A002
-        strict: Annotated[bool, typer.Option(help="OpenAI strict mode: closed objects, all fields required.")] = False,
+        format: Annotated[Format, typer.Option("--format", "-f", help="The target format.")] = Format.openai,
+        strict: Annotated[
+            bool, typer.Option(help="OpenAI strict mode: closed objects, all fields required.")
+        ] = False,
     ) -> None:
         """All tools in another format: OpenAI, Anthropic or Gemini tool JSON, MOOLLM YAML, or JSON Schema."""
         with user_errors():

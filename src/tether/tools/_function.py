@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ParamSpec, TypeVar, cast, get_type_hints, overload
+from typing import Any, ParamSpec, TypeVar, get_type_hints, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, TypeAdapter, create_model
@@ -13,7 +13,15 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from tether.exceptions import UserError
 from tether.tools._tool import Tool, ToolContext
-from tether.types import TOOL_NAME_PATTERN, JsonSchema, RateLimit, SandboxPolicy, SideEffects, ToolExample, ToolSpec
+from tether.types import (
+    TOOL_NAME_PATTERN,
+    JsonSchema,
+    RateLimit,
+    SandboxPolicy,
+    SideEffects,
+    ToolExample,
+    ToolSpec,
+)
 
 __all__ = ["tool"]
 
@@ -101,7 +109,9 @@ def tool(
                 input_schema=schema,
                 output_schema=_output_schema(func),
                 sandbox=sandbox or SandboxPolicy(),
-                examples=tuple(e if isinstance(e, ToolExample) else ToolExample.model_validate(e) for e in examples),
+                examples=tuple(
+                    e if isinstance(e, ToolExample) else ToolExample.model_validate(e) for e in examples
+                ),
                 scopes=tuple(scopes),
                 side_effects=side_effects,
                 requires_why=requires_why,
@@ -114,7 +124,9 @@ def tool(
             raise UserError(f"@tool on {func.__qualname__}: {e}") from e
         unknown = set(spec.idempotency_fields) - set(schema.get("properties", {}))
         if unknown:
-            raise UserError(f"@tool on {func.__qualname__}: idempotency_fields {sorted(unknown)} are not parameters.")
+            raise UserError(
+                f"@tool on {func.__qualname__}: idempotency_fields {sorted(unknown)} are not parameters."
+            )
         return Tool(spec, func, arguments_model=model, context_parameter=context_parameter)
 
     return decorate(function) if function is not None else decorate
@@ -127,16 +139,22 @@ def _describe(
     try:
         hints = get_type_hints(func, include_extras=True)
     except NameError as e:
-        raise UserError(f"{where}: a type hint cannot be resolved ({e}); import the type at module level.") from e
+        raise UserError(
+            f"{where}: a type hint cannot be resolved ({e}); import the type at module level."
+        ) from e
     doc = docstring_parser.parse(inspect.getdoc(func) or "")
     param_docs = {p.arg_name: p.description for p in doc.params if p.description}
     fields: dict[str, Any] = {}
     context_parameter: str | None = None
     for index, param in enumerate(inspect.signature(func).parameters.values()):
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise UserError(f"{where}: *args and **kwargs cannot be described to a model; name each parameter.")
+            raise UserError(
+                f"{where}: *args and **kwargs cannot be described to a model; name each parameter."
+            )
         if param.kind is param.POSITIONAL_ONLY:
-            raise UserError(f"{where}: positional-only parameter {param.name!r}; tools are called by keyword.")
+            raise UserError(
+                f"{where}: positional-only parameter {param.name!r}; tools are called by keyword."
+            )
         annotation = hints.get(param.name, Any)
         if annotation is ToolContext or annotation == ToolContext | None:
             context_parameter = param.name
@@ -158,7 +176,7 @@ def _describe(
         raise UserError(f"{where}: a parameter's type cannot be described as JSON Schema: {e}") from e
     schema.pop("title", None)
     schema.setdefault("properties", {})
-    return schema, cast(type[BaseModel], model), context_parameter, doc
+    return schema, model, context_parameter, doc
 
 
 def _description(doc: docstring_parser.Docstring) -> str:

@@ -24,7 +24,7 @@ def parse_js_call(text: str, start: int = 0) -> JsCall:
     """Parse `name(args...)` at `start`; never raises: problems come back in `error`."""
     # The lenient literal parser lives with the dialects; importing it here at module level would make
     # tether.tools and tether.dialects import each other.
-    from tether.dialects._json import parse_value, skip_ws  # noqa: PLC0415
+    from tether.dialects._json import parse_value, skip_ws
 
     m = _NAME.match(text, start)
     if m is None:

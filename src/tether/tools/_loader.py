@@ -21,7 +21,15 @@ from tether.types import ToolSpec
 
 __all__ = ["ToolsLike", "as_toolset", "load_tools"]
 
-ToolsLike = AbstractToolset | Tool[..., Any] | ToolSpec | Mapping[str, Any] | Callable[..., Any] | Iterable[Any] | None
+ToolsLike = (
+    AbstractToolset
+    | Tool[..., Any]
+    | ToolSpec
+    | Mapping[str, Any]
+    | Callable[..., Any]
+    | Iterable[Any]
+    | None
+)
 """Anything that names tools: a toolset, a tool, a spec, tool JSON in any format, a function, or a list of them."""
 
 
@@ -38,7 +46,7 @@ def as_toolset(tools: ToolsLike) -> AbstractToolset:
     if isinstance(tools, str | bytes):
         raise UserError("Tools given as a string: use load_tools(path) for a file, or pass parsed JSON.")
     items: list[Any] = []
-    for item in tools:
+    for item in cast(Iterable[Any], tools):
         if isinstance(item, Mapping):
             items.extend(specs_from_json(item))
         elif isinstance(item, AbstractToolset):
@@ -103,5 +111,7 @@ def _tools_in(module: ModuleType, source: str) -> Toolset:
             found.extend(value.tools().values())
     unique = list({id(t): t for t in found}.values())
     if not unique:
-        raise UserError(f"{source} defines no tools: decorate functions with @tether.tool or define a Toolset.")
+        raise UserError(
+            f"{source} defines no tools: decorate functions with @tether.tool or define a Toolset."
+        )
     return Toolset(*unique)

@@ -11,8 +11,8 @@ from typing import Any, Literal, cast
 from pydantic import ValidationError
 
 from tether.exceptions import UserError
-from tether.tools._toolset import AbstractToolset
 from tether.tools._schema import gemini_schema, model_schema, normalize_schema, strict_schema
+from tether.tools._toolset import AbstractToolset
 from tether.tools._yaml import spec_from_moollm
 from tether.types import JsonSchema, SideEffects, ToolSpec
 
@@ -55,7 +55,9 @@ def _parameters(schema: Any, where: str) -> JsonSchema:
         return {"type": "object", "properties": {}}
     normalized = normalize_schema(schema, where=f"{where} parameters")
     if normalized.get("type") != "object":
-        raise UserError(f"{where}: the parameters schema must describe an object, got {normalized.get('type')!r}.")
+        raise UserError(
+            f"{where}: the parameters schema must describe an object, got {normalized.get('type')!r}."
+        )
     normalized.setdefault("properties", {})
     return normalized
 
@@ -86,7 +88,9 @@ def from_gemini(d: Mapping[str, Any]) -> ToolSpec:
     name = _require(d, "name", "Gemini function declaration")
     where = f"Gemini function {name!r}"
     schema = d.get("parametersJsonSchema", d.get("parameters_json_schema", d.get("parameters")))
-    return _spec(where, name=name, description=d.get("description", ""), input_schema=_parameters(schema, where))
+    return _spec(
+        where, name=name, description=d.get("description", ""), input_schema=_parameters(schema, where)
+    )
 
 
 def from_mcp(d: Mapping[str, Any]) -> ToolSpec:
@@ -126,8 +130,11 @@ def spec_from_dict(d: Mapping[str, Any]) -> ToolSpec:
     if "inputSchema" in d:
         return from_mcp(d)
     if "input_schema" in d:
-        schema = d["input_schema"]
-        moollm = _MOOLLM_KEYS & set(d) or (isinstance(schema, dict) and "why" in schema.get("properties", {}))
+        schema: Any = d["input_schema"]
+        declares_why = isinstance(schema, dict) and "why" in cast(dict[str, Any], schema).get(
+            "properties", {}
+        )
+        moollm = bool(_MOOLLM_KEYS & set(d)) or declares_why
         return spec_from_moollm(d) if moollm else from_anthropic(d)
     if "parametersJsonSchema" in d or "parameters_json_schema" in d:
         return from_gemini(d)
@@ -172,10 +179,16 @@ def to_anthropic(spec: ToolSpec, *, name: str | None = None) -> dict[str, Any]:
 
 def to_gemini(spec: ToolSpec, *, name: str | None = None) -> dict[str, Any]:
     """A Gemini function declaration (Gemini allows dots in names, so none are aliased by default)."""
-    return {"name": name or spec.name, "description": spec.description, "parameters": gemini_schema(model_schema(spec))}
+    return {
+        "name": name or spec.name,
+        "description": spec.description,
+        "parameters": gemini_schema(model_schema(spec)),
+    }
 
 
-def export_tools(toolset: AbstractToolset, fmt: ExportFormat, *, strict: bool = False) -> list[dict[str, Any]]:
+def export_tools(
+    toolset: AbstractToolset, fmt: ExportFormat, *, strict: bool = False
+) -> list[dict[str, Any]]:
     """A whole toolset as one provider's tool list, with reversible aliases where the provider forbids a name."""
     match fmt:
         case "openai":

@@ -52,7 +52,9 @@ def _normalize(node: Any, where: str) -> Any:
         if kind.lower() in _TYPE_NAMES and kind not in _TYPE_NAMES:
             kind = kind.lower()  # Gemini's STRING, OBJECT, ...
         if kind not in _TYPE_NAMES:
-            raise UserError(f"{where}: unknown type {kind!r}; use a JSON Schema type such as 'string' or 'object'.")
+            raise UserError(
+                f"{where}: unknown type {kind!r}; use a JSON Schema type such as 'string' or 'object'."
+            )
         mapped = _TYPE_NAMES[kind]
         if mapped is None:
             del schema["type"]
@@ -97,7 +99,10 @@ def model_schema(spec: ToolSpec) -> JsonSchema:
     if not spec.requires_why or "why" in spec.input_schema.get("properties", {}):
         return spec.input_schema
     schema = dict(spec.input_schema)
-    schema["properties"] = {**schema.get("properties", {}), "why": {"type": "string", "description": WHY_DESCRIPTION}}
+    schema["properties"] = {
+        **schema.get("properties", {}),
+        "why": {"type": "string", "description": WHY_DESCRIPTION},
+    }
     schema["required"] = [*schema.get("required", []), "why"]
     return schema
 
@@ -120,7 +125,8 @@ def _strict(node: Any) -> Any:
         properties: dict[str, Any] = out.get("properties", {})
         required = set(out.get("required", []))
         out["properties"] = {
-            name: _strict(sub) if name in required else _nullable(_strict(sub)) for name, sub in properties.items()
+            name: _strict(sub) if name in required else _nullable(_strict(sub))
+            for name, sub in properties.items()
         }
         out["required"] = list(properties)
         out["additionalProperties"] = False
@@ -158,7 +164,7 @@ def _gemini(node: Any) -> Any:
     kind = src.get("type")
     if isinstance(kind, list):
         kinds = [k for k in cast(list[str], kind) if k != "null"]
-        if len(kinds) < len(kind):
+        if len(kinds) < len(cast(list[str], kind)):
             out["nullable"] = True
         kind = kinds[0] if len(kinds) == 1 else None
         if kind is None and kinds:
@@ -166,10 +172,14 @@ def _gemini(node: Any) -> Any:
     any_of = src.get("anyOf")
     if isinstance(any_of, list):
         options = [o for o in cast(list[Any], any_of) if o != {"type": "null"}]
-        if len(options) < len(any_of):
+        if len(options) < len(cast(list[Any], any_of)):
             out["nullable"] = True
         if len(options) == 1:
-            return {**_gemini(options[0]), **out, **({"description": src["description"]} if "description" in src else {})}
+            return {
+                **_gemini(options[0]),
+                **out,
+                **({"description": src["description"]} if "description" in src else {}),
+            }
         out["anyOf"] = [_gemini(o) for o in options]
     for key, value in src.items():
         if key in ("type", "anyOf") or key not in _GEMINI_KEYS:

@@ -89,7 +89,12 @@ class Tool(Generic[P, R]):
 
     def with_spec(self, spec: ToolSpec) -> Tool[P, R]:
         """The same implementation under another spec (e.g. a prefixed name)."""
-        return Tool(spec, self.function, arguments_model=self._arguments_model, context_parameter=self.context_parameter)
+        return Tool(
+            spec,
+            self.function,
+            arguments_model=self._arguments_model,
+            context_parameter=self.context_parameter,
+        )
 
     def compile(self) -> None:
         """Compile the argument validator now; raises `UserError` if the input schema is not valid JSON Schema."""
@@ -115,20 +120,26 @@ class Tool(Generic[P, R]):
             update["why"] = why
         if checked.coercions:
             previous = call.provenance or Provenance(dialect="unknown")
-            update["provenance"] = previous.model_copy(update={"repairs": previous.repairs + tuple(checked.coercions)})
+            update["provenance"] = previous.model_copy(
+                update={"repairs": previous.repairs + tuple(checked.coercions)}
+            )
         return ValidatedCall(call.model_copy(update=update) if update else call, problems, values)
 
     def call_arguments(self, validated: ValidatedCall, context: ToolContext | None = None) -> dict[str, Any]:
         """Keyword arguments for `self.function`, from a valid call, with the context injected if declared."""
         if not validated.ok:
-            raise UserError(f"call_arguments() needs a valid call; {self.name} has problems: {validated.problems}")
+            raise UserError(
+                f"call_arguments() needs a valid call; {self.name} has problems: {validated.problems}"
+            )
         kwargs = dict(validated.values if validated.values is not None else validated.call.arguments)
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = context
         return kwargs
 
 
-def _typed_values(model: type[BaseModel], arguments: dict[str, Any]) -> tuple[dict[str, Any] | None, list[Problem]]:
+def _typed_values(
+    model: type[BaseModel], arguments: dict[str, Any]
+) -> tuple[dict[str, Any] | None, list[Problem]]:
     try:
         instance = model.model_validate(arguments)
     except ValidationError as e:

@@ -6,7 +6,7 @@ import difflib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tether.exceptions import UserError
 from tether.tools._tool import Tool
@@ -83,17 +83,17 @@ class AbstractToolset(ABC):
         return [lowered[m] for m in matches]
 
     def filtered(self, keep: Callable[[AnyTool], bool]) -> FilteredToolset:
-        from tether.tools._filtered import FilteredToolset  # noqa: PLC0415 - the wrappers import this module
+        from tether.tools._filtered import FilteredToolset
 
         return FilteredToolset(self, keep)
 
     def prefixed(self, prefix: str, separator: str = ".") -> PrefixedToolset:
-        from tether.tools._prefixed import PrefixedToolset  # noqa: PLC0415 - the wrappers import this module
+        from tether.tools._prefixed import PrefixedToolset
 
         return PrefixedToolset(self, prefix, separator)
 
     def __or__(self, other: AbstractToolset) -> CombinedToolset:
-        from tether.tools._combined import CombinedToolset  # noqa: PLC0415 - the wrappers import this module
+        from tether.tools._combined import CombinedToolset
 
         return CombinedToolset(self, other)
 
@@ -135,11 +135,11 @@ class Toolset(AbstractToolset):
 
 def _as_tool(item: AnyTool | ToolSpec | Callable[..., Any]) -> AnyTool:
     if isinstance(item, Tool):
-        return item
+        return cast(AnyTool, item)
     if isinstance(item, ToolSpec):
         return Tool(item)
     if callable(item):
-        from tether.tools._function import tool  # noqa: PLC0415 - _function imports the Tool machinery too
+        from tether.tools._function import tool
 
         return tool(item)
     raise UserError(f"Toolset() takes tools, ToolSpecs or functions, not {type(item).__name__}.")

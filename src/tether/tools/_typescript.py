@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from tether.exceptions import UserError
 from tether.tools._jscall import parse_js_call
@@ -57,7 +57,9 @@ class _Token:
     line: int
 
 
-def specs_from_typescript(text: str, *, source: str = "TypeScript", min_examples: int = MIN_EXAMPLES) -> list[ToolSpec]:
+def specs_from_typescript(
+    text: str, *, source: str = "TypeScript", min_examples: int = MIN_EXAMPLES
+) -> list[ToolSpec]:
     """Every tool signature in a TypeScript-like definition file."""
     parser = _Parser(list(_tokens(text, source)), source)
     specs: list[ToolSpec] = []
@@ -185,7 +187,9 @@ class _Parser:
     def parameter(self) -> tuple[str, JsonSchema, bool]:
         # TypeScript order `name?: T` when a ':' (or '?:') follows the first identifier, else `T name`.
         ahead, after = self.peek(1), self.peek(2)
-        if ahead is not None and (ahead.text == ":" or (ahead.text == "?" and after is not None and after.text == ":")):
+        if ahead is not None and (
+            ahead.text == ":" or (ahead.text == "?" and after is not None and after.text == ":")
+        ):
             name = self.next().text
             optional = self.accept("?")
             self.expect(":")
@@ -297,7 +301,9 @@ class _Doc:
 
     def add(self, tag: str, text: str) -> None:
         if tag == "param":
-            m = re.match(r"(?:\{[^}]*\}\s*)?\[?([A-Za-z_$][\w$]*)(?:=[^\]]*)?\]?\s*(?:-\s*)?(.*)", text, re.DOTALL)
+            m = re.match(
+                r"(?:\{[^}]*\}\s*)?\[?([A-Za-z_$][\w$]*)(?:=[^\]]*)?\]?\s*(?:-\s*)?(.*)", text, re.DOTALL
+            )
             if m:
                 self.params[m.group(1)] = " ".join(m.group(2).split())
         elif tag in ("returns", "return"):
@@ -318,10 +324,12 @@ def _example(text: str, name: str, order: list[str], where: str) -> ToolExample:
     if call.name != name:
         raise UserError(f"{where}: example {call_text.strip()!r} calls {call.name!r}, not {name!r}.")
     if len(call.args) > len(order):
-        raise UserError(f"{where}: example {call_text.strip()!r} passes {len(call.args)} arguments; {name} takes {len(order)}.")
+        raise UserError(
+            f"{where}: example {call_text.strip()!r} passes {len(call.args)} arguments; {name} takes {len(order)}."
+        )
     arguments: dict[str, Any] = dict(zip(order, call.args, strict=False))
     if len(call.args) == 1 and len(order) != 1 and isinstance(call.args[0], dict):
-        arguments = call.args[0]  # seed 003 also writes calls as fn({a: 1, b: 2})
+        arguments = cast(dict[str, Any], call.args[0])  # seed 003 also writes calls as fn({a: 1, b: 2})
     output: Any = None
     if output_text.strip():
         parsed = parse_js_call(f"f({output_text.strip()})")

@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import fastjsonschema
 
@@ -71,7 +71,9 @@ class ArgumentValidator:
             try:
                 self._fast = _compiled(json.dumps(self.schema, sort_keys=True, default=str))
             except (fastjsonschema.JsonSchemaDefinitionException, ValueError, TypeError) as e:
-                raise UserError(f"The input schema of tool {self._tool_name!r} is not valid JSON Schema: {e}") from e
+                raise UserError(
+                    f"The input schema of tool {self._tool_name!r} is not valid JSON Schema: {e}"
+                ) from e
 
     def validate(self, arguments: dict[str, Any]) -> Validated:
         if self._fast is None:
@@ -84,13 +86,14 @@ class ArgumentValidator:
         return Validated(arguments)
 
     def _slow_path(self, arguments: dict[str, Any]) -> Validated:
-        from jsonschema import Draft202012Validator  # noqa: PLC0415 - only needed when a call is refused
+        from jsonschema import Draft202012Validator
 
         checker = Draft202012Validator(self.schema)
         coerced = arguments
         coercions: list[Repair] = []
+        errors = []
         for _ in range(_MAX_COERCION_ROUNDS):
-            errors = list(checker.iter_errors(coerced))  # pyright: ignore[reportUnknownMemberType]
+            errors: list[ValidationError] = list(checker.iter_errors(coerced))  # pyright: ignore[reportUnknownMemberType] - jsonschema's stub
             fixes = [fix for e in errors for fix in _safe_coercions(e)]
             if not fixes:
                 break
@@ -98,7 +101,11 @@ class ArgumentValidator:
                 coerced = copy.deepcopy(arguments)
             for path, before, after in fixes:
                 _set_at(coerced, path, after)
-                coercions.append(Repair(kind="coerced", message=f"{_show(before)} -> {_show(after)}", path=_json_path(path)))
+                coercions.append(
+                    Repair(
+                        kind="coerced", message=f"{_show(before)} -> {_show(after)}", path=_json_path(path)
+                    )
+                )
         problems = _problems(errors)
         if not errors:
             # jsonschema accepts what fastjsonschema (draft 7) refused: trust the stricter word once.
@@ -113,7 +120,17 @@ class ArgumentValidator:
 def _compiled(schema_json: str) -> Callable[[Any], Any]:
     """Tools that share a schema (renamed, prefixed, re-loaded) share one compiled validator."""
     # use_default=False: validation must never write defaults into the model's arguments.
-    return fastjsonschema.compile(_draft7(json.loads(schema_json)), use_default=False)  # pyright: ignore[reportUnknownMemberType]
+    return fastjsonschema.compile(_draft7(json.loads(schema_json)), use_default=False)
+
+
+def _keyword(error: ValidationError) -> str:
+    """The JSON Schema keyword that failed, e.g. `type` (typed loosely by jsonschema)."""
+    return cast(str, error.validator)
+
+
+def _expected(error: ValidationError) -> Any:
+    """The failed keyword's value in the schema, e.g. `["c", "f"]` for an `enum`."""
+    return cast(Any, error.validator_value)
 
 
 # ------------------------------------------------------------------------------------------- coercions
@@ -123,14 +140,14 @@ _NO_COERCION = object()
 
 def _safe_coercions(error: ValidationError) -> list[tuple[list[str | int], Any, Any]]:
     """(path, before, after) for each value to coerce so that `error` goes away; empty if none is safe."""
-    if error.validator == "type":
-        wanted = error.validator_value
-        for kind in [wanted] if isinstance(wanted, str) else wanted:  # pyright: ignore[reportUnknownVariableType]
-            coerced = _coerce(error.instance, kind)  # pyright: ignore[reportUnknownArgumentType]
+    if _keyword(error) == "type":
+        wanted = _expected(error)
+        for kind in [wanted] if isinstance(wanted, str) else wanted:
+            coerced = _coerce(error.instance, kind)
             if coerced is not _NO_COERCION:
                 return [(list(error.absolute_path), error.instance, coerced)]
         return []
-    if error.validator in ("anyOf", "oneOf"):
+    if _keyword(error) in ("anyOf", "oneOf"):
         # Take the first alternative whose every complaint is a safe coercion (e.g. `Point | None`).
         branches: dict[Any, list[ValidationError]] = {}
         for sub in error.context or ():
@@ -162,7 +179,9 @@ def _coerce(value: Any, kind: str) -> Any:
                 parsed = json.loads(text)
             except ValueError:
                 return _NO_COERCION
-            if (kind == "object") == isinstance(parsed, dict) and (kind == "array") == isinstance(parsed, list):
+            if (kind == "object") == isinstance(parsed, dict) and (kind == "array") == isinstance(
+                parsed, list
+            ):
                 return parsed
     if kind == "integer" and isinstance(value, float) and value.is_integer():
         return int(value)
@@ -185,16 +204,19 @@ def _problems(errors: Iterable[ValidationError]) -> list[Problem]:
     problems: list[Problem] = []
     by_path: dict[str, list[ValidationError]] = {}
     for e in errors:
-        if e.validator == "required":
-            present = e.instance if isinstance(e.instance, dict) else {}
-            for name in e.validator_value:  # pyright: ignore[reportUnknownVariableType]
+        if _keyword(e) == "required":
+            instance: Any = e.instance
+            present: dict[str, Any] = cast(dict[str, Any], instance) if isinstance(instance, dict) else {}
+            for name in _expected(e):
                 if name not in present:
-                    problems.append(Problem(_json_path([*e.absolute_path, name]), "missing required argument"))  # pyright: ignore[reportUnknownArgumentType]
+                    problems.append(
+                        Problem(_json_path([*e.absolute_path, name]), "missing required argument")
+                    )
             continue
         by_path.setdefault(_json_path(e.absolute_path), []).append(e)
     for path, found in by_path.items():
         # "must be one of a, b" already says what "must be a string" would: keep the more specific one.
-        specific = [e for e in found if e.validator in ("enum", "const")]
+        specific = [e for e in found if _keyword(e) in ("enum", "const")]
         problems.extend(Problem(path, _message(e)) for e in (specific or found))
     problems.sort(key=lambda p: p.path)
     return problems
@@ -208,13 +230,14 @@ def _json_path(path: Iterable[str | int]) -> str:
 
 
 def _message(e: ValidationError) -> str:
-    v, expected, got = e.validator, e.validator_value, e.instance
+    v, expected = _keyword(e), _expected(e)
+    got: Any = e.instance
     match v:
         case "type":
-            wanted = " or ".join(_a(t) for t in ([expected] if isinstance(expected, str) else expected))  # pyright: ignore[reportUnknownVariableType]
+            wanted = " or ".join(_a(t) for t in ([expected] if isinstance(expected, str) else expected))
             return f"must be {wanted}; got {_kind(got)} {_show(got)}"
         case "enum":
-            return f"must be one of {', '.join(_show(x) for x in expected)}; got {_show(got)}"  # pyright: ignore[reportUnknownVariableType]
+            return f"must be one of {', '.join(_show(x) for x in expected)}; got {_show(got)}"
         case "const":
             return f"must be {_show(expected)}; got {_show(got)}"
         case "minimum":
@@ -242,10 +265,12 @@ def _message(e: ValidationError) -> str:
         case "uniqueItems":
             return "must not contain duplicate items"
         case "additionalProperties" | "unevaluatedProperties":
-            allowed = sorted(e.schema.get("properties", {}) if isinstance(e.schema, dict) else ())  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-            extra = sorted(k for k in got if k not in allowed) if isinstance(got, dict) else []  # pyright: ignore[reportUnknownVariableType]
+            schema: Any = e.schema
+            allowed: list[str] = sorted(schema.get("properties", {})) if isinstance(schema, dict) else []
+            given: dict[str, Any] = cast(dict[str, Any], got) if isinstance(got, dict) else {}
+            extra = sorted(k for k in given if k not in allowed)
             hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
-            return f"unexpected argument{'s' if len(extra) > 1 else ''} {', '.join(f'`{x}`' for x in extra)}{hint}"  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+            return f"unexpected argument{'s' if len(extra) > 1 else ''} {', '.join(f'`{x}`' for x in extra)}{hint}"
         case "anyOf" | "oneOf":
             return f"does not match any allowed form; got {_kind(got)} {_show(got)}"
         case _:
@@ -308,11 +333,11 @@ def _draft7(schema: JsonSchema) -> JsonSchema:
     def convert(node: Any) -> Any:
         if isinstance(node, dict):
             out: dict[str, Any] = {}
-            for key, value in node.items():  # pyright: ignore[reportUnknownVariableType]
+            for key, value in cast(dict[str, Any], node).items():
                 if key == "$schema":
                     continue
                 if key in _SCHEMA_MAPS and isinstance(value, dict):
-                    out[key] = {name: convert(sub) for name, sub in value.items()}  # pyright: ignore[reportUnknownVariableType]
+                    out[key] = {name: convert(sub) for name, sub in cast(dict[str, Any], value).items()}
                 else:
                     out[key] = convert(value)
             if "prefixItems" in out:
@@ -320,7 +345,7 @@ def _draft7(schema: JsonSchema) -> JsonSchema:
                 out["items"] = out.pop("prefixItems")
             return out
         if isinstance(node, list):
-            return [convert(v) for v in node]  # pyright: ignore[reportUnknownVariableType]
+            return [convert(v) for v in cast(list[Any], node)]
         return node
 
     converted: JsonSchema = convert(schema)

@@ -30,7 +30,9 @@ def specs_from_yaml(text: str, *, source: str = "YAML") -> list[ToolSpec]:
         raise UserError(f"{source}: not valid YAML: {e}") from e
     specs = [spec for doc in documents for spec in _specs_in(doc, source)]
     if not specs:
-        raise UserError(f"{source}: no tool definitions found (expected `tool:`, `tools:` or `name:` entries).")
+        raise UserError(
+            f"{source}: no tool definitions found (expected `tool:`, `tools:` or `name:` entries)."
+        )
     return specs
 
 
@@ -62,7 +64,9 @@ def spec_from_moollm(d: Mapping[str, Any], *, source: str = "MOOLLM tool") -> To
     if not isinstance(name, str):
         raise UserError(f"{source}: a tool definition needs a string `name` (have keys {sorted(d)}).")
     where = f"{source}: tool {name!r}"
-    schema = normalize_schema(d.get("input_schema") or {"type": "object", "properties": {}}, where=f"{where} input_schema")
+    schema = normalize_schema(
+        d.get("input_schema") or {"type": "object", "properties": {}}, where=f"{where} input_schema"
+    )
     schema, why_declared = _without_why(schema)
     fields = {k: v for k, v in d.items() if k in _FIELDS}
     fields["input_schema"] = schema
