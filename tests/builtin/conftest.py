@@ -30,3 +30,8 @@ def tree(tmp_path: Path) -> Path:
     for name, target in links.items():
         os.symlink(target, root / name)
     return root
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -36,7 +36,8 @@ def open_beneath(root_fd: int, relative: str, flags: int, mode: int = 0o666) -> 
     global _openat2_works
     flags |= os.O_CLOEXEC
     if _openat2_works is not False:
-        how_mode = mode if flags & (os.O_CREAT | os.O_TMPFILE) else 0  # openat2 refuses a mode otherwise
+        creates = flags & os.O_CREAT or flags & os.O_TMPFILE == os.O_TMPFILE  # O_TMPFILE includes O_DIRECTORY
+        how_mode = mode if creates else 0  # openat2 refuses a mode otherwise
         resolve = _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS
         how = ctypes.create_string_buffer(struct.pack("QQQ", flags, how_mode, resolve))
         fd = _syscall(_SYS_OPENAT2, root_fd, os.fsencode(relative or "."), how, 24)

@@ -117,14 +117,23 @@ class Roots:
         Raises:
             ToolError: as `open`.
         """
-        fd = self.open(user_path, os.O_PATH, what=what)
+        return self.resolve_located(self.locate(user_path, what=what), shown=str(user_path))
+
+    def resolve_located(self, located: Located, *, shown: str) -> Path:
+        fd = self.open_located(located, os.O_PATH, shown=shown)
         try:
             real = Path(os.readlink(f"/proc/self/fd/{fd}"))
         finally:
             os.close(fd)
         if not any(real == root or real.is_relative_to(root) for root in self.paths):  # belt and braces
-            raise self.denied(str(user_path), "resolves outside the allowed roots")
+            raise self.denied(shown, "resolves outside the allowed roots")
         return real
+
+    def within(self, real: Path) -> Located:
+        """The `Located` of a real path known to be inside a root."""
+        root = next(r for r in self.paths if real == r or real.is_relative_to(r))
+        rel = real.relative_to(root).as_posix()
+        return Located(root, "" if rel == "." else rel)
 
     def display(self, path: Path) -> str:
         """How a host path inside the roots is shown to the model: relative to the first root or absolute."""

@@ -1,0 +1,37 @@
+"""Built-in tool packs, registered through the same extension point a third-party pack uses.
+
+    from tether.builtin import PackConfig, build_tools
+
+    tools = build_tools(["fs", "search", "exec"], PackConfig(roots=(Path("work"),), autoexec=True))
+
+Packs: `fs` (ls, read, append, patch, write, mkdir, copy), `search` (lexical), `exec` (terminal.run, python.exec,
+js.exec; off unless `autoexec`), `memory` (summarize, advise), `web` (wget, api_call). File paths are confined
+to the configured roots (`Roots`); code runs in `tether.sandbox`.
+"""
+
+from tether.builtin import fs as _fs  # noqa: F401  # registers the pack
+from tether.builtin._paths import Located as Located
+from tether.builtin._paths import Roots as Roots
+from tether.builtin._registry import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
+from tether.builtin._registry import PackConfig as PackConfig
+from tether.builtin._registry import ToolPack as ToolPack
+from tether.builtin._registry import build_tools as build_tools
+from tether.builtin._registry import get_pack as get_pack
+from tether.builtin._registry import packs as packs
+from tether.builtin._registry import register_pack as register_pack
+from tether.builtin.fs import FsLimits as FsLimits
+from tether.builtin.fs import fs_pack as fs_pack
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "FsLimits",
+    "Located",
+    "PackConfig",
+    "Roots",
+    "ToolPack",
+    "build_tools",
+    "fs_pack",
+    "get_pack",
+    "packs",
+    "register_pack",
+]
