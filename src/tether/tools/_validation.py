@@ -266,7 +266,10 @@ def _message(e: ValidationError) -> str:
             return "must not contain duplicate items"
         case "additionalProperties" | "unevaluatedProperties":
             schema: Any = e.schema
-            allowed: list[str] = sorted(schema.get("properties", {})) if isinstance(schema, dict) else []
+            properties: dict[str, Any] = (
+                cast(dict[str, Any], schema).get("properties", {}) if isinstance(schema, dict) else {}
+            )
+            allowed = sorted(properties)
             given: dict[str, Any] = cast(dict[str, Any], got) if isinstance(got, dict) else {}
             extra = sorted(k for k in given if k not in allowed)
             hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
