@@ -9,7 +9,7 @@ js.exec; off unless `autoexec`), `memory` (summarize, advise), `web` (wget, api_
 to the configured roots (`Roots`); code runs in `tether.sandbox`.
 """
 
-from tether.builtin import fs as _fs  # noqa: F401  # registers the pack
+# importing a pack's module registers it (register_pack, as a third-party pack does)
 from tether.builtin._paths import Located as Located
 from tether.builtin._paths import Roots as Roots
 from tether.builtin._registry import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
@@ -19,6 +19,7 @@ from tether.builtin._registry import build_tools as build_tools
 from tether.builtin._registry import get_pack as get_pack
 from tether.builtin._registry import packs as packs
 from tether.builtin._registry import register_pack as register_pack
+from tether.builtin.exec import exec_pack as exec_pack
 from tether.builtin.fs import FsLimits as FsLimits
 from tether.builtin.fs import fs_pack as fs_pack
 
@@ -30,6 +31,7 @@ __all__ = [
     "Roots",
     "ToolPack",
     "build_tools",
+    "exec_pack",
     "fs_pack",
     "get_pack",
     "packs",
