@@ -22,6 +22,7 @@ from tether.builtin._registry import register_pack as register_pack
 from tether.builtin.exec import exec_pack as exec_pack
 from tether.builtin.fs import FsLimits as FsLimits
 from tether.builtin.fs import fs_pack as fs_pack
+from tether.builtin.search import search_pack as search_pack
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -36,4 +37,5 @@ __all__ = [
     "get_pack",
     "packs",
     "register_pack",
+    "search_pack",
 ]

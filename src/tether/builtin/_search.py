@@ -1,0 +1,138 @@
+"""The engine of search.lexical: ripgrep when installed, a pure-Python walk otherwise, same results.
+
+Both search every regular file below the scope (hidden ones too, ignore files ignored), never follow
+symlinks, skip binary files (a NUL byte), and report one hit per matching line, sorted by path and line.
+ripgrep only finds the hits; context lines are read the same way for both.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tether.exceptions import ToolError
+from tether.types import ErrorCode
+
+__all__ = ["Hit", "find_hits", "ripgrep"]
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Hit:
+    path: Path
+    line: int
+    text: str
+
+
+def ripgrep() -> str | None:
+    return shutil.which("rg")
+
+
+def find_hits(
+    pattern: str, scope: Path, *, glob: str | None, ignore_case: bool, limit: int, engine: str | None = None
+) -> tuple[list[Hit], bool]:
+    """Matching lines below `scope` (a real path inside the roots), sorted; and whether there were more."""
+    rg = ripgrep() if engine in (None, "rg") else None
+    if engine == "rg" and rg is None:
+        raise ToolError(ErrorCode.INTERNAL, "ripgrep is not installed", recoverable=False)
+    hits = (
+        _rg(rg, pattern, scope, glob, ignore_case) if rg else list(_python(pattern, scope, glob, ignore_case))
+    )
+    hits.sort()
+    return hits[:limit], len(hits) > limit
+
+
+def _rg(rg: str, pattern: str, scope: Path, glob: str | None, ignore_case: bool) -> list[Hit]:
+    argv = [
+        rg,
+        "--no-heading",
+        "--line-number",
+        "--with-filename",
+        "--null",
+        "--no-messages",
+        "--color=never",
+    ]
+    argv += ["--no-ignore", "--hidden", "--no-config"]
+    if ignore_case:
+        argv.append("--ignore-case")
+    is_dir = scope.is_dir()
+    if glob and is_dir:
+        argv += ["--glob", glob]
+    argv += ["--regexp", pattern, "--", "." if is_dir else str(scope)]
+    # run in the scope: ripgrep matches globs with a slash relative to its working directory
+    cwd = scope if is_dir else None
+    done = subprocess.run(
+        argv, capture_output=True, check=False, cwd=cwd, env={"PATH": os.environ.get("PATH", "")}
+    )
+    if done.returncode == 2 and not done.stdout:
+        message = done.stderr.decode(errors="replace").strip().splitlines()
+        raise _bad_pattern(pattern, message[-1] if message else "ripgrep failed")
+    hits: list[Hit] = []
+    for record in done.stdout.split(b"\n"):
+        if not record:
+            continue
+        path, _, rest = record.partition(b"\0")
+        number, _, text = rest.partition(b":")
+        found = Path(os.fsdecode(path))
+        hits.append(Hit(Path(os.path.normpath(scope / found)) if is_dir else found, int(number), _line(text)))
+    return hits
+
+
+def _python(pattern: str, scope: Path, glob: str | None, ignore_case: bool) -> Iterator[Hit]:
+    try:
+        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        raise _bad_pattern(pattern, str(exc)) from None
+    for path in _files(scope, glob):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if b"\0" in data:  # binary, as ripgrep judges it
+            continue
+        for number, raw in enumerate(data.split(b"\n"), 1):
+            text = raw.decode("utf-8", errors="replace")
+            if regex.search(text):
+                yield Hit(path, number, _line(raw))
+
+
+def _files(scope: Path, glob: str | None) -> Iterator[Path]:
+    if not scope.is_dir():
+        if scope.is_file():
+            yield scope
+        return
+    for dirpath, dirnames, filenames in os.walk(scope, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath, name)
+            if path.is_symlink() or not path.is_file():
+                continue
+            if glob and not _glob_match(glob, path.relative_to(scope).as_posix()):
+                continue
+            yield path
+
+
+def _glob_match(glob: str, relative: str) -> bool:
+    """gitignore-style, as ripgrep's --glob: without a slash the pattern matches the file name at any depth."""
+    if glob.startswith("!"):
+        return not _glob_match(glob[1:], relative)
+    if "/" not in glob.strip("/"):
+        return fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], glob)
+    return fnmatch.fnmatchcase(relative, glob.lstrip("/").replace("**/", "*"))
+
+
+def _line(raw: bytes) -> str:
+    return raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
+
+
+def _bad_pattern(pattern: str, reason: str) -> ToolError:
+    return ToolError(
+        ErrorCode.INVALID_ARGS,
+        f"invalid regular expression {pattern!r}: {reason}",
+        suggestion="Escape special characters (e.g. \\( or \\.), or search for a simpler pattern.",
+    )

@@ -1,0 +1,100 @@
+"""The `search` pack (seed 001 §3.2): search.lexical, regex search confined to the roots.
+
+ripgrep does the finding when it is installed; otherwise a pure-Python walk gives the same results.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tether.exceptions import ToolError
+from tether.tools import Toolset, tool
+from tether.types import ErrorCode, SandboxPolicy
+
+from ._paths import Roots
+from ._registry import PackConfig, ToolPack, register_pack
+from ._search import Hit, find_hits
+
+__all__ = ["SEARCH_PACK", "search_pack"]
+
+_MAX_LINE = 500
+_MAX_RESULTS = 1000
+_MAX_CONTEXT = 10
+
+
+def search_pack(roots: Sequence[str | os.PathLike[str]], *, engine: str | None = None) -> Toolset:
+    """Search tools confined to `roots`.
+
+    Args:
+        roots: Directories that may be searched; the first is where relative scopes start.
+        engine: `"rg"` or `"python"` to force one; by default ripgrep when installed.
+    """
+    box = Roots(roots)
+
+    @tool(
+        name="search.lexical",
+        category="search",
+        side_effects="none",
+        requires_why=True,
+        sandbox=SandboxPolicy(filesystem=tuple(f"{root}/**" for root in box.paths)),
+        examples=[
+            {
+                "input": {"query": "YAML Jazz", "scope": "docs", "glob": "*.md", "context": 1},
+                "why": "Find where YAML Jazz is defined to understand its principles",
+            }
+        ],
+    )
+    def lexical(
+        query: str,
+        scope: str = ".",
+        glob: str | None = None,
+        context: int = 0,
+        ignore_case: bool = False,
+        max_results: int = 100,
+    ) -> list[dict[str, Any]]:
+        """Full-text search with regular expressions; one result per matching line.
+
+        Args:
+            query: Search pattern (a regular expression; escape special characters for a literal search).
+            scope: Directory (or file) to search in, relative to the workspace root.
+            glob: File pattern, e.g. "*.md" (any depth) or "src/**/*.py".
+            context: Lines of context to return before and after each match (at most 10).
+            ignore_case: Match letters case-insensitively.
+            max_results: The most results to return (at most 1000).
+        """
+        if not query:
+            raise ToolError(ErrorCode.INVALID_ARGS, "query must not be empty", suggestion='e.g. "def parse"')
+        where = box.resolve(scope, what="scope")
+        limit = max(1, min(max_results, _MAX_RESULTS))
+        hits, _ = find_hits(query, where, glob=glob, ignore_case=ignore_case, limit=limit, engine=engine)
+        around = max(0, min(context, _MAX_CONTEXT))
+        return [_result(box, hit, around) for hit in hits]
+
+    return Toolset(lexical)
+
+
+def _result(box: Roots, hit: Hit, around: int) -> dict[str, Any]:
+    item: dict[str, Any] = {"path": box.display(hit.path), "line": hit.line, "content": hit.text[:_MAX_LINE]}
+    item["context"] = _context(box, hit, around) if around else []
+    return item
+
+
+def _context(box: Roots, hit: Hit, around: int) -> list[str]:
+    fd = box.open(str(hit.path), os.O_RDONLY)  # through the roots again: the tree may have changed
+    with os.fdopen(fd, "rb") as f:
+        lines = f.read(8 * 1024 * 1024).split(b"\n")
+    start, end = max(0, hit.line - 1 - around), min(len(lines), hit.line + around)
+    return [raw.rstrip(b"\r").decode("utf-8", errors="replace")[:_MAX_LINE] for raw in lines[start:end]]
+
+
+def _build(config: PackConfig) -> Toolset:
+    roots: list[Path] = list(config.roots) or [config.exec_workspace]
+    return search_pack(roots, engine=config.options.get("search_engine"))
+
+
+SEARCH_PACK = register_pack(
+    ToolPack("search", _build, "Search: search.lexical (regex, scope, glob, context)")
+)

@@ -1,0 +1,118 @@
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.builtin.search import search_pack
+from tether.execution import Executor
+from tether.types import ToolCall
+
+pytestmark = pytest.mark.anyio
+
+ENGINES = [
+    "python",
+    pytest.param("rg", marks=pytest.mark.skipif(shutil.which("rg") is None, reason="no ripgrep")),
+]
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    (root / "docs" / "deep").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "docs" / "a.md").write_text("# Title\nYAML Jazz is semantic\nmore\nyaml jazz again\n")
+    (root / "docs" / "deep" / "b.md").write_text("nothing\nJazz hands\n")
+    (root / "docs" / "notes.txt").write_text("Jazz in a txt\n")
+    (root / "src" / "x.py").write_text("def parse():\n    return 'jazz'\r\n")
+    (root / ".hidden.md").write_text("Jazz hidden\n")
+    (root / "bin.dat").write_bytes(b"Jazz\x00binary")
+    (root / ".gitignore").write_text("docs/\n")
+    (tmp_path / "outside.md").write_text("Jazz outside\n")
+    (root / "out_link.md").symlink_to(tmp_path / "outside.md")
+    return root
+
+
+async def call(root: Path, engine: str, **arguments: Any) -> Any:
+    executor = Executor(search_pack([root], engine=engine))
+    why = "Find where YAML Jazz is defined to understand its principles"
+    return await executor.execute(ToolCall(id="c1", name="search.lexical", arguments=arguments, why=why))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_results_are_sorted_lines_with_paths_relative_to_the_root(docs: Path, engine: str) -> None:
+    envelope = await call(docs, engine, query="Jazz")
+    assert [(r["path"], r["line"], r["content"]) for r in envelope.data] == [
+        (".hidden.md", 1, "Jazz hidden"),
+        ("docs/a.md", 2, "YAML Jazz is semantic"),
+        ("docs/deep/b.md", 2, "Jazz hands"),
+        ("docs/notes.txt", 1, "Jazz in a txt"),
+    ]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_scope_glob_case_and_context(docs: Path, engine: str) -> None:
+    envelope = await call(docs, engine, query="jazz", scope="docs", glob="*.md", ignore_case=True, context=1)
+    assert envelope.data == [
+        {
+            "path": "docs/a.md",
+            "line": 2,
+            "content": "YAML Jazz is semantic",
+            "context": ["# Title", "YAML Jazz is semantic", "more"],
+        },
+        {
+            "path": "docs/a.md",
+            "line": 4,
+            "content": "yaml jazz again",
+            "context": ["more", "yaml jazz again", ""],
+        },
+        {
+            "path": "docs/deep/b.md",
+            "line": 2,
+            "content": "Jazz hands",
+            "context": ["nothing", "Jazz hands", ""],
+        },
+    ]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_regex_and_crlf_lines(docs: Path, engine: str) -> None:
+    envelope = await call(docs, engine, query=r"return '\w+'", scope="src")
+    assert envelope.data == [{"path": "src/x.py", "line": 2, "content": "    return 'jazz'", "context": []}]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_a_path_glob_and_max_results(docs: Path, engine: str) -> None:
+    envelope = await call(docs, engine, query="Jazz", glob="docs/**/*.md", max_results=1)
+    assert [(r["path"], r["line"]) for r in envelope.data] == [("docs/a.md", 2)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_a_scope_outside_the_root_is_refused(docs: Path, engine: str) -> None:
+    for scope in ("..", "/etc", "out_link.md"):
+        assert (await call(docs, engine, query="Jazz", scope=scope)).error.code == "PERMISSION_DENIED"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_an_invalid_pattern_is_invalid_args(docs: Path, engine: str) -> None:
+    envelope = await call(docs, engine, query="(unclosed")
+    assert envelope.error.code == "INVALID_ARGS"
+    assert envelope.error.message.startswith("invalid regular expression '(unclosed'")
+
+
+async def test_both_engines_agree_on_a_larger_tree(tmp_path: Path) -> None:
+    if shutil.which("rg") is None:
+        pytest.skip("no ripgrep")
+    root = tmp_path / "tree"
+    for i in range(30):
+        folder = root / f"pkg{i % 5}" / f"mod{i}"
+        folder.mkdir(parents=True)
+        (folder / f"f{i}.py").write_text(
+            "".join(f"def func_{i}_{j}(x):\n    return x * {j}\n" for j in range(40))
+        )
+    results = {
+        engine: (await call(root, engine, query=r"def func_\d+_3\d\(", max_results=1000)).data
+        for engine in ("rg", "python")
+    }
+    assert results["rg"] == results["python"]
+    assert len(results["rg"]) == 300
