@@ -1,0 +1,46 @@
+"""The entry points: `parse`, `stream_parser`, `render_tools`, `render_results`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tether.dialects._base import Dialect, StreamParser
+from tether.dialects._events import ParseResult
+from tether.dialects._registry import get_dialect
+from tether.dialects._tools import ToolIndex
+from tether.types import ToolResultMessage
+
+__all__ = ["parse", "render_results", "render_tools", "stream_parser"]
+
+
+def stream_parser(dialect: str | Dialect = "hermes", tools: Any = None) -> StreamParser:
+    """A fresh incremental parser: `feed(delta)` text as it arrives, then `close()`; `.result` at any time.
+
+    Args:
+        dialect: A registered dialect name (see `dialect_names()`), `"auto"`, or a `Dialect`.
+        tools: None, a Toolset, ToolSpecs, or tool dicts in any format tether reads; used for positional
+            arguments and for typing values that a format carries as text.
+    """
+    return get_dialect(dialect).stream_parser(ToolIndex.of(tools))
+
+
+def parse(text: str, dialect: str | Dialect = "hermes", tools: Any = None) -> ParseResult:
+    """Read the tool calls, content and reasoning out of one complete model output. Never raises on `text`.
+
+    Equal to feeding `text` to `stream_parser(dialect, tools)` in any pieces and closing it.
+    """
+    p = stream_parser(dialect, tools)
+    p.feed(text)
+    p.close()
+    return p.result
+
+
+def render_tools(dialect: str | Dialect, tools: Any) -> str:
+    """The system-prompt text that teaches a model `dialect` for these tools."""
+    return get_dialect(dialect).render_tools(ToolIndex.of(tools))
+
+
+def render_results(dialect: str | Dialect, results: Sequence[ToolResultMessage]) -> str:
+    """Tool results in the text form `dialect` feeds back to the model."""
+    return get_dialect(dialect).render_results(results)

@@ -1,0 +1,522 @@
+"""The machinery every dialect shares: the `Dialect` base class and the streaming parser bases.
+
+A text dialect describes its format as *openers*: markers that begin a region (a tool call, a block of
+calls, or reasoning) and how the region ends (literal end markers, balanced brackets, or the end of the
+text). `RegionParser` scans only new characters, holding back at most a bounded tail that could still
+become a marker, so `feed` costs time proportional to the delta and content is emitted as soon as it can
+no longer be part of a marker. `parse(text)` is `feed(text)` + `close()` on a fresh parser, so the result
+of a stream equals the one-shot result for every split of the text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from tether.dialects._events import (
+    CallCompleted,
+    CallDelta,
+    CallFailed,
+    CallStarted,
+    ParseError,
+    ParseEvent,
+    ParseResult,
+    PartialCall,
+    ReasoningDelta,
+    TextDelta,
+)
+from tether.dialects._tools import ToolIndex
+from tether.exceptions import UserError
+from tether.types import Provenance, Repair, ToolCall, ToolResultMessage
+
+__all__ = ["Balancer", "Dialect", "Opener", "RegionParser", "StreamParser", "render_envelope"]
+
+_RAW_LIMIT = 300
+
+
+class StreamParser(ABC):
+    """Incremental parser of one model output. Subclasses implement `_feed` and `_close`."""
+
+    def __init__(self, dialect: str, tools: ToolIndex):
+        self.dialect = dialect
+        self.tools = tools
+        self._events: list[ParseEvent] = []
+        self._content: list[str] = []
+        self._reasoning: list[str] | None = None
+        self._calls: list[ToolCall] = []
+        self._errors: list[ParseError] = []
+        self._closed = False
+        self._broken = False
+        self._next_id = 0
+        self._fed = 0
+        """Characters fed so far: the absolute offset of the next delta."""
+
+    # ------------------------------------------------------------------------------------------ public
+
+    def feed(self, delta: str) -> list[ParseEvent]:
+        """Parse the next piece of model output; returns the events it completes."""
+        if self._closed:
+            raise UserError(
+                "feed() after close(): start a new parser with stream_parser(...) for a new output."
+            )
+        self._events = []
+        if delta:
+            start = self._fed
+            self._fed += len(delta)
+            self._guarded(lambda: self._feed(delta, start))
+        return self._events
+
+    def close(self) -> list[ParseEvent]:
+        """Mark the end of the output: unfinished calls are completed (repaired) or reported as failed."""
+        if self._closed:
+            return []
+        self._events = []
+        self._guarded(self._close)
+        self._closed = True
+        return self._events
+
+    @property
+    def result(self) -> ParseResult:
+        """Everything parsed so far (the whole result once `close()` has been called)."""
+        return ParseResult(
+            dialect=self.dialect,
+            calls=list(self._calls),
+            content="".join(self._content),
+            reasoning=None if self._reasoning is None else "".join(self._reasoning),
+            errors=list(self._errors),
+        )
+
+    def partial_calls(self) -> list[PartialCall]:
+        """Calls still being streamed, with their arguments parsed so far (costs a parse of what they hold)."""
+        return []
+
+    # -------------------------------------------------------------------------------------- subclasses
+
+    @abstractmethod
+    def _feed(self, delta: str, start: int) -> None: ...
+
+    @abstractmethod
+    def _close(self) -> None: ...
+
+    # -------------------------------------------------------------------------------------------- emit
+
+    def _guarded(self, step: Any) -> None:
+        if self._broken:
+            return
+        try:
+            step()
+        except Exception as e:  # a parser bug must not take the caller down with the model's output
+            self._broken = True
+            self._error(
+                f"internal parser error ({type(e).__name__}: {e}); the rest of the output was ignored"
+            )
+
+    def new_id(self) -> str:
+        call_id = f"call_{self._next_id}"
+        self._next_id += 1
+        return call_id
+
+    def text(self, s: str) -> None:
+        if s:
+            self._content.append(s)
+            self._events.append(TextDelta(text=s))
+
+    def reasoning(self, s: str) -> None:
+        if self._reasoning is None:
+            self._reasoning = []
+        if s:
+            self._reasoning.append(s)
+            self._events.append(ReasoningDelta(text=s))
+
+    def started(self, call_id: str, name: str) -> None:
+        self._events.append(CallStarted(id=call_id, name=name))
+
+    def delta(self, call_id: str, arguments_delta: str) -> None:
+        if arguments_delta:
+            self._events.append(CallDelta(id=call_id, arguments_delta=arguments_delta))
+
+    def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        span: tuple[int, int] | None,
+        repairs: Sequence[Repair] = (),
+        *,
+        call_id: str | None = None,
+        announced: bool = False,
+        **extra: Any,
+    ) -> ToolCall | None:
+        """Record a complete call; emits started/delta events too unless `announced` already did."""
+        call_id = call_id or self.new_id()
+        try:
+            tool_call = ToolCall(
+                id=call_id,
+                name=name,
+                arguments=arguments,
+                provenance=Provenance(dialect=self.dialect, span=span, repairs=tuple(repairs)),
+                **extra,
+            )
+        except ValueError as e:
+            self.fail(f"invalid call: {e}", span, "", call_id=call_id)
+            return None
+        if not announced:
+            self.started(call_id, name)
+            self.delta(call_id, json.dumps(arguments, ensure_ascii=False))
+        self._calls.append(tool_call)
+        self._events.append(CallCompleted(call=tool_call))
+        return tool_call
+
+    def fail(
+        self, message: str, span: tuple[int, int] | None, raw: str, *, call_id: str | None = None
+    ) -> None:
+        """Record a call that could not be read (the other calls are unaffected)."""
+        if len(raw) > _RAW_LIMIT:
+            raw = raw[: _RAW_LIMIT // 2] + " … " + raw[-_RAW_LIMIT // 2 :]
+        error = ParseError(message=message, dialect=self.dialect, span=span, raw=raw, call_id=call_id)
+        self._errors.append(error)
+        self._events.append(CallFailed(error=error))
+
+    def _error(self, message: str) -> None:
+        error = ParseError(message=message, dialect=self.dialect, span=(self._fed, self._fed))
+        self._errors.append(error)
+        self._events.append(CallFailed(error=error))
+
+
+# ------------------------------------------------------------------------------------------------ regions
+
+
+@dataclass(frozen=True, slots=True)
+class Opener:
+    """How a region of the output begins and ends.
+
+    Attributes:
+        start: The literal marker that begins the region.
+        kind: `call` regions are handed to the dialect; `reasoning` regions become reasoning text;
+            `drop` openers are template tokens: the marker itself is removed.
+        ends: Literal markers that end the region (the earliest wins); empty with `balanced=False` means the
+            region runs to the end of the output.
+        balanced: The region is the bracketed value beginning at the marker (kept in the body); it ends
+            when its brackets balance.
+        guard: A pattern that must match at the marker, within `guard_len` characters, for it to count.
+        line_start: The marker counts only at the start of a line.
+        output_start: The opener is tried only at the first non-blank character of the output, where
+            `start` may be empty (the guard alone decides).
+        quotes: String quote characters, for `balanced` regions.
+    """
+
+    start: str
+    kind: Literal["call", "reasoning", "drop"] = "call"
+    ends: tuple[str, ...] = ()
+    balanced: bool = False
+    guard: re.Pattern[str] | None = None
+    guard_len: int = 0
+    line_start: bool = False
+    output_start: bool = False
+    quotes: str = "\"'"
+    tag: str = ""
+    """A name for the dialect's own use (to tell openers apart)."""
+
+
+class Balancer:
+    """Tracks bracket depth across chunks, ignoring brackets inside strings."""
+
+    __slots__ = ("depth", "escape", "quote", "quotes")
+
+    def __init__(self, quotes: str):
+        self.quotes = quotes
+        self.depth = 0
+        self.quote = ""
+        self.escape = False
+
+    def feed(self, s: str, start: int = 0) -> int:
+        """Consume `s[start:]`; returns the index just past the bracket that balances, or -1."""
+        quote, escape, depth, quotes = self.quote, self.escape, self.depth, self.quotes
+        for i in range(start, len(s)):
+            c = s[i]
+            if quote:
+                if escape:
+                    escape = False
+                elif c == "\\":
+                    escape = True
+                elif c == quote:
+                    quote = ""
+            elif c in quotes:
+                quote = c
+            elif c in "[{(":
+                depth += 1
+            elif c in "]})":
+                depth -= 1
+                if depth <= 0:
+                    self.quote, self.escape, self.depth = quote, escape, 0
+                    return i + 1
+        self.quote, self.escape, self.depth = quote, escape, depth
+        return -1
+
+
+@dataclass(slots=True)
+class _Region:
+    opener: Opener
+    start: int
+    """Absolute offset where the region (its start marker) begins."""
+    body_start: int
+    parts: list[str] = field(default_factory=list[str])
+    size: int = 0
+    tail: str = ""
+    balancer: Balancer | None = None
+
+
+class RegionParser(StreamParser):
+    """A stream parser for formats made of marked regions in free text (see `Opener`).
+
+    Subclasses set `openers` and implement `on_region`; they may override `on_progress` to announce calls
+    and stream argument fragments before a region ends.
+    """
+
+    openers: ClassVar[tuple[Opener, ...]] = ()
+
+    def __init__(self, dialect: str, tools: ToolIndex):
+        super().__init__(dialect, tools)
+        self._hold = ""
+        self._hold_start = 0
+        self._last_char = "\n"
+        self._region: _Region | None = None
+        openers = self.active_openers()
+        self._openers = tuple(o for o in openers if not o.output_start)
+        self._start_openers = tuple(o for o in openers if o.output_start)
+        self._at_start = bool(self._start_openers)
+        firsts = sorted({o.start[0] for o in self._openers})
+        self._first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
+
+    def active_openers(self) -> tuple[Opener, ...]:
+        """The openers in force (override to vary them with the tools or options)."""
+        return self.openers
+
+    # ------------------------------------------------------------------------------------------ hooks
+
+    @abstractmethod
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        """Handle a finished region: `body` is its text without the markers (with them for `balanced`)."""
+
+    def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
+        """More of a call region arrived (`chunk`); override to stream call events early."""
+
+    def after_text(self, text: str) -> None:
+        """Hook for plain text between regions (default: it is content)."""
+        self.text(text)
+
+    # ----------------------------------------------------------------------------------------- scanning
+
+    def _feed(self, delta: str, start: int) -> None:
+        self._process(delta, start, eof=False)
+
+    def _close(self) -> None:
+        self._process("", self._fed, eof=True)
+
+    def _emit_text(self, s: str) -> None:
+        if s:
+            self._last_char = s[-1]
+            self.after_text(s)
+
+    def _process(self, data: str, offset: int, eof: bool) -> None:
+        while True:
+            region = self._region
+            if region is None:
+                if self._hold:
+                    data, offset = self._hold + data, self._hold_start
+                    self._hold = ""
+                if not data and not eof:
+                    return
+                found = self._find_start_opener(data, eof) if self._at_start else None
+                if found is None:
+                    found = self._find_opener(data, eof)
+                if found is None:
+                    self._emit_text(data)
+                    return
+                p, opener, verdict = found
+                self._emit_text(data[:p])
+                if verdict == "maybe":
+                    self._hold, self._hold_start = data[p:], offset + p
+                    return
+                assert opener is not None
+                skip = 0 if opener.balanced else len(opener.start)
+                if opener.kind == "drop":
+                    data, offset = data[p + skip :], offset + p + skip
+                    continue
+                self._region = _Region(opener, offset + p, offset + p + skip)
+                if opener.balanced:
+                    self._region.balancer = Balancer(opener.quotes)
+                elif opener.kind == "reasoning":
+                    self.reasoning("")
+                data, offset = data[p + skip :], offset + p + skip
+                continue
+            used = self._region_feed(region, data, eof)
+            if used < 0:
+                return
+            data, offset = data[used:], offset + used
+            if eof and not data:
+                return
+
+    def _find_start_opener(self, data: str, eof: bool) -> tuple[int, Opener | None, str] | None:
+        q = len(data) - len(data.lstrip())
+        if q == len(data):
+            return None if eof else (0, None, "maybe")
+        for o in self._start_openers:
+            if not data.startswith(o.start, q):
+                continue
+            if o.guard is not None:
+                if len(data) - q < o.guard_len and not eof:
+                    return q, None, "maybe"
+                if not o.guard.match(data, q, q + o.guard_len):
+                    continue
+            self._at_start = False
+            return q, o, "yes"
+        self._at_start = False
+        return None
+
+    def _find_opener(self, data: str, eof: bool) -> tuple[int, Opener | None, str] | None:
+        if self._first is None:
+            return None
+        for m in self._first.finditer(data):
+            p = m.start()
+            maybe = False
+            for o in self._openers:
+                avail = len(data) - p
+                if not data.startswith(o.start, p):
+                    if not eof and avail < len(o.start) and o.start.startswith(data[p:]):
+                        maybe = True
+                    continue
+                if o.line_start and (data[p - 1] if p else self._last_char) != "\n":
+                    continue
+                if o.guard is not None:
+                    if avail < o.guard_len and not eof:
+                        maybe = True
+                        continue
+                    if not o.guard.match(data, p, p + o.guard_len):
+                        continue
+                if maybe:  # an earlier-listed opener may still match here
+                    return p, None, "maybe"
+                return p, o, "yes"
+            if maybe:
+                return p, None, "maybe"
+        return None
+
+    def _region_feed(self, region: _Region, data: str, eof: bool) -> int:
+        """Feed `data` to the open region; returns how much of `data` it used once it ends, else -1."""
+        o = region.opener
+        if o.balanced:
+            assert region.balancer is not None
+            k = region.balancer.feed(data)
+            if k >= 0:
+                self._end_region(region, data[:k], region.body_start + region.size + k, True)
+                return k
+            self._grow(region, data)
+            if eof:
+                self._end_region(region, "", region.body_start + region.size, False)
+                return len(data)
+            return -1
+        if o.ends:
+            window = region.tail + data
+            best, best_end = -1, ""
+            for e in o.ends:
+                j = window.find(e)
+                if j >= 0 and (best < 0 or j < best):
+                    best, best_end = j, e
+            if best >= 0:
+                cut = best - len(region.tail)  # may be negative: the marker began in the tail
+                used = cut + len(best_end)
+                if o.kind != "call":
+                    if o.kind == "reasoning":
+                        self.reasoning(window[:best])
+                    self._region = None
+                    return used
+                if cut < 0:
+                    self._trim(region, -cut)
+                    self._end_region(region, "", region.body_start + region.size, True, len(best_end))
+                else:
+                    body_end = region.body_start + region.size + cut
+                    self._end_region(region, data[:cut], body_end, True, len(best_end))
+                return used
+            keep = max(len(e) for e in o.ends) - 1
+            if o.kind != "call":
+                # emit reasoning as it comes, holding back only what may begin an end marker
+                safe = len(window) - keep
+                if safe > 0:
+                    if o.kind == "reasoning":
+                        self.reasoning(window[:safe])
+                    region.tail = window[safe:]
+                else:
+                    region.tail = window
+                if eof:
+                    if o.kind == "reasoning":
+                        self.reasoning(region.tail)
+                    self._region = None
+                    return len(data)
+                return -1
+            self._grow(region, data)
+            region.tail = window[-keep:] if keep else ""
+        else:
+            self._grow(region, data)
+        if eof:
+            self._end_region(region, "", region.body_start + region.size, not o.ends)
+            return len(data)
+        return -1
+
+    def _grow(self, region: _Region, data: str) -> None:
+        if data:
+            region.parts.append(data)
+            region.size += len(data)
+            if region.opener.kind == "call":
+                self.on_progress(region.opener, data, region.start)
+
+    def _trim(self, region: _Region, n: int) -> None:
+        body = "".join(region.parts)[: region.size - n]
+        region.parts, region.size = [body], len(body)
+
+    def _end_region(self, region: _Region, last: str, end: int, complete: bool, marker_len: int = 0) -> None:
+        self._region = None
+        o = region.opener
+        if o.kind == "reasoning":
+            self.reasoning(region.tail + last)
+            return
+        if o.kind == "drop":
+            return
+        if last:
+            region.parts.append(last)
+            self.on_progress(o, last, region.start)
+        self.on_region(o, "".join(region.parts), (region.start, end + marker_len), complete)
+
+
+class Dialect(ABC):
+    """A tool-call format: how to teach it, how to read it, how to feed results back."""
+
+    name: ClassVar[str]
+    """The name `parse(..., dialect=name)` uses."""
+    description: ClassVar[str] = ""
+
+    @abstractmethod
+    def stream_parser(self, tools: ToolIndex) -> StreamParser:
+        """A fresh incremental parser for one model output."""
+
+    def detect(self, text: str) -> int | None:
+        """Where this format's first unmistakable marker is in `text`, if any (for `auto`)."""
+        return None
+
+    @abstractmethod
+    def render_tools(self, tools: ToolIndex) -> str:
+        """The system-prompt text that teaches a model this format for these tools."""
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        """Tool results as the text fed back to the model (default: one tagged JSON envelope per result)."""
+        return "\n".join(
+            f'<tool_response name="{r.name}" id="{r.call_id}">\n{render_envelope(r)}\n</tool_response>'
+            for r in results
+        )
+
+
+def render_envelope(result: ToolResultMessage) -> str:
+    """The result's envelope as compact JSON."""
+    return result.envelope.model_dump_json(exclude_none=True)

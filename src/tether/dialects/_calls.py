@@ -1,0 +1,123 @@
+"""Reading tool calls out of parsed JSON values, whatever keys the model used."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from tether.dialects._base import StreamParser
+from tether.dialects._json import Flavor, LooseValue, loads
+from tether.types import Repair
+
+__all__ = ["JsonCall", "emit_json_calls", "read_call", "read_calls"]
+
+_NAME_KEYS = ("name", "function", "tool", "tool_name", "operation")
+_ARG_KEYS = ("arguments", "parameters", "args", "input", "params", "argument")
+
+
+@dataclass(slots=True)
+class JsonCall:
+    """A call read from a JSON value (or why it could not be)."""
+
+    name: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict[str, Any])
+    id: str | None = None
+    repairs: list[Repair] = field(default_factory=list[Repair])
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+def _arguments(value: Any, repairs: list[Repair]) -> dict[str, Any] | str:
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return cast(dict[str, Any], value)
+    if isinstance(value, str):  # OpenAI style: arguments as a JSON string
+        parsed = loads(value) if value.strip() else LooseValue({})
+        parsed_value: Any = parsed.value
+        if parsed.ok and isinstance(parsed_value, dict):
+            repairs.extend(parsed.repairs)
+            return cast(dict[str, Any], parsed_value)
+        return f"arguments are a string that is not a JSON object: {value[:80]!r}"
+    return f"arguments must be an object, got {type(value).__name__}"
+
+
+def read_call(value: Any, *, single_key: bool = False) -> JsonCall:
+    """Read one call from `{"name", "arguments"|"parameters"|...}`, `{"function": {...}}` and kin.
+
+    With `single_key`, `{"tool_name": {...args}}` is read too.
+    """
+    if not isinstance(value, dict):
+        return JsonCall(error=f"a call must be an object, got {type(value).__name__}")
+    obj = cast(dict[str, Any], value)
+    fn = obj.get("function")
+    if isinstance(fn, dict):
+        inner = read_call(fn)
+        inner.id = inner.id or _str_or_none(obj.get("id"))
+        return inner
+    call = JsonCall(id=_str_or_none(obj.get("id") or obj.get("call_id")))
+    name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
+    if name is None:
+        if single_key and len(obj) == 1:
+            ((name, args),) = obj.items()
+            result = _arguments(args, call.repairs)
+            if isinstance(result, str):
+                call.error = result
+            else:
+                call.name, call.arguments = name, result
+            return call
+        call.error = "a call needs a name"
+        return call
+    call.name = name.strip()
+    arg_key = next((k for k in _ARG_KEYS if k in obj), None)
+    result = _arguments(obj.get(arg_key) if arg_key else None, call.repairs)
+    if isinstance(result, str):
+        call.error = result
+        return call
+    call.arguments = result
+    if not call.name:
+        call.error = "a call needs a name"
+    return call
+
+
+def read_calls(value: Any, *, single_key: bool = False) -> list[JsonCall]:
+    """Calls from one object or a list of them."""
+    if isinstance(value, list):
+        return [read_call(v, single_key=single_key) for v in cast(list[Any], value)]
+    return [read_call(value, single_key=single_key)]
+
+
+def _str_or_none(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def emit_json_calls(
+    parser: StreamParser,
+    body: str,
+    span: tuple[int, int],
+    complete: bool,
+    *,
+    flavor: Flavor = "json",
+    single_key: bool = False,
+    extra_repairs: Sequence[Repair] = (),
+) -> None:
+    """Parse `body` as one JSON call or a list of calls and record them (errors for the bad ones)."""
+    parsed = loads(body, flavor=flavor)
+    if not parsed.ok:
+        parser.fail(f"invalid JSON: {parsed.error}", span, body)
+        return
+    repairs = [*extra_repairs, *parsed.repairs]
+    if not complete and not any(r.kind == "unbalanced_brackets" for r in repairs):
+        repairs.append(Repair(kind="unterminated", message="the call's end marker is missing"))
+    for c in read_calls(parsed.value, single_key=single_key):
+        if c.error:
+            parser.fail(c.error, span, body)
+        else:
+            parser.call(c.name, c.arguments, span, [*repairs, *c.repairs], call_id=c.id)
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON for prompts."""
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))

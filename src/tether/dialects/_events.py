@@ -1,0 +1,110 @@
+"""What parsing produces: stream events, parse errors and the final `ParseResult` (data, never exceptions)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tether.types import ToolCall
+
+__all__ = [
+    "CallCompleted",
+    "CallDelta",
+    "CallFailed",
+    "CallStarted",
+    "ParseError",
+    "ParseEvent",
+    "ParseResult",
+    "PartialCall",
+    "ReasoningDelta",
+    "TextDelta",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ParseError(_Frozen):
+    """A problem in the model's output: a call that could not be read, with where it was."""
+
+    message: str
+    dialect: str
+    span: tuple[int, int] | None = None
+    """Character offsets `[start, end)` of the offending text in the model's output."""
+    raw: str = ""
+    """The offending text (at most a few hundred characters of it)."""
+    call_id: str | None = None
+    """The id the failed call would have had, when the parser had already announced it."""
+
+
+class TextDelta(_Frozen):
+    """Text a user would see, as soon as it can no longer be part of a call."""
+
+    kind: Literal["text"] = "text"
+    text: str
+
+
+class ReasoningDelta(_Frozen):
+    """Thinking text, where the format marks it."""
+
+    kind: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+class CallStarted(_Frozen):
+    """A call began; its name is known."""
+
+    kind: Literal["call_started"] = "call_started"
+    id: str
+    name: str
+
+
+class CallDelta(_Frozen):
+    """More of a call's arguments, as JSON text fragments (join them for the arguments' JSON text)."""
+
+    kind: Literal["call_delta"] = "call_delta"
+    id: str
+    arguments_delta: str
+
+
+class CallCompleted(_Frozen):
+    """A call is complete and parsed (possibly with repairs, see `call.provenance.repairs`)."""
+
+    kind: Literal["call_completed"] = "call_completed"
+    call: ToolCall
+
+
+class CallFailed(_Frozen):
+    """A call could not be read; the other calls are unaffected."""
+
+    kind: Literal["call_failed"] = "call_failed"
+    error: ParseError
+
+
+ParseEvent = Annotated[
+    TextDelta | ReasoningDelta | CallStarted | CallDelta | CallCompleted | CallFailed,
+    Field(discriminator="kind"),
+]
+"""One event of a streaming parse."""
+
+
+class PartialCall(_Frozen):
+    """A call still being streamed, with the arguments parsed so far."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ParseResult(_Frozen):
+    """Everything read from one model output."""
+
+    dialect: str
+    calls: list[ToolCall] = Field(default_factory=list[ToolCall])
+    content: str = ""
+    """The text outside tool calls: what the user would see."""
+    reasoning: str | None = None
+    """Thinking text where the format marks it; `None` when there was none."""
+    errors: list[ParseError] = Field(default_factory=list[ParseError])

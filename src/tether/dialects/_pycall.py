@@ -1,0 +1,175 @@
+"""Function-call syntax: `name(1, "x", key=value)` with Python or JavaScript literals, and lists of calls."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tether.dialects._json import Flavor, parse_value, skip_ws
+from tether.dialects._tools import ToolIndex
+from tether.types import Repair
+
+__all__ = ["SyntaxCall", "bind_arguments", "parse_call", "parse_call_list"]
+
+NAME = re.compile(r"[A-Za-z_][\w.:\-]*")
+_KWARG = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)")
+
+
+@dataclass(slots=True)
+class SyntaxCall:
+    """One call as written: its name, positional and keyword arguments."""
+
+    name: str = ""
+    args: list[Any] = field(default_factory=list[Any])
+    kwargs: dict[str, Any] = field(default_factory=dict[str, Any])
+    start: int = 0
+    end: int = 0
+    repairs: list[Repair] = field(default_factory=list[Repair])
+    error: str | None = None
+
+
+def parse_call(text: str, i: int, end: int, flavor: Flavor) -> SyntaxCall:
+    """Parse `name(args)` at `i` (after whitespace); `.error` is set when it is not one."""
+    i = skip_ws(text, i, end)
+    call = SyntaxCall(start=i)
+    m = NAME.match(text, i, end)
+    if not m:
+        call.error, call.end = "expected a function name", i
+        return call
+    call.name = m.group().rstrip(".:-")
+    i = skip_ws(text, m.end(), end)
+    if i >= end or text[i] != "(":
+        call.error, call.end = f"expected '(' after {call.name}", i
+        return call
+    i += 1
+    first = True
+    while True:
+        i = skip_ws(text, i, end)
+        if i >= end:
+            call.repairs.append(
+                Repair(kind="unbalanced_brackets", message="closed a call cut off by the end")
+            )
+            call.end = end
+            return call
+        if text[i] == ")":
+            call.end = i + 1
+            return call
+        if not first:
+            if text[i] != ",":
+                call.error, call.end = f"expected ',' or ')' in the arguments of {call.name}", i
+                return call
+            i = skip_ws(text, i + 1, end)
+            if i < end and text[i] == ")":
+                call.end = i + 1
+                return call
+            if i >= end:
+                continue
+        first = False
+        key = None
+        if flavor == "python":
+            km = _KWARG.match(text, i, end)
+            if km:
+                key, i = km.group(1), km.end()
+        elif call.kwargs:
+            call.error, call.end = "positional argument after keyword arguments", i
+            return call
+        path = f"$.{key}" if key else f"$[{len(call.args)}]"
+        v = parse_value(text, i, end, flavor=flavor)
+        for r in v.repairs:
+            call.repairs.append(r.model_copy(update={"path": path}) if r.path == "$" else _reroot(r, path))
+        if not v.ok:
+            call.error, call.end = f"in the arguments of {call.name}: {v.error}", v.end
+            return call
+        if key is None:
+            if call.kwargs:
+                call.error, call.end = "positional argument after keyword arguments", i
+                return call
+            call.args.append(v.value)
+        else:
+            if key in call.kwargs:
+                call.repairs.append(
+                    Repair(kind="duplicate_argument", message=f"{key} given twice", path=path)
+                )
+            call.kwargs[key] = v.value
+        i = v.end
+
+
+def _reroot(r: Repair, path: str) -> Repair:
+    if r.path and r.path.startswith("$"):
+        return r.model_copy(update={"path": path + r.path[1:]})
+    return r
+
+
+def parse_call_list(
+    text: str, flavor: Flavor = "python"
+) -> tuple[list[SyntaxCall], str | None, list[Repair]]:
+    """Parse `[call, call, ...]` or a single bare `call` (the whole text); returns calls, error, repairs.
+
+    Calls that fail are returned with `.error` set; the list-level error is for text that is no call list.
+    """
+    end = len(text)
+    i = skip_ws(text, 0)
+    repairs: list[Repair] = []
+    calls: list[SyntaxCall] = []
+    if i < end and text[i] != "[":
+        c = parse_call(text, i, end, flavor)
+        calls.append(c)
+        while c.error is None:
+            j = skip_ws(text, c.end)
+            if j < end and text[j] in ",;":
+                j = skip_ws(text, j + 1)
+            if j >= end:
+                break
+            c = parse_call(text, j, end, flavor)
+            calls.append(c)
+        return calls, None, repairs
+    i += 1
+    while True:
+        i = skip_ws(text, i)
+        if i >= end:
+            repairs.append(
+                Repair(kind="unbalanced_brackets", message="closed a call list cut off by the end")
+            )
+            return calls, None, repairs
+        if text[i] == "]":
+            return calls, None, repairs
+        if calls:
+            if text[i] != ",":
+                return calls, f"expected ',' or ']' after call {calls[-1].name}", repairs
+            i = skip_ws(text, i + 1)
+            if i < end and text[i] == "]":
+                return calls, None, repairs
+        c = parse_call(text, i, end, flavor)
+        calls.append(c)
+        if c.error:
+            return calls, None, repairs
+        i = c.end
+
+
+def bind_arguments(call: SyntaxCall, tools: ToolIndex) -> tuple[dict[str, Any], list[Repair], str | None]:
+    """Map positional arguments to the tool's parameters in declaration order; returns args, repairs, error."""
+    repairs: list[Repair] = []
+    if not call.args:
+        return dict(call.kwargs), repairs, None
+    params = tools.parameters(call.name)
+    if len(call.args) == 1 and isinstance(call.args[0], dict) and not call.kwargs:
+        obj: dict[str, Any] = call.args[0]  # pyright: ignore[reportUnknownVariableType]
+        first = tools.param_schema(call.name, params[0]) if params else None
+        first_is_object = bool(first) and first.get("type") == "object" and len(params) == 1
+        if not params or (not first_is_object and set(obj) <= set(params)):
+            return dict(obj), repairs, None  # fn({a: 1}): arguments passed as one object
+    if not params:
+        return (
+            {},
+            repairs,
+            f"{call.name} has positional arguments but its parameters are unknown (pass tools=)",
+        )
+    if len(call.args) > len(params):
+        return {}, repairs, f"{call.name} takes {len(params)} arguments, {len(call.args)} given"
+    out = dict(zip(params, call.args, strict=False))
+    for k, v in call.kwargs.items():
+        if k in out:
+            return {}, repairs, f"{call.name} got {k} both by position and by name"
+        out[k] = v
+    return out, repairs, None

@@ -1,0 +1,52 @@
+"""`hermes`: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` (Hermes, Qwen 2.5/3, QwQ, SmolLM3).
+
+Thinking inside `<think>...</think>` is reasoning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether.dialects._calls import emit_json_calls
+from tether.dialects._prompt import tool_json_lines
+from tether.dialects._tools import ToolIndex
+from tether.types import ToolResultMessage
+
+__all__ = ["Hermes"]
+
+THINK = Opener("<think>", "reasoning", ends=("</think>",))
+
+
+class _Parser(RegionParser):
+    openers = (Opener("<tool_call>", ends=("</tool_call>",)), THINK)
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        emit_json_calls(self, body, span, complete)
+
+
+class Hermes(Dialect):
+    """Hermes-style tagged JSON calls."""
+
+    name: ClassVar[str] = "hermes"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _Parser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        i = text.find("<tool_call>")
+        return i if i >= 0 and text[i + 11 : i + 40].lstrip().startswith("{") else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+            "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
+            f"{tool_json_lines(tools)}\n</tools>\n\n"
+            "For each function call, return a json object with function name and arguments within "
+            "<tool_call></tool_call> XML tags:\n"
+            '<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
+        )
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)

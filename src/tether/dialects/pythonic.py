@@ -1,0 +1,119 @@
+"""`pythonic`: `[get_weather(city="Paris"), now()]` (Llama 3.2+/4, BFCL prompt mode); `olmo3_pythonic`.
+
+Python literals are native; JSON's `true`/`false`/`null` are accepted too, as models mix them. A bare call
+at the very start of the output (`f(a=1)`) counts as well. `olmo3_pythonic` wraps one call per line in
+`<function_calls>...</function_calls>`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import ClassVar
+
+from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether.dialects._prompt import tool_json_lines
+from tether.dialects._pycall import bind_arguments, parse_call_list
+from tether.dialects._tools import ToolIndex
+from tether.types import Repair, ToolResultMessage
+
+__all__ = ["Olmo3Pythonic", "Pythonic"]
+
+_LIST = re.compile(r"\[\s*[A-Za-z_][\w.:\-]*\s*\(")
+_BARE = re.compile(r"[A-Za-z_][\w.:\-]*\(")
+
+
+def emit_pythonic(
+    parser: RegionParser, body: str, span: tuple[int, int], complete: bool, speculative: bool
+) -> None:
+    """Record the calls of a pythonic call list; a speculative region that is no call list stays text."""
+    calls, error, repairs = parse_call_list(body)
+    if error or not calls or (speculative and any(c.error for c in calls) and len(calls) == 1):
+        if speculative and not any(not c.error for c in calls):
+            parser.text(body)
+            return
+        if error or not calls:
+            parser.fail(error or "no call found", span, body)
+            return
+    extra: list[Repair] = list(repairs)
+    if not complete and not extra:
+        extra.append(Repair(kind="unterminated", message="the call list's end marker is missing"))
+    for c in calls:
+        cspan = (span[0] + c.start, span[0] + c.end) if speculative or parser.dialect == "pythonic" else span
+        if c.error:
+            parser.fail(c.error, cspan, body[c.start : c.end + 1])
+            continue
+        args, bind_repairs, bind_error = bind_arguments(c, parser.tools)
+        if bind_error:
+            parser.fail(bind_error, cspan, body[c.start : c.end])
+            continue
+        parser.call(c.name, args, cspan, [*extra, *c.repairs, *bind_repairs])
+
+
+class _PythonicParser(RegionParser):
+    openers = (
+        Opener("", balanced=True, guard=_BARE, guard_len=128, output_start=True, tag="bare"),
+        Opener("[", balanced=True, guard=_LIST, guard_len=128, tag="list"),
+        Opener("<|python_start|>", "drop"),
+        Opener("<|python_end|>", "drop"),
+        Opener("<think>", "reasoning", ends=("</think>",)),
+    )
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        emit_pythonic(self, body, span, complete, speculative=True)
+
+
+class Pythonic(Dialect):
+    """Python call lists."""
+
+    name: ClassVar[str] = "pythonic"
+
+    def stream_parser(self, tools: ToolIndex) -> _PythonicParser:
+        return _PythonicParser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        m = _LIST.search(text)
+        return m.start() if m else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            "You can call these functions. To call, reply with only a Python list of calls: "
+            "[func_name1(param1=value1, param2=value2), func_name2(param=value)]\n\n"
+            f"{tool_json_lines(tools)}"
+        )
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "\n".join(f"{r.name}(...) -> {render_envelope(r)}" for r in results)
+
+
+class _OlmoParser(RegionParser):
+    openers = (
+        Opener("<function_calls>", ends=("</function_calls>",)),
+        Opener("<think>", "reasoning", ends=("</think>",)),
+    )
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        emit_pythonic(self, body, span, complete, speculative=False)
+
+
+class Olmo3Pythonic(Dialect):
+    """OLMo 3: pythonic calls, one per line, inside `<function_calls>`."""
+
+    name: ClassVar[str] = "olmo3_pythonic"
+
+    def stream_parser(self, tools: ToolIndex) -> _OlmoParser:
+        return _OlmoParser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        i = text.find("<function_calls>")
+        return i if i >= 0 else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            "You can call these functions. To call, write one Python call per line inside "
+            "<function_calls></function_calls>, e.g.\n<function_calls>\nfunc_name(param1=value1)\n"
+            f"</function_calls>\n\n{tool_json_lines(tools)}"
+        )
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "\n".join(f"<function_results>\n{render_envelope(r)}\n</function_results>" for r in results)
