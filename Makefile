@@ -1,11 +1,12 @@
 # One command per task; every target sets up the pinned environment first (uv + uv.lock).
-UV ?= uv
+UV ?= $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup lint typecheck test bench demo schemas
+.PHONY: setup lint typecheck test check bench demo
 
 setup:
-	@command -v $(UV) >/dev/null || python3 -m pip install --quiet 'uv==0.13.9'
+	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet 'uv==0.13.9' \
+		|| python3 -m pip install --quiet --break-system-packages 'uv==0.13.9'
 	@$(UV) sync --frozen --all-extras --quiet
 
 lint: setup
@@ -18,9 +19,10 @@ typecheck: setup
 test: setup
 	$(UV) run --frozen pytest
 
+check: lint typecheck test
+
 bench: setup
-	$(UV) sync --frozen --all-extras --group bench --quiet
-	$(UV) run --frozen python -m bench
+	$(UV) run --frozen --all-extras --group bench python -m bench $(ONLY)
 
 demo: setup
 	$(UV) run --frozen tether demo

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ParamSpec, TypeVar, get_type_hints, overload
+from typing import Annotated, Any, NotRequired, ParamSpec, Required, TypeVar, cast, get_type_hints, overload
 
 import docstring_parser
-from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, TypeAdapter, create_model
+from pydantic import Field, PydanticSchemaGenerationError, PydanticUserError, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+from typing_extensions import TypedDict
 
 from tether.exceptions import UserError
 from tether.tools._tool import Tool, ToolContext
@@ -100,7 +103,7 @@ def tool(
                 f"@tool on {func.__qualname__}: {tool_name!r} is not a valid tool name; use letters, digits and "
                 "_ . : - (starting with a letter or _), at most 128 characters, e.g. @tool(name='fs.read')."
             )
-        schema, model, context_parameter, doc = _describe(func)
+        schema, adapter, context_parameter, doc = _describe(func)
         try:
             spec = ToolSpec(
                 name=tool_name,
@@ -127,14 +130,19 @@ def tool(
             raise UserError(
                 f"@tool on {func.__qualname__}: idempotency_fields {sorted(unknown)} are not parameters."
             )
-        return Tool(spec, func, arguments_model=model, context_parameter=context_parameter)
+        return Tool(spec, func, arguments=adapter, context_parameter=context_parameter)
 
     return decorate(function) if function is not None else decorate
 
 
 def _describe(
     func: Callable[..., Any],
-) -> tuple[JsonSchema, type[BaseModel], str | None, docstring_parser.Docstring]:
+) -> tuple[JsonSchema, TypeAdapter[dict[str, Any]], str | None, docstring_parser.Docstring]:
+    """The input schema, a validator producing the function's keyword arguments, and the context parameter.
+
+    Arguments validate as a TypedDict: an argument the model leaves out stays out, so the function's own
+    default applies, and no parameter name can clash with a model class's attributes.
+    """
     where = f"@tool on {getattr(func, '__qualname__', func)!r}"
     try:
         hints = get_type_hints(func, include_extras=True)
@@ -145,8 +153,9 @@ def _describe(
     doc = docstring_parser.parse(inspect.getdoc(func) or "")
     param_docs = {p.arg_name: p.description for p in doc.params if p.description}
     fields: dict[str, Any] = {}
+    defaults: dict[str, Any] = {}
     context_parameter: str | None = None
-    for index, param in enumerate(inspect.signature(func).parameters.values()):
+    for param in inspect.signature(func).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise UserError(
                 f"{where}: *args and **kwargs cannot be described to a model; name each parameter."
@@ -159,24 +168,27 @@ def _describe(
         if annotation is ToolContext or annotation == ToolContext | None:
             context_parameter = param.name
             continue
-        default = ... if param.default is param.empty else param.default
-        # Internal field names are positional so no parameter can shadow a BaseModel attribute.
-        fields[f"p{index}"] = (
-            annotation,
-            Field(default, alias=param.name, description=param_docs.get(param.name)),
-        )
+        if param.name in param_docs:
+            annotation = Annotated[annotation, Field(description=param_docs[param.name])]
+        if param.default is param.empty:
+            fields[param.name] = Required[annotation]
+        else:
+            fields[param.name] = NotRequired[annotation]
+            defaults[param.name] = param.default
     try:
-        model = create_model(
-            f"{func.__name__}_arguments",
-            __config__=ConfigDict(arbitrary_types_allowed=False, extra="ignore", validate_by_name=False),
-            **fields,
-        )
-        schema = model.model_json_schema(schema_generator=_ToolSchema)
-    except (PydanticUserError, TypeError) as e:
+        arguments: Any = TypedDict(f"{func.__name__}_arguments", fields)  # pyright: ignore[reportArgumentType] - built from the signature
+        adapter = cast(TypeAdapter[dict[str, Any]], TypeAdapter(arguments))
+        schema = adapter.json_schema(schema_generator=_ToolSchema)
+    except (PydanticUserError, PydanticSchemaGenerationError, TypeError) as e:
         raise UserError(f"{where}: a parameter's type cannot be described as JSON Schema: {e}") from e
     schema.pop("title", None)
-    schema.setdefault("properties", {})
-    return schema, model, context_parameter, doc
+    properties: dict[str, Any] = schema.setdefault("properties", {})
+    for name, default in defaults.items():
+        with contextlib.suppress(PydanticSerializationError):  # a default JSON cannot show is not shown
+            properties[name]["default"] = to_jsonable_python(default)
+    for name in properties:  # keep the signature's order, with descriptions last as pydantic writes them
+        properties[name] = dict(sorted(properties[name].items(), key=lambda kv: kv[0] == "description"))
+    return schema, adapter, context_parameter, doc
 
 
 def _description(doc: docstring_parser.Docstring) -> str:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Generic, ParamSpec, TypeVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from tether.exceptions import UserError
 from tether.tools._validation import ArgumentValidator, Problem
@@ -31,12 +31,11 @@ class ToolContext:
     """Whatever the application passes to its tools (a database handle, an HTTP client, ...)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ValidatedCall:
+class ValidatedCall(NamedTuple):
     """A call checked against its tool: the call as it will run (coerced, `why` split out) and any problems."""
 
     call: ToolCall
-    problems: list[Problem] = field(default_factory=list[Problem])
+    problems: Sequence[Problem] = ()
     values: dict[str, Any] | None = None
     """The function's keyword arguments as typed Python values (function tools only, when valid)."""
 
@@ -51,20 +50,29 @@ class Tool(Generic[P, R]):
     A `Tool` made by `@tool` is still callable as the function it wraps.
     """
 
-    __slots__ = ("__dict__", "_arguments_model", "_validator", "context_parameter", "function", "spec")
+    __slots__ = (
+        "__dict__",
+        "_arguments",
+        "_properties",
+        "_validator",
+        "context_parameter",
+        "function",
+        "spec",
+    )
 
     def __init__(
         self,
         spec: ToolSpec,
         function: Callable[P, R] | None = None,
         *,
-        arguments_model: type[BaseModel] | None = None,
+        arguments: TypeAdapter[dict[str, Any]] | None = None,
         context_parameter: str | None = None,
     ):
         self.spec = spec
         self.function = function
         self.context_parameter = context_parameter
-        self._arguments_model = arguments_model
+        self._arguments = arguments
+        self._properties: dict[str, Any] = spec.input_schema.get("properties", {})
         self._validator = ArgumentValidator(spec.input_schema, tool_name=spec.name)
         if function is not None:
             self.__dict__["__wrapped__"] = function
@@ -92,7 +100,7 @@ class Tool(Generic[P, R]):
         return Tool(
             spec,
             self.function,
-            arguments_model=self._arguments_model,
+            arguments=self._arguments,
             context_parameter=self.context_parameter,
         )
 
@@ -104,15 +112,20 @@ class Tool(Generic[P, R]):
         """Check a call's arguments, applying and recording safe coercions; never raises on model output."""
         arguments = call.arguments
         why = call.why
-        if "why" in arguments and "why" not in self.spec.input_schema.get("properties", {}):
+        if "why" in arguments and "why" not in self._properties:
             arguments = dict(arguments)
             given = arguments.pop("why")
             why = why if why is not None else (given if isinstance(given, str) else str(given))
+        if self._arguments is not None and arguments is call.arguments:
+            try:  # fast path: valid as given, with no coercion at all
+                return ValidatedCall(call, (), self._arguments.validate_python(arguments, strict=True))
+            except ValidationError:
+                pass  # maybe valid after a JSON-level reading or a safe coercion: take the full path
         checked = self._validator.validate(arguments)
-        problems = list(checked.problems)
+        problems: Sequence[Problem] = checked.problems
         values: dict[str, Any] | None = None
-        if not problems and self._arguments_model is not None:
-            values, problems = _typed_values(self._arguments_model, checked.arguments)
+        if not problems and self._arguments is not None:
+            values, problems = _typed_values(self._arguments, checked.arguments)
         update: dict[str, Any] = {}
         if checked.arguments is not call.arguments:
             update["arguments"] = checked.arguments
@@ -138,15 +151,12 @@ class Tool(Generic[P, R]):
 
 
 def _typed_values(
-    model: type[BaseModel], arguments: dict[str, Any]
+    adapter: TypeAdapter[dict[str, Any]], arguments: dict[str, Any]
 ) -> tuple[dict[str, Any] | None, list[Problem]]:
     try:
-        instance = model.model_validate(arguments)
+        return adapter.validate_python(arguments), []
     except ValidationError as e:
-        problems = [Problem(_loc_path(err["loc"]), err["msg"]) for err in e.errors(include_url=False)]
-        return None, problems
-    fields = type(instance).model_fields
-    return {field.alias or name: getattr(instance, name) for name, field in fields.items()}, []
+        return None, [Problem(_loc_path(err["loc"]), err["msg"]) for err in e.errors(include_url=False)]
 
 
 def _loc_path(loc: tuple[int | str, ...]) -> str:

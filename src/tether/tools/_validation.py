@@ -14,8 +14,8 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import fastjsonschema
 
@@ -43,11 +43,10 @@ class Problem:
         return f"{self.path}: {self.message}"
 
 
-@dataclass(frozen=True, slots=True)
-class Validated:
+class Validated(NamedTuple):
     arguments: dict[str, Any]
-    problems: list[Problem] = field(default_factory=list[Problem])
-    coercions: list[Repair] = field(default_factory=list[Repair])
+    problems: Sequence[Problem] = ()
+    coercions: Sequence[Repair] = ()
 
 
 def describe_problems(tool_name: str, problems: Sequence[Problem]) -> str:
@@ -64,6 +63,7 @@ class ArgumentValidator:
         self.schema = schema
         self._tool_name = tool_name
         self._fast: Callable[[Any], Any] | None = None
+        self._checker: Any = None  # a jsonschema validator, made on the first refusal
 
     def compile(self) -> None:
         """Compile the fast validator now rather than on the first call; raises `UserError` on a bad schema."""
