@@ -22,6 +22,7 @@ from tether.builtin._registry import register_pack as register_pack
 from tether.builtin.exec import exec_pack as exec_pack
 from tether.builtin.fs import FsLimits as FsLimits
 from tether.builtin.fs import fs_pack as fs_pack
+from tether.builtin.memory import memory_pack as memory_pack
 from tether.builtin.search import search_pack as search_pack
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "exec_pack",
     "fs_pack",
     "get_pack",
+    "memory_pack",
     "packs",
     "register_pack",
     "search_pack",

@@ -1,0 +1,180 @@
+"""The `memory` pack (seed 001 §3.4): memory.summarize and memory.advise.
+
+`memory.summarize` writes a summary file inside the roots and, with `keep_refs`, keeps references to its
+sources (path, lines, sha256) so a model can go back to them. `memory.advise` records hot/cold hints per
+session in a small JSON file, so they survive across turns and restarts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from typing_extensions import TypedDict
+
+from tether.exceptions import ToolError
+from tether.tools import ToolContext, Toolset, tool
+from tether.types import ErrorCode
+
+from ._fsops import FsLimits, make_dirs, opened, read_bytes, write_atomic
+from ._paths import Located, Roots
+from ._registry import PackConfig, ToolPack, register_pack
+from ._summary import Summarizer, extractive_summary
+
+__all__ = ["MEMORY_PACK", "Hint", "memory_pack"]
+
+_MAX_HINTS = 200
+
+
+class Hint(TypedDict):
+    """A path and why it matters now."""
+
+    path: str
+    why: str
+
+
+def memory_pack(
+    roots: Sequence[str | os.PathLike[str]],
+    *,
+    state_dir: str | os.PathLike[str] | None = None,
+    session_id: str = "default",
+    summarizer: Summarizer | None = None,
+) -> Toolset:
+    """Memory tools over `roots`; hints are kept in `state_dir` (default: `<first root>/.tether/memory`)."""
+    box = Roots(roots)
+    state = Path(state_dir) if state_dir is not None else box.default / ".tether" / "memory"
+    summarize_text = summarizer or extractive_summary
+    caps = FsLimits()
+
+    @tool(
+        name="memory.summarize",
+        category="memory",
+        side_effects="idempotent",
+        requires_why=True,
+        examples=[
+            {
+                "input": {"target_paths": ["logs/run1.md", "logs/run2.md"], "into_path": "memory/runs.md"},
+                "why": "Create summary of tool outputs to reduce context size",
+            }
+        ],
+    )
+    def summarize(
+        target_paths: list[str],
+        into_path: str,
+        style: Literal["bullet", "narrative", "schema"] = "bullet",
+        keep_refs: bool = True,
+    ) -> dict[str, Any]:
+        """Summarise files into one file, keeping references to the sources.
+
+        Args:
+            target_paths: Files to summarise.
+            into_path: Where to write the summary (overwritten; missing directories are created).
+            style: bullet (key points), narrative (opening paragraph) or schema (outline).
+            keep_refs: List each source with its line count and content hash under the summary.
+        """
+        if not target_paths:
+            raise ToolError(ErrorCode.INVALID_ARGS, "target_paths is empty", suggestion='["notes/a.md"]')
+        sections: list[str] = []
+        refs: list[dict[str, Any]] = []
+        for path in target_paths:
+            with opened(box, box.locate(path, what="target path"), os.O_RDONLY, shown=path) as fd:
+                data, truncated = read_bytes(fd, caps.read_bytes)
+            text = data.decode("utf-8", errors="replace")
+            sections.append(f"## {path}\n\n{summarize_text(path, text, style)}\n")
+            refs.append(
+                {
+                    "path": path,
+                    "lines": len(text.splitlines()),
+                    "sha256": hashlib.sha256(data).hexdigest()[:16],
+                    "truncated": truncated,
+                }
+            )
+        body = "# Summary\n\n" + "\n".join(sections)
+        if keep_refs:
+            body += "\n## Sources\n\n" + "".join(
+                f"- {r['path']} ({r['lines']} lines, sha256 {r['sha256']})\n" for r in refs
+            )
+        target = box.locate(into_path, what="into_path")
+        if "/" in target.relative:
+            make_dirs(box, Located(target.root, target.relative.rpartition("/")[0]), shown=into_path)
+        write_atomic(box, target, body.encode(), shown=into_path)
+        return {
+            "into_path": into_path,
+            "sources": refs if keep_refs else [],
+            "bytes_written": len(body.encode()),
+        }
+
+    @tool(
+        name="memory.advise",
+        category="memory",
+        side_effects="idempotent",
+        requires_why=True,
+        examples=[
+            {
+                "input": {
+                    "hot": [{"path": "src/parser.ts", "why": "being fixed"}],
+                    "cold": [{"path": "docs/old.md", "why": "done"}],
+                },
+                "why": "Keep the parser in context while fixing it",
+            }
+        ],
+    )
+    def advise(
+        context: ToolContext, hot: list[Hint] | None = None, cold: list[Hint] | None = None
+    ) -> dict[str, Any]:
+        """Mark paths hot (keep in context) or cold (can be dropped); hints persist for the session.
+
+        Args:
+            hot: Paths to keep close, each with why.
+            cold: Paths that can leave the context, each with why.
+        """
+        session = context.session_id or session_id
+        file = state / f"{_safe(session)}.json"
+        hints: dict[str, dict[str, str]] = _load(file)
+        for kind, items in (("hot", hot or []), ("cold", cold or [])):
+            for item in items:
+                located = box.locate(item["path"], what="hint path")
+                hints[box.display(located.path)] = {"temperature": kind, "why": item["why"]}
+        if len(hints) > _MAX_HINTS:
+            hints = dict(list(hints.items())[-_MAX_HINTS:])
+        state.mkdir(parents=True, exist_ok=True)
+        tmp = file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(hints, indent=1))
+        tmp.replace(file)
+        return {
+            "hot": [{"path": p, "why": h["why"]} for p, h in hints.items() if h["temperature"] == "hot"],
+            "cold": [{"path": p, "why": h["why"]} for p, h in hints.items() if h["temperature"] == "cold"],
+        }
+
+    return Toolset(summarize, advise)
+
+
+def _load(file: Path) -> dict[str, dict[str, str]]:
+    try:
+        loaded = json.loads(file.read_text())
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+
+
+def _safe(session: str) -> str:
+    return hashlib.sha256(session.encode()).hexdigest()[:32]
+
+
+def _build(config: PackConfig) -> Toolset:
+    roots: list[Path] = list(config.roots) or [config.exec_workspace]
+    return memory_pack(
+        roots,
+        state_dir=config.options.get("memory_state_dir"),
+        session_id=config.session_id,
+        summarizer=config.options.get("summarizer"),
+    )
+
+
+MEMORY_PACK = register_pack(
+    ToolPack("memory", _build, "Memory: summarize (with references), advise (hot/cold)")
+)
