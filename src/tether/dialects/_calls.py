@@ -11,7 +11,7 @@ from tether.dialects._base import StreamParser
 from tether.dialects._json import Flavor, LooseValue, loads
 from tether.types import Repair
 
-__all__ = ["JsonCall", "emit_json_calls", "read_call", "read_calls"]
+__all__ = ["JsonCall", "emit_json_calls", "read_call", "read_calls", "scope_repairs"]
 
 _NAME_KEYS = ("name", "function", "tool", "tool_name", "operation")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "params", "argument")
@@ -67,11 +67,13 @@ def read_call(value: Any, *, single_key: bool = False) -> JsonCall:
                 call.error = result
             else:
                 call.name, call.arguments = name, result
+                call.extra["args_key"] = name
             return call
         call.error = "a call needs a name"
         return call
     call.name = name.strip()
     arg_key = next((k for k in _ARG_KEYS if k in obj), None)
+    call.extra["args_key"] = arg_key
     result = _arguments(obj.get(arg_key) if arg_key else None, call.repairs)
     if isinstance(result, str):
         call.error = result
@@ -111,13 +113,36 @@ def emit_json_calls(
     repairs = [*extra_repairs, *parsed.repairs]
     if not complete and not any(r.kind == "unbalanced_brackets" for r in repairs):
         repairs.append(Repair(kind="unterminated", message="the call's end marker is missing"))
-    for c in read_calls(parsed.value, single_key=single_key):
+    is_list = isinstance(parsed.value, list)
+    for n, c in enumerate(read_calls(parsed.value, single_key=single_key)):
         if c.error:
             parser.fail(c.error, span, body)
-        else:
-            parser.call(c.name, c.arguments, span, [*repairs, *c.repairs], call_id=c.id)
+            continue
+        item = f"$[{n}]" if is_list else "$"
+        key = c.extra.get("args_key", "arguments")
+        scoped = scope_repairs(repairs, item, f"{item}.{key}" if key else item)
+        parser.call(c.name, c.arguments, span, [*scoped, *c.repairs], call_id=c.id)
 
 
 def dumps(value: Any) -> str:
     """Compact JSON for prompts."""
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def scope_repairs(repairs: Sequence[Repair], item: str, args: str) -> list[Repair]:
+    """The repairs that concern one call of a list: those under `item` (a JSON path such as `$[1]`) and
+    those of the envelope around it; paths under `args` are re-rooted at `$` (the call's arguments)."""
+    list_prefix = item[: item.rfind("[")] + "[" if "[" in item else None
+    out: list[Repair] = []
+    for r in repairs:
+        path = r.path
+        if path is not None and list_prefix and path.startswith(list_prefix) and not _under(path, item):
+            continue  # another call's repair
+        if path is not None and _under(path, args):
+            r = r.model_copy(update={"path": "$" + path[len(args) :]})
+        out.append(r)
+    return out
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith((prefix + ".", prefix + "["))

@@ -1,0 +1,140 @@
+"""`yaml`: seed 001's `type: tool_call / tool: / args:` blocks, in a ```yaml fence or bare.
+
+YAML comments are semantic (seed 001 §4): every comment line in a call's block is kept on the call as an
+annotation. A fence may hold several calls, as YAML documents (`---`) or a list. A bare block starts at
+a line `type: tool_call` and runs to the first blank line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, ClassVar, cast
+
+import yaml
+
+from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._tools import ToolIndex
+from tether.types import Repair, ToolResultMessage
+
+__all__ = ["Yaml"]
+
+_FENCE = re.compile(r"```ya?ml[ \t]*\n(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*(?:-[ \t]+)?type:[ \t]*[\"']?tool_call")
+_DOC_SPLIT = re.compile(r"^---[ \t]*$", re.MULTILINE)
+
+
+def _comments(block: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for line in block.splitlines():
+        s = line.strip()
+        if s.startswith("#"):
+            out.append(s.lstrip("#").strip())
+    return tuple(x for x in out if x)
+
+
+class _Parser(RegionParser):
+    openers = (
+        Opener("```", ends=("```",), guard=_FENCE, guard_len=160, tag="fenced"),
+        Opener("type: tool_call", ends=("\n\n", "\n```"), line_start=True, tag="bare"),
+    )
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        body = body[body.find("\n") + 1 :] if opener.tag == "fenced" else opener.start + body
+        extra = (
+            []
+            if complete or opener.tag == "bare"
+            else [Repair(kind="unterminated", message="closing fence missing")]
+        )
+        for doc in _DOC_SPLIT.split(body):
+            if doc.strip():
+                self._doc(doc, span, extra)
+
+    def _doc(self, doc: str, span: tuple[int, int], extra: list[Repair]) -> None:
+        try:
+            value: Any = yaml.safe_load(doc)
+        except Exception as e:  # PyYAML raises many error types (and RecursionError) on bad input
+            self.fail(f"invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}", span, doc)
+            return
+        items = cast(list[Any], value) if isinstance(value, list) else [value]
+        notes = _comments(doc)
+        for item in items:
+            if not isinstance(item, dict):
+                self.fail("a tool call is a mapping with type, tool and args", span, doc)
+                continue
+            call = cast(dict[str, Any], item)
+            name = call.get("tool") or call.get("name")
+            if call.get("type", "tool_call") != "tool_call" or not isinstance(name, str) or not name:
+                self.fail("a tool call needs `type: tool_call` and a `tool` name", span, doc)
+                continue
+            args = call.get("args", call.get("arguments", {}))
+            if args is None:
+                args = {}
+            if not isinstance(args, dict):
+                self.fail(f"args of {name} must be a mapping", span, doc)
+                continue
+            why = call.get("why")
+            priority = call.get("priority")
+            self.call(
+                name,
+                _jsonable(args),
+                span,
+                extra,
+                call_id=str(call["id"]) if call.get("id") else None,
+                why=why if isinstance(why, str) else None,
+                priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else None,
+                annotations=notes,
+            )
+
+
+def _jsonable(value: Any) -> Any:
+    """YAML may produce dates and other non-JSON scalars; tool arguments are JSON, so those become text."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in cast(dict[Any, Any], value).items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in cast(list[Any], value)]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+class Yaml(Dialect):
+    """Seed 001's YAML tool calls."""
+
+    name: ClassVar[str] = "yaml"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _Parser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        m = re.search(r"(?m)^type:[ \t]*tool_call", text)
+        return m.start() if m else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        catalog: dict[str, Any] = {}
+        for s in tools.specs.values():
+            entry: dict[str, Any] = {"description": s.description} if s.description else {}
+            props = cast(dict[str, Any], s.input_schema.get("properties") or {})
+            required = set(cast(list[str], s.input_schema.get("required") or []))
+            entry["args"] = {
+                k + ("" if k in required else "?"): cast(dict[str, Any], v).get("type", "any")
+                for k, v in props.items()
+            }
+            catalog[s.name] = entry
+        listing = yaml.safe_dump(catalog, sort_keys=False, allow_unicode=True, width=110).strip()
+        return (
+            "To call a tool, write a YAML block:\n```yaml\ntype: tool_call\ntool: <name>\nargs:\n  <arg>: <value>\n"
+            '  why: "<one sentence: what you are trying to accomplish>"\n```\n'
+            "Every call needs `why`. Comments (# ...) in the block are kept with the call. Tools:\n" + listing
+        )
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        docs = [
+            {
+                "type": "tool_result",
+                "tool": r.name,
+                "id": r.call_id,
+                **r.envelope.model_dump(mode="json", exclude_none=True),
+            }
+            for r in results
+        ]
+        return "```yaml\n" + yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True).strip() + "\n```"
