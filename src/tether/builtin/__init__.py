@@ -24,6 +24,7 @@ from tether.builtin.fs import FsLimits as FsLimits
 from tether.builtin.fs import fs_pack as fs_pack
 from tether.builtin.memory import memory_pack as memory_pack
 from tether.builtin.search import search_pack as search_pack
+from tether.builtin.web import web_pack as web_pack
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -40,4 +41,5 @@ __all__ = [
     "packs",
     "register_pack",
     "search_pack",
+    "web_pack",
 ]
