@@ -65,10 +65,10 @@ class BwrapPlan:
         for path in _ETC + (_ETC_NET if self.network else ()):
             if os.path.exists(path):
                 args += ["--ro-bind", path, path]
-        for source, dest in self.ro_binds:
-            args += ["--ro-bind", source, dest]
         args += ["--proc", "/proc", "--dev", "/dev"]
         args += ["--size", str(self.tmp_bytes), "--tmpfs", "/tmp"]
+        for source, dest in self.ro_binds:  # after /tmp's tmpfs, which would hide a bind below /tmp
+            args += ["--ro-bind", source, dest]
         args += ["--bind", self.workspace, WORKSPACE, "--remount-ro", "/", "--chdir", self.chdir]
         args += ["--unshare-all", "--unshare-user", "--disable-userns"]
         if self.network:
