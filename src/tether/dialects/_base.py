@@ -304,6 +304,9 @@ class RegionParser(StreamParser):
     def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
         """More of a call region arrived (`chunk`); override to stream call events early."""
 
+    def on_marker(self, opener: Opener, position: int) -> None:
+        """A `drop` marker was read at `position` (default: nothing more to do)."""
+
     def after_text(self, text: str) -> None:
         """Hook for plain text between regions (default: it is content)."""
         self.text(text)
@@ -345,6 +348,7 @@ class RegionParser(StreamParser):
                 skip = 0 if opener.balanced else len(opener.start)
                 if opener.kind == "drop":
                     data, offset = data[p + skip :], offset + p + skip
+                    self.on_marker(opener, offset - skip)
                     continue
                 self._region = _Region(opener, offset + p, offset + p + skip)
                 if opener.balanced:

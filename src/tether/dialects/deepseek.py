@@ -1,0 +1,108 @@
+"""`deepseek_v3` and `deepseek_v31`: DeepSeek's `tool call begin ... tool call end` special tokens.
+
+The tokens use FULLWIDTH VERTICAL LINE and LOWER ONE EIGHTH BLOCK characters (spelled with escapes
+below). V3: `function<sep>name` then the arguments in a ```json fence; V3.1: `name<sep>{json}`. Each
+parser reads both forms. Thinking in `<think>...</think>` is reasoning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, cast
+
+from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._json import loads
+from tether.dialects._prompt import tool_json_lines
+from tether.dialects._tools import ToolIndex
+from tether.types import Repair, ToolResultMessage
+
+__all__ = ["DeepSeekV3", "DeepSeekV31"]
+
+
+def _token(words: str) -> str:
+    return "<\uff5c" + words.replace(" ", "\u2581") + "\uff5c>"
+
+
+SEP = _token("tool sep")
+CALLS_BEGIN, CALLS_END = _token("tool calls begin"), _token("tool calls end")
+CALL_BEGIN, CALL_END = _token("tool call begin"), _token("tool call end")
+EOS = _token("end of sentence")
+OUTPUT_BEGIN, OUTPUT_END = _token("tool output begin"), _token("tool output end")
+
+
+class _Parser(RegionParser):
+    openers = (
+        Opener(CALL_BEGIN, ends=(CALL_END, CALLS_END)),
+        Opener(CALLS_BEGIN, "drop"),
+        Opener(CALLS_END, "drop"),
+        Opener(EOS, "drop"),
+        Opener("<think>", "reasoning", ends=("</think>",)),
+    )
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        head, sep, rest = body.partition(SEP)
+        if not sep:
+            self.fail("a DeepSeek tool call needs the tool sep token", span, body)
+            return
+        head = head.strip()
+        if head == "function" or head.endswith(("function", "type")):  # V3: the name follows the separator
+            name, _, rest = rest.partition("\n")
+        else:
+            name = head
+        name = name.strip()
+        if not name:
+            self.fail("a DeepSeek tool call needs a name", span, body)
+            return
+        extra = [] if complete else [Repair(kind="unterminated", message="the call's end marker is missing")]
+        parsed = loads(rest) if rest.strip() else None
+        if parsed is None:
+            self.call(name, {}, span, extra)
+            return
+        value: Any = parsed.value
+        if not parsed.ok or not isinstance(value, dict):
+            self.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, body)
+            return
+        repairs = [r for r in parsed.repairs if r.kind != "code_fence"]  # the V3 format fences by design
+        self.call(name, cast(dict[str, Any], value), span, [*extra, *repairs])
+
+
+class DeepSeekV3(Dialect):
+    """DeepSeek V3."""
+
+    name: ClassVar[str] = "deepseek_v3"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _Parser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        i = text.find(CALL_BEGIN)
+        if i < 0:
+            return None
+        return i if text[i + len(CALL_BEGIN) : i + len(CALL_BEGIN) + 8] == "function" else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            f"## Tools\n\n### Functions\n\n{tool_json_lines(tools)}\n\nTo call a function, write:\n"
+            f"{CALLS_BEGIN}{CALL_BEGIN}function{SEP}<name>\n```json\n<arguments>\n```{CALL_END}{CALLS_END}"
+        )
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "".join(
+            f"{OUTPUT_BEGIN}{r.envelope.model_dump_json(exclude_none=True)}{OUTPUT_END}" for r in results
+        )
+
+
+class DeepSeekV31(DeepSeekV3):
+    """DeepSeek V3.1 (name before the separator, bare JSON arguments)."""
+
+    name: ClassVar[str] = "deepseek_v31"
+
+    def detect(self, text: str) -> int | None:
+        i = text.find(CALL_BEGIN)
+        return i if i >= 0 else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            f"## Tools\n\n{tool_json_lines(tools)}\n\nTo call a function, write:\n"
+            f"{CALLS_BEGIN}{CALL_BEGIN}<name>{SEP}<json arguments>{CALL_END}{CALLS_END}"
+        )

@@ -1,0 +1,96 @@
+"""`gemma4`: `<|tool_call>call:name{key:<|"|>text<|"|>,n:5}<tool_call|>` (Gemma 4).
+
+Keys are bare, strings are delimited by `<|"|>`, other values are JSON-like literals.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, ClassVar, cast
+
+from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._json import parse_value, skip_ws
+from tether.dialects._prompt import tool_json_lines
+from tether.dialects._tools import ToolIndex
+from tether.types import Repair, ToolResultMessage
+
+__all__ = ["Gemma4"]
+
+QUOTE = '<|"|>'
+_CALL = re.compile(r"\s*(?:call:)?([A-Za-z_][\w.\-:]*)\s*(?=\{)")
+
+
+def _unquote(body: str) -> str:
+    """Replace `<|"|>text<|"|>` strings with JSON strings (an unclosed one runs to the end)."""
+    out: list[str] = []
+    i = 0
+    while True:
+        j = body.find(QUOTE, i)
+        if j < 0:
+            out.append(body[i:])
+            return "".join(out)
+        k = body.find(QUOTE, j + len(QUOTE))
+        out.append(body[i:j])
+        if k < 0:
+            out.append(json.dumps(body[j + len(QUOTE) :])[:-1])
+            return "".join(out)
+        out.append(json.dumps(body[j + len(QUOTE) : k], ensure_ascii=False))
+        i = k + len(QUOTE)
+
+
+class _Parser(RegionParser):
+    openers = (
+        Opener("<|tool_call>", ends=("<tool_call|>",)),
+        Opener("<|channel>", "reasoning", ends=("<channel|>",)),
+        Opener("<turn|>", "drop"),
+    )
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        text = _unquote(body)
+        extra = [] if complete else [Repair(kind="unterminated", message="the call's end marker is missing")]
+        pos, found = 0, False
+        while True:
+            pos = skip_ws(text, pos)
+            if pos >= len(text):
+                break
+            m = _CALL.match(text, pos)
+            if not m:
+                self.fail("expected call:name{...}", span, body)
+                return
+            v = parse_value(text, m.end(), flavor="js")
+            value: Any = v.value
+            if not v.ok or not isinstance(value, dict):
+                self.fail(f"arguments of {m.group(1)} are not an object: {v.error}", span, body)
+                return
+            found = True
+            self.call(m.group(1), cast(dict[str, Any], value), span, [*extra, *v.repairs])
+            pos = v.end
+        if not found:
+            self.fail("a tool call with no call:name{...}", span, body)
+
+
+class Gemma4(Dialect):
+    """Gemma 4 tool calls."""
+
+    name: ClassVar[str] = "gemma4"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _Parser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        i = text.find("<|tool_call>")
+        return i if i >= 0 else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            f"You can call these functions:\n{tool_json_lines(tools)}\n\nTo call one, write "
+            '<|tool_call>call:name{key:<|"|>text<|"|>,number:1}<tool_call|>'
+        )
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "".join(
+            f"<|tool_response>response:{r.name}{r.envelope.model_dump_json(exclude_none=True)}<tool_response|>"
+            for r in results
+        )

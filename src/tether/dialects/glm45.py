@@ -1,0 +1,64 @@
+"""`glm45`: `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>...</tool_call>` (GLM-4.5/4.6/4.7).
+
+Values are text, typed by the tool's schema (recorded as `coerced`); without one, JSON-looking text is
+read as JSON.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import ClassVar
+
+from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether.dialects._prompt import tool_json_lines
+from tether.dialects._tools import ToolIndex
+from tether.dialects._xmlargs import typed_arguments
+from tether.types import Repair, ToolResultMessage
+
+__all__ = ["Glm45"]
+
+_PAIR = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)(?:</arg_value>|$)", re.DOTALL)
+
+
+class _Parser(RegionParser):
+    openers = (
+        Opener("<tool_call>", ends=("</tool_call>",)),
+        Opener("<think>", "reasoning", ends=("</think>",)),
+    )
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        k = body.find("<arg_key>")
+        name = (body if k < 0 else body[:k]).strip()
+        if not name or "<" in name:
+            self.fail("a tool call needs a function name", span, body)
+            return
+        pairs = [(m.group(1).strip(), m.group(2)) for m in _PAIR.finditer(body, max(k, 0))]
+        args, repairs = typed_arguments(self.tools, name, pairs)
+        if not complete:
+            repairs.append(Repair(kind="unterminated", message="the call's closing tag is missing"))
+        self.call(name, args, span, repairs)
+
+
+class Glm45(Dialect):
+    """GLM-4.5 style calls."""
+
+    name: ClassVar[str] = "glm45"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _Parser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        i = text.find("<arg_key>")
+        return text.rfind("<tool_call>", 0, i) if i >= 0 else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n<tools>\n"
+            f"{tool_json_lines(tools)}\n</tools>\n\nFor each function call, output the function name and arguments "
+            "within the following XML format:\n<tool_call>{function-name}\n<arg_key>{arg-key-1}</arg_key>\n"
+            "<arg_value>{arg-value-1}</arg_value>\n...\n</tool_call>"
+        )
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)

@@ -1,0 +1,147 @@
+"""`harmony`: gpt-oss's channels. `<|channel|>analysis<|message|>...<|end|>` is reasoning,
+`<|channel|>final<|message|>...` is content, and a message addressed `to=functions.name` is a call whose
+arguments are the message (`<|call|>` ends it)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, ClassVar, cast
+
+from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._json import loads
+from tether.dialects._prompt import tool_json_lines
+from tether.dialects._tools import ToolIndex
+from tether.types import Repair, ToolResultMessage
+
+__all__ = ["Harmony"]
+
+_TO = re.compile(r"to=([^\s<]+)")
+_END_MARKS = ("<|end|>", "<|call|>", "<|return|>")
+
+
+class _Parser(RegionParser):
+    openers = (
+        Opener("<|start|>", "drop", tag="start"),
+        Opener("<|channel|>", "drop", tag="channel"),
+        Opener("<|constrain|>", "drop", tag="constrain"),
+        Opener("<|message|>", "drop", tag="message"),
+        *(Opener(m, "drop", tag="end") for m in _END_MARKS),
+    )
+
+    def __init__(self, dialect: str, tools: ToolIndex):
+        super().__init__(dialect, tools)
+        self._state = "text"
+        self._header: list[str] = []
+        self._channel = ""
+        self._recipient: str | None = None
+        self._args: list[str] = []
+        self._call_id: str | None = None
+        self._call_start = 0
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        """Harmony has no regions; markers drive a small state machine."""
+
+    def on_marker(self, opener: Opener, position: int) -> None:
+        tag = opener.tag
+        if tag == "start":
+            self._finish_body(position, complete=False)
+            self._state, self._header = "header", []
+        elif tag in ("channel", "constrain"):
+            if self._state == "body":
+                self._finish_body(position, complete=False)
+                self._header = []
+            self._state = "header"
+            self._header.append(f" <{tag}> ")
+        elif tag == "message":
+            self._open_body(position + len(opener.start))
+        else:
+            self._finish_body(position + len(opener.start), complete=True)
+            self._state = "text"
+
+    def _open_body(self, position: int) -> None:
+        header = "".join(self._header)
+        self._header = []
+        m = re.search(r"<channel>\s*(\S*)", header)
+        self._channel = m.group(1) if m else ""
+        to = _TO.search(header)
+        self._recipient = to.group(1) if to else None
+        self._state = "body"
+        self._args = []
+        self._call_id = None
+        self._call_start = position
+        if self._recipient and self._recipient.startswith("functions."):
+            self._call_id = self.new_id()
+            self.started(self._call_id, self._recipient.removeprefix("functions."))
+        elif self._channel == "analysis" or (self._channel == "commentary" and self._recipient):
+            self.reasoning("")
+
+    def _finish_body(self, position: int, *, complete: bool) -> None:
+        if self._state != "body":
+            return
+        self._state = "text"
+        if self._call_id is None or self._recipient is None:
+            return
+        name = self._recipient.removeprefix("functions.")
+        text = "".join(self._args)
+        span = (self._call_start, position)
+        repairs = (
+            [] if complete else [Repair(kind="unterminated", message="the call's end marker is missing")]
+        )
+        parsed = loads(text) if text.strip() else None
+        value: Any = parsed.value if parsed else {}
+        if parsed is not None and (not parsed.ok or not isinstance(value, dict)):
+            self.fail(f"arguments of {name} are not a JSON object", span, text, call_id=self._call_id)
+            return
+        self.call(
+            name,
+            cast(dict[str, Any], value),
+            span,
+            [*repairs, *(parsed.repairs if parsed else [])],
+            call_id=self._call_id,
+            announced=True,
+        )
+
+    def after_text(self, text: str) -> None:
+        if self._state == "header":
+            self._header.append(text)
+        elif self._state == "body":
+            if self._call_id is not None:
+                self._args.append(text)
+                self.delta(self._call_id, text)
+            elif self._channel == "analysis" or (self._channel == "commentary" and self._recipient):
+                self.reasoning(text)
+            else:
+                self.text(text)
+        else:
+            self.text(text)
+
+    def _close(self) -> None:
+        super()._close()
+        self._finish_body(self._fed, complete=False)
+
+
+class Harmony(Dialect):
+    """gpt-oss harmony format."""
+
+    name: ClassVar[str] = "harmony"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _Parser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        i = text.find("<|channel|>")
+        return i if i >= 0 else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            "# Tools\n\n## functions\n\n" + tool_json_lines(tools) + "\n\nTo call a function, write "
+            "<|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>"
+        )
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "".join(
+            f"<|start|>functions.{r.name} to=assistant<|channel|>commentary<|message|>"
+            f"{r.envelope.model_dump_json(exclude_none=True)}<|end|>"
+            for r in results
+        )

@@ -1,0 +1,114 @@
+"""Bare JSON calls in text: `llama3_json` (`{"name", "parameters"}` objects, `<|python_tag|>`),
+`json_tool_list` (`[{"name", "parameters"}]` lists) and `xlam` (lists, also in ```json fences,
+`<tool_call>` tags or after `[TOOL_CALLS]`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import ClassVar
+
+from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether.dialects._calls import emit_json_calls
+from tether.dialects._prompt import tool_json_lines
+from tether.dialects._tools import ToolIndex
+from tether.types import ToolResultMessage
+
+__all__ = ["JsonToolList", "Llama3Json", "Xlam"]
+
+_OBJ = re.compile(r"\{\s*\"(?:name|function)\"\s*:")
+_LIST = re.compile(r"\[\s*\{\s*\"(?:name|function|arguments|parameters)\"\s*:")
+_FENCE = re.compile(r"```(?:json)?\s*[\[{]\s*(?:\{\s*)?\"(?:name|function|arguments|parameters)\"")
+THINK = Opener("<think>", "reasoning", ends=("</think>",))
+
+
+class _Parser(RegionParser):
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        if opener.tag == "fenced":
+            body = body[4:] if body.startswith("json") else body
+        emit_json_calls(self, body, span, complete)
+
+
+class _Llama3Parser(_Parser):
+    openers = (
+        Opener("{", balanced=True, guard=_OBJ, guard_len=24, quotes='"'),
+        Opener("<|python_tag|>", "drop"),
+        Opener("<|eom_id|>", "drop"),
+        Opener("<|eot_id|>", "drop"),
+    )
+
+    def after_text(self, text: str) -> None:
+        if text.strip() != ";":  # several calls are separated by ';'
+            self.text(text)
+
+
+class _ListParser(_Parser):
+    openers = (Opener("[", balanced=True, guard=_LIST, guard_len=40, quotes='"'), THINK)
+
+
+class _XlamParser(_Parser):
+    openers = (
+        Opener("```", ends=("```",), guard=_FENCE, guard_len=48, tag="fenced"),
+        Opener("[", balanced=True, guard=_LIST, guard_len=40, quotes='"'),
+        Opener("{", balanced=True, guard=_OBJ, guard_len=24, quotes='"'),
+        Opener("<tool_call>", "drop"),
+        Opener("</tool_call>", "drop"),
+        Opener("[TOOL_CALLS]", "drop"),
+        THINK,
+    )
+
+
+_PROMPT = "You can call these functions:\n{tools}\n\nTo call functions, reply with {shape} and nothing else."
+
+
+class Llama3Json(Dialect):
+    """Llama 3.1 JSON tool calls."""
+
+    name: ClassVar[str] = "llama3_json"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _Llama3Parser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        m = _OBJ.search(text)
+        return m.start() if m else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        shape = 'a JSON object {"name": function name, "parameters": {argument name: value}}'
+        return _PROMPT.format(tools=tool_json_lines(tools), shape=shape)
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "\n".join(render_envelope(r) for r in results)
+
+
+class JsonToolList(Dialect):
+    """A JSON list of `{"name", "parameters"}` calls (tool_choice=required style)."""
+
+    name: ClassVar[str] = "json_tool_list"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _ListParser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        m = _LIST.search(text)
+        return m.start() if m else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        shape = 'a JSON list [{"name": function name, "parameters": {argument name: value}}, ...]'
+        return _PROMPT.format(tools=tool_json_lines(tools), shape=shape)
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "\n".join(render_envelope(r) for r in results)
+
+
+class Xlam(JsonToolList):
+    """Salesforce xLAM: a JSON list of calls, possibly fenced or tagged."""
+
+    name: ClassVar[str] = "xlam"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _XlamParser(self.name, tools)
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        shape = 'a JSON list [{"name": function name, "arguments": {argument name: value}}, ...]'
+        return _PROMPT.format(tools=tool_json_lines(tools), shape=shape)

@@ -1,0 +1,89 @@
+"""`kimi_k2`: `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{json}<|tool_call_end|>`.
+
+The id the format carries (`functions.name:0`) is the call's id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, cast
+
+from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._json import loads
+from tether.dialects._prompt import tool_json_lines
+from tether.dialects._tools import ToolIndex
+from tether.types import Repair, ToolResultMessage
+
+__all__ = ["KimiK2"]
+
+ARG = "<|tool_call_argument_begin|>"
+
+
+class _Parser(RegionParser):
+    openers = (
+        Opener("<|tool_call_begin|>", ends=("<|tool_call_end|>", "<|tool_calls_section_end|>")),
+        Opener("<|tool_calls_section_begin|>", "drop"),
+        Opener("<|tool_calls_section_end|>", "drop"),
+        Opener("<think>", "reasoning", ends=("</think>", "<|tool_calls_section_begin|>")),
+    )
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        head, sep, rest = body.partition(ARG)
+        call_id = head.strip()
+        name = call_id.removeprefix("functions.")
+        name = name.rsplit(":", 1)[0] if ":" in name else name
+        if not sep or not name:
+            self.fail(
+                "a Kimi tool call needs `functions.name:index` and <|tool_call_argument_begin|>", span, body
+            )
+            return
+        extra = [] if complete else [Repair(kind="unterminated", message="the call's end marker is missing")]
+        if not rest.strip():
+            self.call(name, {}, span, extra, call_id=call_id or None)
+            return
+        parsed = loads(rest)
+        value: Any = parsed.value
+        if not parsed.ok or not isinstance(value, dict):
+            self.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, body)
+            return
+        args = cast(dict[str, Any], value)
+        if name.isdigit():  # a bare counter: the tool is the one whose parameters fit the arguments
+            fits = [
+                s.name
+                for s in self.tools.specs.values()
+                if args and set(args) <= set(self.tools.parameters(s.name))
+            ]
+            if len(fits) != 1:
+                self.fail(f"call {call_id} names no tool and its arguments fit {len(fits)} tools", span, body)
+                return
+            name = fits[0]
+            extra.append(
+                Repair(
+                    kind="inferred_name", message=f"named the call {name}, the only tool whose parameters fit"
+                )
+            )
+        self.call(name, args, span, [*extra, *parsed.repairs], call_id=call_id or None)
+
+
+class KimiK2(Dialect):
+    """Kimi K2."""
+
+    name: ClassVar[str] = "kimi_k2"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _Parser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        i = text.find("<|tool_call_begin|>")
+        return i if i >= 0 else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            f"# Tools\n{tool_json_lines(tools)}\n\nTo call tools, write:\n<|tool_calls_section_begin|>"
+            f"<|tool_call_begin|>functions.<name>:<n>{ARG}<json arguments><|tool_call_end|><|tool_calls_section_end|>"
+        )
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "\n".join(
+            f"## Return of {r.call_id}\n{r.envelope.model_dump_json(exclude_none=True)}" for r in results
+        )

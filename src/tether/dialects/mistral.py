@@ -1,0 +1,92 @@
+"""`mistral`: `[TOOL_CALLS]` followed by a JSON list of calls (before v11) or `name{json}` /
+`name[ARGS]{json}` / `name[CALL_ID]id[ARGS]{json}` (v11+), repeated."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, ClassVar, cast
+
+from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._calls import emit_json_calls
+from tether.dialects._json import parse_value, skip_ws
+from tether.dialects._prompt import tool_json_lines
+from tether.dialects._tools import ToolIndex
+from tether.types import Repair, ToolResultMessage
+
+__all__ = ["Mistral"]
+
+MARK = "[TOOL_CALLS]"
+_NAME = re.compile(r"\s*([A-Za-z_][\w.\-:]*)\s*(?:\[CALL_ID\]\s*([^\[{]*?)\s*)?(?:\[ARGS\])?\s*(?=\{)")
+
+
+class _Parser(RegionParser):
+    openers = (Opener(MARK), Opener("[THINK]", "reasoning", ends=("[/THINK]",)))
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        start = span[0] + len(MARK)
+        for n, seg in enumerate(body.split(MARK)):
+            if n == 0 or seg.strip():
+                self._segment(seg, (start, span[1]))
+            start += len(seg) + len(MARK)
+
+    def _segment(self, seg: str, span: tuple[int, int]) -> None:
+        i = skip_ws(seg, 0)
+        if i >= len(seg):
+            self.fail("[TOOL_CALLS] with no call after it", span, seg)
+            return
+        if seg[i] in "[{":
+            v = parse_value(seg, i)
+            tail = seg[v.end :].strip()
+            if v.ok and tail and not tail.startswith("</s>"):
+                self.text(tail)
+            emit_json_calls(self, seg[i : v.end] if v.ok else seg[i:], span, True)
+            return
+        pos = i
+        while pos < len(seg):
+            m = _NAME.match(seg, pos)
+            if not m:
+                j = seg.find("[", pos)
+                if j > pos and seg[j] == "[" and parse_value(seg, j).ok:
+                    # prose before a JSON list: `junk [{...}] trail`
+                    emit_json_calls(
+                        self,
+                        seg[j:],
+                        span,
+                        True,
+                        extra_repairs=[Repair(kind="stray_text", message="ignored text before the calls")],
+                    )
+                    return
+                self.fail("expected `name{json}` after [TOOL_CALLS]", span, seg[pos:])
+                return
+            v = parse_value(seg, m.end())
+            value: Any = v.value
+            if not v.ok or not isinstance(value, dict):
+                self.fail(f"arguments of {m.group(1)} are not a JSON object: {v.error}", span, seg[pos:])
+                return
+            self.call(m.group(1), cast(dict[str, Any], value), span, v.repairs, call_id=m.group(2) or None)
+            pos = skip_ws(seg, v.end)
+            if seg.startswith("</s>", pos):
+                break
+
+
+class Mistral(Dialect):
+    """Mistral's [TOOL_CALLS] format (old and v11+)."""
+
+    name: ClassVar[str] = "mistral"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _Parser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        i = text.find(MARK)
+        return i if i >= 0 else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return f"[AVAILABLE_TOOLS]{tool_json_lines(tools)}[/AVAILABLE_TOOLS]"
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "".join(
+            f"[TOOL_RESULTS]{r.call_id}[TOOL_CONTENT]{r.envelope.model_dump_json(exclude_none=True)}[/TOOL_RESULTS]"
+            for r in results
+        )

@@ -1,0 +1,94 @@
+"""`qwen3_coder_xml`: `<tool_call><function=f><parameter=p>value</parameter></function></tool_call>`.
+
+Qwen3-Coder, Qwen3.5, Nemotron-3-Nano. Values are text; the tool's schema types them (recorded as
+`coerced` repairs); without a schema, text that reads as JSON becomes that value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import ClassVar
+
+from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether.dialects._prompt import tool_json_lines
+from tether.dialects._tools import ToolIndex
+from tether.dialects._xmlargs import typed_arguments
+from tether.types import Repair, ToolResultMessage
+
+__all__ = ["Qwen3CoderXml"]
+
+_FUNCTION = re.compile(r"<function=([^>\n]+)>")
+_PARAM_END = re.compile(r"</parameter>|(?=<parameter=)|(?=</function>)")
+
+
+def read_xml_functions(parser: RegionParser, body: str, span: tuple[int, int], complete: bool) -> None:
+    """Record each `<function=...>` of a body (a call without them is an error)."""
+    found = False
+    for m in _FUNCTION.finditer(body):
+        found = True
+        name = m.group(1).strip()
+        end = body.find("</function>", m.end())
+        inner = body[m.end() : end if end >= 0 else len(body)]
+        pairs: list[tuple[str, str]] = []
+        i = 0
+        while True:
+            j = inner.find("<parameter=", i)
+            if j < 0:
+                break
+            k = inner.find(">", j)
+            if k < 0:
+                break
+            key = inner[j + 11 : k].strip()
+            close = _PARAM_END.search(inner, k + 1)
+            stop = close.start() if close else len(inner)
+            value = inner[k + 1 : stop]
+            if value.startswith("\n"):
+                value = value[1:]
+            if value.endswith("\n"):
+                value = value[:-1]
+            pairs.append((key, value))
+            i = close.end() if close and close.end() > stop else stop
+        args, repairs = typed_arguments(parser.tools, name, pairs)
+        if end < 0 or not complete:
+            repairs.append(Repair(kind="unterminated", message="the call's closing tag is missing"))
+        parser.call(name, args, span, repairs)
+    if not found:
+        parser.fail("no <function=...> in the tool call", span, body)
+
+
+class _Parser(RegionParser):
+    openers = (
+        Opener("<tool_call>", ends=("</tool_call>",)),
+        Opener("<function=", ends=("</function>",), tag="bare"),
+        Opener("<think>", "reasoning", ends=("</think>",)),
+    )
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        if opener.tag == "bare":
+            body = "<function=" + body + "</function>"
+        read_xml_functions(self, body, span, complete)
+
+
+class Qwen3CoderXml(Dialect):
+    """Qwen3-Coder XML calls."""
+
+    name: ClassVar[str] = "qwen3_coder_xml"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _Parser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        i = text.find("<function=")
+        return i if i >= 0 else None
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            "# Tools\n\nYou have access to the following functions:\n\n<tools>\n"
+            f"{tool_json_lines(tools)}\n</tools>\n\n"
+            "If you choose to call a function, reply in this format:\n<tool_call>\n<function=example_function_name>\n"
+            "<parameter=example_parameter_1>\nvalue_1\n</parameter>\n</function>\n</tool_call>"
+        )
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)
