@@ -54,6 +54,8 @@ class StreamParser(ABC):
         self._next_id = 0
         self._fed = 0
         """Characters fed so far: the absolute offset of the next delta."""
+        self.first_call_at: int | None = None
+        """Where the first complete call began (for `auto`)."""
 
     # ------------------------------------------------------------------------------------------ public
 
@@ -93,6 +95,11 @@ class StreamParser(ABC):
     def partial_calls(self) -> list[PartialCall]:
         """Calls still being streamed, with their arguments parsed so far (costs a parse of what they hold)."""
         return []
+
+    @property
+    def busy_since(self) -> int | None:
+        """Where undecided text begins (an open region or held-back marker), or None."""
+        return None
 
     # -------------------------------------------------------------------------------------- subclasses
 
@@ -167,6 +174,8 @@ class StreamParser(ABC):
             self.started(call_id, name)
             self.delta(call_id, json.dumps(arguments, ensure_ascii=False))
         self._calls.append(tool_call)
+        if self.first_call_at is None:
+            self.first_call_at = span[0] if span else self._fed
         self._events.append(CallCompleted(call=tool_call))
         return tool_call
 
@@ -290,6 +299,12 @@ class RegionParser(StreamParser):
         self._at_start = bool(self._start_openers)
         firsts = sorted({o.start[0] for o in self._openers})
         self._first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
+
+    @property
+    def busy_since(self) -> int | None:
+        if self._region is not None:
+            return self._region.start
+        return self._hold_start if self._hold else None
 
     def active_openers(self) -> tuple[Opener, ...]:
         """The openers in force (override to vary them with the tools or options)."""

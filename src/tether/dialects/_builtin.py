@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tether.dialects._registry import register_dialect
 from tether.dialects.anthropic import Anthropic
+from tether.dialects.auto import Auto
 from tether.dialects.deepseek import DeepSeekV3, DeepSeekV31
 from tether.dialects.fenced import Fenced
 from tether.dialects.gemini import Gemini
@@ -44,3 +45,4 @@ BUILTIN = (
 )
 for _dialect in BUILTIN:
     register_dialect(_dialect)
+register_dialect(Auto())  # after the dialects it chooses among

@@ -18,6 +18,7 @@ from tether.types import Repair, ToolResultMessage
 
 __all__ = ["Glm45"]
 
+_NAME = re.compile(r"[A-Za-z_][\w.\-:]*")
 _PAIR = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)(?:</arg_value>|$)", re.DOTALL)
 
 
@@ -30,7 +31,7 @@ class _Parser(RegionParser):
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
         k = body.find("<arg_key>")
         name = (body if k < 0 else body[:k]).strip()
-        if not name or "<" in name:
+        if not _NAME.fullmatch(name):
             self.fail("a tool call needs a function name", span, body)
             return
         pairs = [(m.group(1).strip(), m.group(2)) for m in _PAIR.finditer(body, max(k, 0))]

@@ -39,6 +39,10 @@ class _Parser(RegionParser):
         self._call_id: str | None = None
         self._call_start = 0
 
+    @property
+    def busy_since(self) -> int | None:
+        return self._call_start if self._call_id is not None and self._state == "body" else super().busy_since
+
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
         """Harmony has no regions; markers drive a small state machine."""
 
