@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from sqlalchemy import Engine, create_engine, event, exists, insert, select
 from sqlalchemy.engine import Row
@@ -94,7 +94,14 @@ class SqlJournal:
         return _entry(row) if row is not None else None
 
     def close(self) -> None:
+        """Close the journal's database connections."""
         self.engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def _engine(url: str, *, durable: bool) -> Engine:
