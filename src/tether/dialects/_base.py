@@ -290,7 +290,7 @@ class RegionParser(StreamParser):
     def __init__(self, dialect: str, tools: ToolIndex):
         super().__init__(dialect, tools)
         self._hold = ""
-        self._hold_start = 0
+        self._hold_start: int = 0
         self._last_char = "\n"
         self._region: _Region | None = None
         openers = self.active_openers()
