@@ -24,7 +24,8 @@ __all__ = ["Hit", "find_hits", "ripgrep"]
 
 @dataclass(frozen=True, order=True, slots=True)
 class Hit:
-    path: Path
+    path: str
+    """The real path, as a string (sorting thousands of `Path`s is slow)."""
     line: int
     text: str
 
@@ -78,14 +79,19 @@ def _rg(rg: str, pattern: str, scope: Path, glob: str | None, ignore_case: bool)
             continue
         path, _, rest = record.partition(b"\0")
         number, _, text = rest.partition(b":")
-        found = Path(os.fsdecode(path))
-        hits.append(Hit(Path(os.path.normpath(scope / found)) if is_dir else found, int(number), _line(text)))
+        found = os.fsdecode(path)
+        hits.append(
+            Hit(os.path.normpath(os.path.join(scope, found)) if is_dir else found, int(number), _line(text))
+        )
     return hits
 
 
 def _python(pattern: str, scope: Path, glob: str | None, ignore_case: bool) -> Iterator[Hit]:
+    flags = re.IGNORECASE if ignore_case else 0
     try:
-        regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        regex = re.compile(pattern, flags)
+        # a whole-file pre-check skips files without a match; MULTILINE keeps ^ and $ meaning line ends
+        anywhere = re.compile(pattern, flags | re.MULTILINE)
     except re.error as exc:
         raise _bad_pattern(pattern, str(exc)) from None
     for path in _files(scope, glob):
@@ -95,10 +101,12 @@ def _python(pattern: str, scope: Path, glob: str | None, ignore_case: bool) -> I
             continue
         if b"\0" in data:  # binary, as ripgrep judges it
             continue
+        if not anywhere.search(data.decode("utf-8", errors="replace")):
+            continue
         for number, raw in enumerate(data.split(b"\n"), 1):
             text = raw.decode("utf-8", errors="replace")
             if regex.search(text):
-                yield Hit(path, number, _line(raw))
+                yield Hit(str(path), number, _line(raw))
 
 
 def _files(scope: Path, glob: str | None) -> Iterator[Path]:

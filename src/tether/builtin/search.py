@@ -77,13 +77,17 @@ def search_pack(roots: Sequence[str | os.PathLike[str]], *, engine: str | None =
 
 
 def _result(box: Roots, hit: Hit, around: int) -> dict[str, Any]:
-    item: dict[str, Any] = {"path": box.display(hit.path), "line": hit.line, "content": hit.text[:_MAX_LINE]}
+    item: dict[str, Any] = {
+        "path": box.display(Path(hit.path)),
+        "line": hit.line,
+        "content": hit.text[:_MAX_LINE],
+    }
     item["context"] = _context(box, hit, around) if around else []
     return item
 
 
 def _context(box: Roots, hit: Hit, around: int) -> list[str]:
-    fd = box.open(str(hit.path), os.O_RDONLY)  # through the roots again: the tree may have changed
+    fd = box.open(hit.path, os.O_RDONLY)  # through the roots again: the tree may have changed
     with os.fdopen(fd, "rb") as f:
         lines = f.read(8 * 1024 * 1024).split(b"\n")
     start, end = max(0, hit.line - 1 - around), min(len(lines), hit.line + around)

@@ -63,7 +63,7 @@ def preexec(
     mounts = [(path, f"{STAGE}/{name}") for path, name in staged]
 
     def child() -> None:
-        if run_as is not None:
+        if run_as is not None and mounts:
             _check(_unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
             _check(_mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "make / private")
             # fds opened in this namespace: a bind mount's source must live in the caller's mount namespace

@@ -120,7 +120,7 @@ class Sandbox:
             _hand_over(self.workspace, self._run_as)
         with contextlib.ExitStack() as fds:
             sources = [self.workspace, *self.ro_binds]
-            if self._run_as is None:
+            if self._run_as is None or all(_reachable(p, self._run_as) for p in sources):
                 staged: list[tuple[str, str]] = []
                 paths = [str(p) for p in sources]
             else:  # see _launch: bwrap, no longer root, finds each source staged in a private mount namespace
@@ -214,6 +214,16 @@ def _nproc_budget(processes: int) -> int:
             with contextlib.suppress(OSError):
                 running += entry.stat(follow_symlinks=False).st_uid == uid
     return running + processes
+
+
+def _reachable(path: Path, uid: int) -> bool:
+    """Whether `uid` can reach `path` through its ancestors (then no staging is needed; it saves a few mounts)."""
+    for ancestor in path.parents:
+        st = ancestor.stat()
+        if not (st.st_mode & 0o001 or (st.st_uid == uid and st.st_mode & 0o100)):
+            return False
+    st = path.stat()
+    return bool(st.st_uid == uid or st.st_mode & 0o005 == 0o005)
 
 
 def _hand_over(workspace: Path, uid: int) -> None:
