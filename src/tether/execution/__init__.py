@@ -32,6 +32,7 @@ from tether.execution._records import Recorder as Recorder
 from tether.execution._records import kalygo_record as kalygo_record
 from tether.execution._run import Principal as Principal
 from tether.execution._run import Run as Run
+from tether.execution._session_log import SessionLog as SessionLog
 from tether.execution.guards import Attempt as Attempt
 from tether.execution.guards import Guard as Guard
 
@@ -49,6 +50,7 @@ __all__ = [
     "RepairedCallPolicy",
     "Replay",
     "Run",
+    "SessionLog",
     "kalygo_record",
     "refusal",
 ]

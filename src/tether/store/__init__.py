@@ -18,6 +18,9 @@ from tether.store._journal import Journal as Journal
 from tether.store._journal import MemoryJournal as MemoryJournal
 from tether.store._redact import REDACTED as REDACTED
 from tether.store._redact import redact as redact
+from tether.store._stats import JournalStats as JournalStats
+from tether.store._stats import ToolStats as ToolStats
+from tether.store._stats import compute_stats as compute_stats
 
 if TYPE_CHECKING:
     from tether.store._sql import DEFAULT_URL as DEFAULT_URL
@@ -29,10 +32,13 @@ __all__ = [
     "EntryKind",
     "Journal",
     "JournalEntry",
+    "JournalStats",
     "Lookup",
     "MemoryJournal",
     "Outcome",
     "SqlJournal",
+    "ToolStats",
+    "compute_stats",
     "redact",
 ]
 
