@@ -72,6 +72,12 @@ class StreamParser(ABC):
             self._guarded(lambda: self._feed(delta, start))
         return self._events
 
+    def feed_event(self, event: Any) -> list[ParseEvent]:
+        """Feed one already-parsed provider event (native dialects only: openai, anthropic, gemini)."""
+        raise UserError(
+            f"the {self.dialect} dialect reads text: use feed(text); feed_event() is for native dialects"
+        )
+
     def close(self) -> list[ParseEvent]:
         """Mark the end of the output: unfinished calls are completed (repaired) or reported as failed."""
         if self._closed:

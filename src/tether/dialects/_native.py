@@ -72,6 +72,8 @@ class NativeParser(StreamParser):
             i = k
 
     def _value(self, text: str) -> None:
+        if text == "[DONE]":  # the SSE end-of-stream sentinel
+            return
         parsed = loads(text, strip_extra=False)
         if not parsed.ok:
             self.fail(

@@ -1,0 +1,81 @@
+import json
+from typing import Any
+
+from tether.dialects import CallDelta, CallStarted, PartialCall, parse, stream_parser
+from tether.types import Provenance, ToolCall
+
+
+def _chunk(**delta: Any) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": delta}]}
+
+
+def _tool_delta(index: int, args: str, call_id: str | None = None, name: str | None = None) -> dict[str, Any]:
+    function: dict[str, Any] = {"arguments": args}
+    if name:
+        function["name"] = name
+    tc: dict[str, Any] = {"index": index, "function": function}
+    if call_id:
+        tc["id"] = call_id
+    return _chunk(tool_calls=[tc])
+
+
+CHUNKS: list[dict[str, Any]] = [
+    _chunk(role="assistant", content="Let me check."),
+    _tool_delta(0, "", "call_a", "get_weather"),
+    _tool_delta(0, '{"city": "Pa'),
+    _tool_delta(0, 'ris"}'),
+    _tool_delta(1, '{"tz": "UTC"}', "call_b", "now"),
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+]
+
+
+def test_streamed_argument_fragments_are_assembled_into_calls() -> None:
+    p = stream_parser("openai")
+    events = [e for c in CHUNKS[:3] for e in p.feed_event(c)]
+    assert events[1:] == [
+        CallStarted(id="call_a", name="get_weather"),
+        CallDelta(id="call_a", arguments_delta='{"city": "Pa'),
+    ]
+    assert p.partial_calls() == [PartialCall(id="call_a", name="get_weather", arguments={"city": "Pa"})]
+    for c in CHUNKS[3:]:
+        p.feed_event(c)
+    p.close()
+    assert p.result.calls == [
+        ToolCall(
+            id="call_a",
+            name="get_weather",
+            arguments={"city": "Paris"},
+            provenance=Provenance(dialect="openai"),
+        ),
+        ToolCall(id="call_b", name="now", arguments={"tz": "UTC"}, provenance=Provenance(dialect="openai")),
+    ]
+    assert p.result.content == "Let me check."
+
+
+def test_sse_text_of_the_stream_parses_to_the_same_result() -> None:
+    p = stream_parser("openai")
+    for c in CHUNKS:
+        p.feed_event(c)
+    p.close()
+    sse = "".join(f"data: {json.dumps(c)}\n\n" for c in CHUNKS) + "data: [DONE]\n\n"
+    assert parse(sse, "openai") == p.result
+    q = stream_parser("openai")
+    for i in range(0, len(sse), 5):
+        q.feed(sse[i : i + 5])
+    q.close()
+    assert q.result == p.result
+
+
+def test_a_whole_message_with_bad_arguments_reports_an_error_and_keeps_the_good_call() -> None:
+    message = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "f", "arguments": "[1, 2]"}},
+            {"id": "b", "type": "function", "function": {"name": "g", "arguments": '{"x": 1,}'}},
+        ],
+    }
+    result = parse(json.dumps(message), "openai")
+    assert [(c.id, c.arguments, [r.kind for r in c.repairs]) for c in result.calls] == [
+        ("b", {"x": 1}, ["trailing_comma"])
+    ]
+    assert [(e.call_id, e.message) for e in result.errors] == [("a", "arguments are not a JSON object: list")]
