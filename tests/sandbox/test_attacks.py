@@ -3,8 +3,10 @@
 Network attacks only ever target listeners this file starts on 127.0.0.1.
 """
 
+import ctypes
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tether.sandbox import Limits, Sandbox
+from tether.sandbox._sandbox import _hand_over  # pyright: ignore[reportPrivateUsage]  # the code under attack
 
 
 def _alive(marker: str) -> list[int]:
@@ -256,3 +259,37 @@ def test_setsid_children_do_not_outlive_a_normal_exit(sandbox: Sandbox) -> None:
     )
     assert (result.exit_code, result.stdout, result.timed_out) == (0, "left\n", False)
     assert _wait_gone(marker) == []
+
+
+def test_handing_the_workspace_over_never_follows_a_symlink_swapped_in(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """As root the workspace is chowned to the sandbox uid before a run. A concurrent sandbox on the same
+    workspace swapping a directory and a symlink to a host directory (renameat2 RENAME_EXCHANGE, atomic) must
+    not get the host directory's files chowned. (A path-based os.walk loses this race within seconds.)"""
+    if os.geteuid() != 0:
+        pytest.skip("the hand-over only happens when tether runs as root")
+    host_dir = tmp_path / "host"
+    host_dir.mkdir()
+    (host_dir / "precious").write_text("root's")
+    (workspace / "d").mkdir()
+    (workspace / "d" / "f").write_text("x")
+    (workspace / "e").symlink_to(host_dir)
+    libc = ctypes.CDLL(None, use_errno=True)
+    a, b = bytes(workspace / "d"), bytes(workspace / "e")
+    stop = threading.Event()
+
+    def racer() -> None:
+        while not stop.is_set():
+            libc.renameat2(-100, a, -100, b, 2)  # AT_FDCWD, RENAME_EXCHANGE
+
+    thread = threading.Thread(target=racer)
+    thread.start()
+    try:
+        for _ in range(3000):
+            _hand_over(workspace, 65534)
+    finally:
+        stop.set()
+        thread.join()
+    assert (host_dir / "precious").stat().st_uid == 0
+    assert host_dir.stat().st_uid == 0

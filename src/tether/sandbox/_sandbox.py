@@ -230,12 +230,13 @@ def _hand_over(workspace: Path, uid: int) -> None:
     """Give the workspace tree to the sandbox's host uid (tether runs as root), without following links."""
     if os.lstat(workspace).st_uid != uid:
         os.lchown(workspace, uid, uid)
-    for root, dirs, files in os.walk(workspace):
+    # fd-relative and never following links: a concurrent sandbox on the same workspace may swap a directory
+    # for a symlink to /etc mid-walk, and a path-based walk would then chown the host's files to `uid`
+    for _root, dirs, files, dir_fd in os.fwalk(workspace, follow_symlinks=False):
         for name in (*dirs, *files):
-            path = os.path.join(root, name)
             with contextlib.suppress(FileNotFoundError):
-                if os.lstat(path).st_uid != uid:
-                    os.lchown(path, uid, uid)
+                if os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_uid != uid:
+                    os.chown(name, uid, uid, dir_fd=dir_fd, follow_symlinks=False)
 
 
 def _seccomp_fd(stack: contextlib.ExitStack) -> int:
