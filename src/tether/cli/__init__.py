@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tether.cli import _corpus, _demo, _parse, _schema, _tools
+from tether.cli import _audit, _corpus, _demo, _parse, _schema, _tools
 
 __all__ = ["app", "main"]
 
@@ -21,6 +21,7 @@ _schema.register(app)
 _demo.register(app)
 _parse.register(app)
 _corpus.register(app)
+_audit.register(app)
 
 
 def main() -> None:

@@ -35,7 +35,7 @@ from tether.execution.guards import (
     idempotency_key,
 )
 from tether.store._entries import JournalEntry, Lookup
-from tether.store._journal import Journal, MemoryJournal
+from tether.store._journal import Journal, MemoryJournal, resolution
 from tether.store._redact import redact
 from tether.tools import ToolContext, ToolsLike, as_toolset
 from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, OkEnvelope, ToolCall
@@ -145,18 +145,7 @@ class Executor:
     ) -> None:
         """Settle a call in doubt: `envelope=None` records that it did not take effect (it may run again);
         an envelope records what it did, and repeats of the call get that envelope."""
-        entry = dataclasses.replace(
-            intent,
-            kind="resolution",
-            id=None,
-            intent_id=intent.id,
-            created_at=time.time(),
-            envelope=None if envelope is None else _jsonable(envelope),
-            outcome=None if envelope is None else _outcome(envelope),
-            note=note,
-            pid=os.getpid(),
-            host=_HOST,
-        )
+        entry = resolution(intent, envelope=None if envelope is None else _jsonable(envelope), note=note)
         await self._offload(self.journal.append, entry)
 
     # ----------------------------------------------------------------------------------------- pipeline

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from tether.store._entries import DEFAULT_URL as DEFAULT_URL
 from tether.store._entries import EntryKind as EntryKind
 from tether.store._entries import JournalEntry as JournalEntry
 from tether.store._entries import Lookup as Lookup
@@ -23,7 +24,6 @@ from tether.store._stats import ToolStats as ToolStats
 from tether.store._stats import compute_stats as compute_stats
 
 if TYPE_CHECKING:
-    from tether.store._sql import DEFAULT_URL as DEFAULT_URL
     from tether.store._sql import SqlJournal as SqlJournal
 
 __all__ = [
@@ -42,7 +42,7 @@ __all__ = [
     "redact",
 ]
 
-_LAZY = {"DEFAULT_URL": "tether.store._sql", "SqlJournal": "tether.store._sql"}
+_LAZY = {"SqlJournal": "tether.store._sql"}
 
 
 def __getattr__(name: str) -> Any:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-__all__ = ["ENTRY_FIELDS", "EntryKind", "JournalEntry", "Lookup", "Outcome"]
+__all__ = ["DEFAULT_URL", "ENTRY_FIELDS", "EntryKind", "JournalEntry", "Lookup", "Outcome"]
+
+DEFAULT_URL = "sqlite:///tether-journal.db"
+"""Where `SqlJournal` and `tether audit` keep the journal unless told otherwise: a file in the working dir."""
 
 EntryKind = Literal["intent", "result", "refusal", "resolution"]
 """`intent` before a tool runs, `result` after; `refusal` for a call a guard stopped; `resolution` settles

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import socket
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from tether.store._entries import JournalEntry, Lookup
 
-__all__ = ["Journal", "MemoryJournal"]
+__all__ = ["Journal", "MemoryJournal", "completed", "resolution"]
 
 
 class Journal(Protocol):
@@ -97,3 +100,28 @@ def completed(intent: JournalEntry, completion: JournalEntry | None) -> Lookup:
     if completion.kind == "resolution" and envelope is None:
         return Lookup("new", intent)
     return Lookup("done", intent, envelope)
+
+
+def resolution(intent: JournalEntry, *, envelope: dict[str, Any] | None, note: str) -> JournalEntry:
+    """The entry that settles an intent in doubt: `envelope=None` means it did not take effect (it may run
+    again); otherwise `envelope` (an envelope's JSON) is what repeats of the call get."""
+    outcome, code = None, None
+    if envelope is not None:
+        outcome = "ok" if envelope.get("ok") is True else "needs" if envelope.get("needs") else "error"
+        error: Any = envelope.get("error")
+        code = str(error.get("code")) if isinstance(error, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+    return dataclasses.replace(
+        intent,
+        kind="resolution",
+        id=None,
+        intent_id=intent.id,
+        created_at=time.time(),
+        envelope=envelope,
+        outcome=outcome,
+        error_code=code,
+        duration_ms=None,
+        traceback=None,
+        note=note,
+        pid=os.getpid(),
+        host=socket.gethostname(),
+    )

@@ -10,13 +10,12 @@ from sqlalchemy import Engine, create_engine, event, exists, insert, select
 from sqlalchemy.engine import Row
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup
+from tether.store._entries import DEFAULT_URL, ENTRY_FIELDS, JournalEntry, Lookup
 from tether.store._journal import completed
 from tether.store._tables import journal_table, metadata
 
-__all__ = ["DEFAULT_URL", "SqlJournal"]
+__all__ = ["SqlJournal"]
 
-DEFAULT_URL = "sqlite:///tether-journal.db"
 _COMPLETIONS = ("result", "resolution")
 
 
