@@ -217,6 +217,8 @@ class Opener:
         balanced: The region is the bracketed value beginning at the marker (kept in the body); it ends
             when its brackets balance.
         guard: A pattern that must match at the marker, within `guard_len` characters, for it to count.
+        viable: A pattern every prefix of a text the guard can match fully matches: lets the scanner give up
+            on a marker (and emit it as text) before `guard_len` characters have arrived.
         line_start: The marker counts only at the start of a line.
         output_start: The opener is tried only at the first non-blank character of the output, where
             `start` may be empty (the guard alone decides).
@@ -231,6 +233,7 @@ class Opener:
     guard_len: int = 0
     line_start: bool = False
     output_start: bool = False
+    viable: re.Pattern[str] | None = None
     quotes: str = "\"'"
     tag: str = ""
     """A name for the dialect's own use (to tell openers apart)."""
@@ -393,9 +396,10 @@ class RegionParser(StreamParser):
             if not data.startswith(o.start, q):
                 continue
             if o.guard is not None:
-                if len(data) - q < o.guard_len and not eof:
+                verdict = _guard(o, data, q, eof)
+                if verdict == "maybe":
                     return q, None, "maybe"
-                if not o.guard.match(data, q, q + o.guard_len):
+                if verdict == "no":
                     continue
             self._at_start = False
             return q, o, "yes"
@@ -417,10 +421,10 @@ class RegionParser(StreamParser):
                 if o.line_start and (data[p - 1] if p else self._last_char) != "\n":
                     continue
                 if o.guard is not None:
-                    if avail < o.guard_len and not eof:
+                    verdict = _guard(o, data, p, eof)
+                    if verdict == "maybe":
                         maybe = True
-                        continue
-                    if not o.guard.match(data, p, p + o.guard_len):
+                    if verdict != "yes":
                         continue
                 if maybe:  # an earlier-listed opener may still match here
                     return p, None, "maybe"
@@ -513,6 +517,18 @@ class RegionParser(StreamParser):
             region.parts.append(last)
             self.on_progress(o, last, region.start)
         self.on_region(o, "".join(region.parts), (region.start, end + marker_len), complete)
+
+
+def _guard(o: Opener, data: str, p: int, eof: bool) -> str:
+    """Whether `o`'s guard matches at `p`: yes, no, or maybe (more text needed)."""
+    assert o.guard is not None
+    if o.guard.match(data, p, p + o.guard_len):
+        return "yes"
+    if eof or len(data) - p >= o.guard_len:
+        return "no"
+    if o.viable is not None and not o.viable.fullmatch(data, p, len(data)):
+        return "no"
+    return "maybe"
 
 
 class Dialect(ABC):

@@ -33,8 +33,8 @@ CANDIDATES = (
     "json_calls",
     "fenced",
     "yaml",
-    "xlam",
     "llama3_json",
+    "xlam",
     "pythonic",
 )
 """Text dialects `auto` chooses among, most specific first (ties go to the earlier)."""

@@ -20,13 +20,14 @@ from tether.types import Repair, ToolResultMessage
 __all__ = ["JsonCalls"]
 
 _RAW = re.compile(r"\{\s*[\"']?toolCalls")
+_RAW_VIABLE = re.compile(r"\{\s*[\"']?[A-Za-z]{0,9}")
 _FENCED = re.compile(r"```(?:json)?\s*\{\s*[\"']?toolCalls")
 
 
 class _Parser(RegionParser):
     openers = (
         Opener("```", ends=("```",), guard=_FENCED, guard_len=40, tag="fenced"),
-        Opener("{", balanced=True, guard=_RAW, guard_len=24, quotes='"', tag="raw"),
+        Opener("{", balanced=True, guard=_RAW, guard_len=24, viable=_RAW_VIABLE, quotes='"', tag="raw"),
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:

@@ -19,6 +19,8 @@ __all__ = ["JsonToolList", "Llama3Json", "Xlam"]
 _OBJ = re.compile(r"\{\s*\"(?:name|function)\"\s*:")
 _LIST = re.compile(r"\[\s*\{\s*\"(?:name|function|arguments|parameters)\"\s*:")
 _FENCE = re.compile(r"```(?:json)?\s*[\[{]\s*(?:\{\s*)?\"(?:name|function|arguments|parameters)\"")
+_OBJ_VIABLE = re.compile(r"\{\s*(?:\"[a-z]{0,10}\"?\s*)?")
+_LIST_VIABLE = re.compile(r"\[\s*(?:\{\s*(?:\"[a-z]{0,10}\"?\s*)?)?")
 THINK = Opener("<think>", "reasoning", ends=("</think>",))
 
 
@@ -31,7 +33,7 @@ class _Parser(RegionParser):
 
 class _Llama3Parser(_Parser):
     openers = (
-        Opener("{", balanced=True, guard=_OBJ, guard_len=24, quotes='"'),
+        Opener("{", balanced=True, guard=_OBJ, guard_len=24, viable=_OBJ_VIABLE, quotes='"'),
         Opener("<|python_tag|>", "drop"),
         Opener("<|eom_id|>", "drop"),
         Opener("<|eot_id|>", "drop"),
@@ -43,14 +45,14 @@ class _Llama3Parser(_Parser):
 
 
 class _ListParser(_Parser):
-    openers = (Opener("[", balanced=True, guard=_LIST, guard_len=40, quotes='"'), THINK)
+    openers = (Opener("[", balanced=True, guard=_LIST, guard_len=40, viable=_LIST_VIABLE, quotes='"'), THINK)
 
 
 class _XlamParser(_Parser):
     openers = (
         Opener("```", ends=("```",), guard=_FENCE, guard_len=48, tag="fenced"),
-        Opener("[", balanced=True, guard=_LIST, guard_len=40, quotes='"'),
-        Opener("{", balanced=True, guard=_OBJ, guard_len=24, quotes='"'),
+        Opener("[", balanced=True, guard=_LIST, guard_len=40, viable=_LIST_VIABLE, quotes='"'),
+        Opener("{", balanced=True, guard=_OBJ, guard_len=24, viable=_OBJ_VIABLE, quotes='"'),
         Opener("<tool_call>", "drop"),
         Opener("</tool_call>", "drop"),
         Opener("[TOOL_CALLS]", "drop"),

@@ -21,6 +21,8 @@ __all__ = ["Olmo3Pythonic", "Pythonic"]
 
 _LIST = re.compile(r"\[\s*[A-Za-z_][\w.:\-]*\s*\(")
 _BARE = re.compile(r"[A-Za-z_][\w.:\-]*\(")
+_BARE_VIABLE = re.compile(r"[A-Za-z_][\w.:\-]*")
+_LIST_VIABLE = re.compile(r"\[\s*(?:[A-Za-z_][\w.:\-]*\s*)?")
 
 
 def emit_pythonic(
@@ -52,8 +54,10 @@ def emit_pythonic(
 
 class _PythonicParser(RegionParser):
     openers = (
-        Opener("", balanced=True, guard=_BARE, guard_len=128, output_start=True, tag="bare"),
-        Opener("[", balanced=True, guard=_LIST, guard_len=128, tag="list"),
+        Opener(
+            "", balanced=True, guard=_BARE, guard_len=128, output_start=True, viable=_BARE_VIABLE, tag="bare"
+        ),
+        Opener("[", balanced=True, guard=_LIST, guard_len=128, viable=_LIST_VIABLE, tag="list"),
         Opener("<|python_start|>", "drop"),
         Opener("<|python_end|>", "drop"),
         Opener("<think>", "reasoning", ends=("</think>",)),

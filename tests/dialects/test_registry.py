@@ -1,0 +1,81 @@
+from collections.abc import Sequence
+from typing import ClassVar
+
+import pytest
+
+import tether.dialects
+from tether.dialects import (
+    Dialect,
+    Opener,
+    RegionParser,
+    ToolIndex,
+    dialect_names,
+    get_dialect,
+    parse,
+    register_dialect,
+    render_results,
+    render_tools,
+)
+from tether.exceptions import UserError
+from tether.types import OkEnvelope, ToolResultMessage, ToolSpec
+
+ISSUE_DIALECTS = {
+    "json_calls", "fenced", "yaml", "pythonic", "olmo3_pythonic", "hermes", "mistral", "llama3_json",
+    "json_tool_list", "qwen3_coder_xml", "deepseek_v3", "deepseek_v31", "kimi_k2", "glm45", "gemma4", "harmony",
+    "xlam", "openai", "anthropic", "gemini", "auto",
+}  # fmt: skip
+
+
+def test_every_dialect_of_the_issue_is_registered() -> None:
+    assert set(dialect_names()) >= ISSUE_DIALECTS
+
+
+def test_public_names_are_exported_and_sorted() -> None:
+    assert tether.dialects.__all__ == sorted(tether.dialects.__all__)
+    for name in tether.dialects.__all__:
+        assert hasattr(tether.dialects, name)
+
+
+class _Angle(RegionParser):
+    openers = (Opener("<<", ends=(">>",)),)
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        self.call(body.strip(), {}, span)
+
+
+class _AngleDialect(Dialect):
+    name: ClassVar[str] = "test_angle"
+
+    def stream_parser(self, tools: ToolIndex) -> _Angle:
+        return _Angle(self.name, tools)
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return "Write <<tool>>."
+
+
+def test_a_plugin_dialect_registers_like_a_builtin() -> None:
+    register_dialect(_AngleDialect(), replace=True)
+    assert [c.name for c in parse("a <<ping>> b", "test_angle").calls] == ["ping"]
+    with pytest.raises(UserError, match="already registered"):
+        register_dialect(_AngleDialect())
+
+
+def test_an_unknown_dialect_names_the_known_ones() -> None:
+    with pytest.raises(UserError, match=r"known dialects: .*hermes"):
+        get_dialect("nope")
+
+
+SPEC = ToolSpec(
+    name="get_weather",
+    description="Current weather.",
+    input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+RESULTS: Sequence[ToolResultMessage] = [
+    ToolResultMessage(call_id="call_0", name="get_weather", envelope=OkEnvelope(data={"temp": 21}))
+]
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE_DIALECTS))
+def test_every_dialect_renders_its_tool_prompt_and_results(name: str) -> None:
+    assert "get_weather" in render_tools(name, [SPEC])
+    assert "21" in render_results(name, RESULTS)
