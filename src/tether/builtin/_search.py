@@ -11,6 +11,7 @@ import fnmatch
 import os
 import re
 import shutil
+import stat
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -94,11 +95,7 @@ def _python(pattern: str, scope: Path, glob: str | None, ignore_case: bool) -> I
         anywhere = re.compile(pattern, flags | re.MULTILINE)
     except re.error as exc:
         raise _bad_pattern(pattern, str(exc)) from None
-    for path in _files(scope, glob):
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
+    for path, data in _files(scope, glob):
         if b"\0" in data:  # binary, as ripgrep judges it
             continue
         if not anywhere.search(data.decode("utf-8", errors="replace")):
@@ -106,23 +103,40 @@ def _python(pattern: str, scope: Path, glob: str | None, ignore_case: bool) -> I
         for number, raw in enumerate(data.split(b"\n"), 1):
             text = raw.decode("utf-8", errors="replace")
             if regex.search(text):
-                yield Hit(str(path), number, _line(raw))
+                yield Hit(path, number, _line(raw))
 
 
-def _files(scope: Path, glob: str | None) -> Iterator[Path]:
+def _files(scope: Path, glob: str | None) -> Iterator[tuple[str, bytes]]:
+    """(path, content) of regular files below `scope`, walked by fd: a directory swapped for a symlink
+    mid-walk (the workspace is shared with sandboxed code) is never followed."""
     if not scope.is_dir():
-        if scope.is_file():
-            yield scope
+        data = _read_nofollow(str(scope), None)
+        if data is not None:
+            yield str(scope), data
         return
-    for dirpath, dirnames, filenames in os.walk(scope, followlinks=False):
+    for dirpath, dirnames, filenames, dir_fd in os.fwalk(scope, follow_symlinks=False):
         dirnames.sort()
         for name in sorted(filenames):
-            path = Path(dirpath, name)
-            if path.is_symlink() or not path.is_file():
+            path = os.path.join(dirpath, name)
+            if glob and not _glob_match(glob, os.path.relpath(path, scope).replace(os.sep, "/")):
                 continue
-            if glob and not _glob_match(glob, path.relative_to(scope).as_posix()):
-                continue
-            yield path
+            data = _read_nofollow(name, dir_fd)
+            if data is not None:
+                yield path, data
+
+
+def _read_nofollow(name: str, dir_fd: int | None) -> bytes | None:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None  # a symlink (ELOOP), vanished, or unreadable
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 def _glob_match(glob: str, relative: str) -> bool:

@@ -23,6 +23,7 @@ __all__ = ["SEARCH_PACK", "search_pack"]
 _MAX_LINE = 500
 _MAX_RESULTS = 1000
 _MAX_CONTEXT = 10
+_MAX_FILE = 64 * 1024 * 1024
 
 
 def search_pack(roots: Sequence[str | os.PathLike[str]], *, engine: str | None = None) -> Toolset:
@@ -71,27 +72,47 @@ def search_pack(roots: Sequence[str | os.PathLike[str]], *, engine: str | None =
         limit = max(1, min(max_results, _MAX_RESULTS))
         hits, _ = find_hits(query, where, glob=glob, ignore_case=ignore_case, limit=limit, engine=engine)
         around = max(0, min(context, _MAX_CONTEXT))
-        return [_result(box, hit, around) for hit in hits]
+        return _results(box, hits, around)
 
     return Toolset(lexical)
 
 
-def _result(box: Roots, hit: Hit, around: int) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "path": box.display(Path(hit.path)),
-        "line": hit.line,
-        "content": hit.text[:_MAX_LINE],
-    }
-    item["context"] = _context(box, hit, around) if around else []
-    return item
+def _results(box: Roots, hits: list[Hit], around: int) -> list[dict[str, Any]]:
+    """Shape the hits, reading every returned line again through the roots (openat2 beneath them).
+
+    ripgrep runs as tether's user and walks paths; a sandboxed program sharing the workspace could swap a
+    directory for a symlink while it walks. Only lines that the contained read confirms are returned.
+    """
+    results: list[dict[str, Any]] = []
+    files: dict[str, list[bytes] | None] = {}
+    for hit in hits:
+        if hit.path not in files:
+            files[hit.path] = _lines(box, hit.path)
+        lines = files[hit.path]
+        if lines is None or hit.line > len(lines) or _text(lines[hit.line - 1]) != hit.text:
+            continue
+        item: dict[str, Any] = {
+            "path": box.display(Path(hit.path)),
+            "line": hit.line,
+            "content": hit.text[:_MAX_LINE],
+        }
+        start, end = max(0, hit.line - 1 - around), min(len(lines), hit.line + around)
+        item["context"] = [_text(raw)[:_MAX_LINE] for raw in lines[start:end]] if around else []
+        results.append(item)
+    return results
 
 
-def _context(box: Roots, hit: Hit, around: int) -> list[str]:
-    fd = box.open(hit.path, os.O_RDONLY)  # through the roots again: the tree may have changed
+def _lines(box: Roots, path: str) -> list[bytes] | None:
+    try:
+        fd = box.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except ToolError:
+        return None
     with os.fdopen(fd, "rb") as f:
-        lines = f.read(8 * 1024 * 1024).split(b"\n")
-    start, end = max(0, hit.line - 1 - around), min(len(lines), hit.line + around)
-    return [raw.rstrip(b"\r").decode("utf-8", errors="replace")[:_MAX_LINE] for raw in lines[start:end]]
+        return f.read(_MAX_FILE).split(b"\n")
+
+
+def _text(raw: bytes) -> str:
+    return raw.rstrip(b"\r").decode("utf-8", errors="replace")
 
 
 def _build(config: PackConfig) -> Toolset:
