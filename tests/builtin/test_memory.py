@@ -82,3 +82,26 @@ async def test_advise_hints_persist_per_session(notes: Path) -> None:
 async def test_advise_refuses_paths_outside_the_roots(notes: Path) -> None:
     envelope = await call(notes, "memory.advise", hot=[{"path": "../../etc/passwd", "why": "x"}])
     assert envelope.error.code == "PERMISSION_DENIED"
+
+
+async def test_a_symlink_planted_at_the_hints_directory_is_refused(
+    notes: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (notes / ".tether").mkdir()
+    (notes / ".tether" / "memory").symlink_to(elsewhere)
+    envelope = await call(notes, "memory.advise", hot=[{"path": "a.md", "why": "x"}])
+    assert envelope.error.code == "PERMISSION_DENIED"
+    assert list(elsewhere.iterdir()) == []
+
+
+async def test_hints_can_live_in_a_configured_state_dir(
+    notes: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    state = tmp_path_factory.mktemp("state")
+    tools = memory_pack([notes], state_dir=state / "hints")
+    call_ = ToolCall(
+        id="c1", name="memory.advise", arguments={"hot": [{"path": "a.md", "why": "x"}]}, why=WHY
+    )
+    assert isinstance(await Executor(tools).execute(call_), OkEnvelope)
+    assert len(list((state / "hints").glob("*.json"))) == 1

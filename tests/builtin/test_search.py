@@ -140,7 +140,7 @@ async def test_a_directory_swapped_for_a_symlink_mid_search_never_leaks(tmp_path
     thread = threading.Thread(target=racer)
     thread.start()
     try:
-        seen = [r["content"] for _ in range(150) for r in (await call(root, engine, query="token")).data]
+        seen = [r["content"] for _ in range(60) for r in (await call(root, engine, query="token")).data]
     finally:
         stop.set()
         thread.join()

@@ -46,7 +46,13 @@ def memory_pack(
 ) -> Toolset:
     """Memory tools over `roots`; hints are kept in `state_dir` (default: `<first root>/.tether/memory`)."""
     box = Roots(roots)
-    state = Path(state_dir) if state_dir is not None else box.default / ".tether" / "memory"
+    # By default the hints live inside the first root, which sandboxed code may share: they are then read and
+    # written through the roots like any model-given path, so a symlink planted there cannot redirect them.
+    if state_dir is not None:
+        Path(state_dir).mkdir(parents=True, exist_ok=True)
+        store, prefix = Roots([state_dir]), ""
+    else:
+        store, prefix = box, ".tether/memory/"
     summarize_text = summarizer or extractive_summary
     caps = FsLimits()
 
@@ -133,18 +139,18 @@ def memory_pack(
             cold: Paths that can leave the context, each with why.
         """
         session = context.session_id or session_id
-        file = state / f"{_safe(session)}.json"
-        hints: dict[str, dict[str, str]] = _load(file)
+        where = f"{prefix}{_safe(session)}.json"
+        hints = _load(store, where)
         for kind, items in (("hot", hot or []), ("cold", cold or [])):
             for item in items:
                 located = box.locate(item["path"], what="hint path")
                 hints[box.display(located.path)] = {"temperature": kind, "why": item["why"]}
         if len(hints) > _MAX_HINTS:
             hints = dict(list(hints.items())[-_MAX_HINTS:])
-        state.mkdir(parents=True, exist_ok=True)
-        tmp = file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(hints, indent=1))
-        tmp.replace(file)
+        target = store.locate(where)
+        if "/" in target.relative:
+            make_dirs(store, Located(target.root, target.relative.rpartition("/")[0]), shown=where)
+        write_atomic(store, target, json.dumps(hints, indent=1).encode(), shown=where)
         return {
             "hot": [{"path": p, "why": h["why"]} for p, h in hints.items() if h["temperature"] == "hot"],
             "cold": [{"path": p, "why": h["why"]} for p, h in hints.items() if h["temperature"] == "cold"],
@@ -153,11 +159,16 @@ def memory_pack(
     return Toolset(summarize, advise)
 
 
-def _load(file: Path) -> dict[str, dict[str, str]]:
+def _load(store: Roots, where: str) -> dict[str, dict[str, str]]:
     try:
-        loaded = json.loads(file.read_text())
-    except (OSError, ValueError):
+        fd = store.open(where, os.O_RDONLY)
+    except ToolError:
         return {}
+    with os.fdopen(fd, "rb") as f:
+        try:
+            loaded = json.loads(f.read(1 << 20))
+        except ValueError:
+            return {}
     return loaded if isinstance(loaded, dict) else {}  # pyright: ignore[reportUnknownVariableType]
 
 
