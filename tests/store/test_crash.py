@@ -27,7 +27,7 @@ def start_and_kill(url: str, marker: Path) -> None:
     child = subprocess.Popen([sys.executable, str(CHILD), url, str(marker)])
     try:
         deadline = time.monotonic() + 60
-        while not marker.exists():  # the tool has started, so its intent is committed
+        while not (marker.exists() and marker.read_text()):  # the tool started, so its intent is committed
             assert child.poll() is None, "the child process exited early"
             assert time.monotonic() < deadline, "the child never reached the tool"
             time.sleep(0.02)
