@@ -46,8 +46,8 @@ def test_invalid_calls_become_errors_while_valid_ones_come_through(check_stream:
                 dialect="json_calls",
                 span=(0, len(text)),
                 repairs=(
-                    Repair(kind="trailing_comma", message="removed a trailing comma", path="$.toolCalls[1]"),
                     Repair(kind="trailing_comma", message="removed a trailing comma", path="$.toolCalls"),
+                    Repair(kind="trailing_comma", message="removed a trailing comma", path="$.toolCalls[1]"),
                 ),
             ),
         )

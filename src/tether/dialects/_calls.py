@@ -11,7 +11,7 @@ from tether.dialects._base import StreamParser
 from tether.dialects._json import Flavor, LooseValue, loads
 from tether.types import Repair
 
-__all__ = ["JsonCall", "emit_json_calls", "read_call", "read_calls", "scope_repairs"]
+__all__ = ["JsonCall", "RepairScopes", "emit_json_calls", "read_call", "read_calls", "scope_repairs"]
 
 _NAME_KEYS = ("name", "function", "tool", "tool_name", "operation")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "params", "argument")
@@ -114,13 +114,14 @@ def emit_json_calls(
     if not complete and not any(r.kind == "unbalanced_brackets" for r in repairs):
         repairs.append(Repair(kind="unterminated", message="the call's end marker is missing"))
     is_list = isinstance(parsed.value, list)
+    scopes = RepairScopes(repairs, "$")
     for n, c in enumerate(read_calls(parsed.value, single_key=single_key)):
         if c.error:
             parser.fail(c.error, span, body)
             continue
         item = f"$[{n}]" if is_list else "$"
         key = c.extra.get("args_key", "arguments")
-        scoped = scope_repairs(repairs, item, f"{item}.{key}" if key else item)
+        scoped = scopes.scope(item, f"{item}.{key}" if key else item)
         parser.call(c.name, c.arguments, span, [*scoped, *c.repairs], call_id=c.id)
 
 
@@ -132,16 +133,33 @@ def dumps(value: Any) -> str:
 def scope_repairs(repairs: Sequence[Repair], item: str, args: str) -> list[Repair]:
     """The repairs that concern one call of a list: those under `item` (a JSON path such as `$[1]`) and
     those of the envelope around it; paths under `args` are re-rooted at `$` (the call's arguments)."""
-    list_prefix = item[: item.rfind("[")] + "[" if "[" in item else None
-    out: list[Repair] = []
-    for r in repairs:
-        path = r.path
-        if path is not None and list_prefix and path.startswith(list_prefix) and not _under(path, item):
-            continue  # another call's repair
-        if path is not None and _under(path, args):
-            r = r.model_copy(update={"path": "$" + path[len(args) :]})
-        out.append(r)
-    return out
+    return RepairScopes(repairs, item[: item.rfind("[")] if "[" in item else item).scope(item, args)
+
+
+class RepairScopes:
+    """Repairs grouped by list item once, so that scoping every call of a long list stays linear."""
+
+    def __init__(self, repairs: Sequence[Repair], list_path: str):
+        self.list_prefix = list_path + "["
+        self.shared: list[Repair] = []
+        self.items: dict[str, list[Repair]] = {}
+        for r in repairs:
+            path = r.path
+            if path is not None and path.startswith(self.list_prefix):
+                close = path.find("]", len(self.list_prefix))
+                if close > 0:
+                    self.items.setdefault(path[: close + 1], []).append(r)
+                    continue
+            self.shared.append(r)
+
+    def scope(self, item: str, args: str) -> list[Repair]:
+        out: list[Repair] = []
+        for r in [*self.shared, *self.items.get(item, [])]:
+            path = r.path
+            if path is not None and _under(path, args):
+                r = r.model_copy(update={"path": "$" + path[len(args) :]})
+            out.append(r)
+        return out
 
 
 def _under(path: str, prefix: str) -> bool:

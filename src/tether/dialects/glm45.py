@@ -19,7 +19,27 @@ from tether.types import Repair, ToolResultMessage
 __all__ = ["Glm45"]
 
 _NAME = re.compile(r"[A-Za-z_][\w.\-:]*")
-_PAIR = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)(?:</arg_value>|$)", re.DOTALL)
+
+
+def _pairs(body: str, i: int) -> list[tuple[str, str]]:
+    """`<arg_key>k</arg_key><arg_value>v</arg_value>` pairs, each bounded by the next key (linear)."""
+    out: list[tuple[str, str]] = []
+    starts: list[int] = []
+    j = body.find("<arg_key>", i)
+    while j >= 0:
+        starts.append(j)
+        j = body.find("<arg_key>", j + 9)
+    for n, j in enumerate(starts):
+        limit = starts[n + 1] if n + 1 < len(starts) else len(body)
+        k = body.find("</arg_key>", j + 9, limit)
+        if k < 0:
+            continue
+        v = body.find("<arg_value>", k + 10, limit)
+        if v < 0:
+            continue
+        e = body.find("</arg_value>", v + 11, limit)
+        out.append((body[j + 9 : k].strip(), body[v + 11 : e if e >= 0 else limit]))
+    return out
 
 
 class _Parser(RegionParser):
@@ -34,7 +54,7 @@ class _Parser(RegionParser):
         if not _NAME.fullmatch(name):
             self.fail("a tool call needs a function name", span, body)
             return
-        pairs = [(m.group(1).strip(), m.group(2)) for m in _PAIR.finditer(body, max(k, 0))]
+        pairs = _pairs(body, max(k, 0))
         args, repairs = typed_arguments(self.tools, name, pairs)
         if not complete:
             repairs.append(Repair(kind="unterminated", message="the call's closing tag is missing"))

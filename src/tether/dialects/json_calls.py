@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
 from tether.dialects._base import Dialect, Opener, RegionParser
-from tether.dialects._calls import scope_repairs
+from tether.dialects._calls import RepairScopes
 from tether.dialects._json import loads
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolResultMessage
@@ -45,10 +45,11 @@ class _Parser(RegionParser):
         if not isinstance(items, list):
             self.fail("toolCalls must be a list of calls", span, body)
             return
+        scopes = RepairScopes(repairs, "$.toolCalls")
         for n, item in enumerate(cast(list[Any], items)):
-            self._one(item, n, span, repairs, body)
+            self._one(item, n, span, scopes.scope(f"$.toolCalls[{n}]", f"$.toolCalls[{n}].parameters"))
 
-    def _one(self, item: Any, n: int, span: tuple[int, int], repairs: list[Repair], body: str) -> None:
+    def _one(self, item: Any, n: int, span: tuple[int, int], repairs: list[Repair]) -> None:
         raw = json.dumps(item, ensure_ascii=False)[:300]
         if not isinstance(item, dict):
             self.fail(f"toolCalls[{n}] must be an object", span, raw)
@@ -81,7 +82,7 @@ class _Parser(RegionParser):
             name,
             cast(dict[str, Any], params),
             span,
-            [*scope_repairs(repairs, f"$.toolCalls[{n}]", f"$.toolCalls[{n}].parameters"), *own],
+            [*repairs, *own],
             call_id=call_id if isinstance(call_id, str) and call_id else None,
             priority=priority,
             annotations=(f"operation: {operation}",) if isinstance(operation, str) and operation else (),

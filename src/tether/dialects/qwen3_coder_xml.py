@@ -24,12 +24,12 @@ _PARAM_END = re.compile(r"</parameter>|(?=<parameter=)|(?=</function>)")
 
 def read_xml_functions(parser: RegionParser, body: str, span: tuple[int, int], complete: bool) -> None:
     """Record each `<function=...>` of a body (a call without them is an error)."""
-    found = False
-    for m in _FUNCTION.finditer(body):
-        found = True
+    matches = list(_FUNCTION.finditer(body))
+    for n, m in enumerate(matches):
         name = m.group(1).strip()
-        end = body.find("</function>", m.end())
-        inner = body[m.end() : end if end >= 0 else len(body)]
+        limit = matches[n + 1].start() if n + 1 < len(matches) else len(body)
+        end = body.find("</function>", m.end(), limit)
+        inner = body[m.end() : end if end >= 0 else limit]
         pairs: list[tuple[str, str]] = []
         i = 0
         while True:
@@ -53,7 +53,7 @@ def read_xml_functions(parser: RegionParser, body: str, span: tuple[int, int], c
         if end < 0 or not complete:
             repairs.append(Repair(kind="unterminated", message="the call's closing tag is missing"))
         parser.call(name, args, span, repairs)
-    if not found:
+    if not matches:
         parser.fail("no <function=...> in the tool call", span, body)
 
 
