@@ -42,14 +42,23 @@ def find_hits(
     rg = ripgrep() if engine in (None, "rg") else None
     if engine == "rg" and rg is None:
         raise ToolError(ErrorCode.INTERNAL, "ripgrep is not installed", recoverable=False)
-    hits = (
-        _rg(rg, pattern, scope, glob, ignore_case) if rg else list(_python(pattern, scope, glob, ignore_case))
-    )
-    hits.sort()
+    if rg:
+        return _rg(rg, pattern, scope, glob, ignore_case, limit)
+    hits = sorted(_python(pattern, scope, glob, ignore_case), key=_order)
     return hits[:limit], len(hits) > limit
 
 
-def _rg(rg: str, pattern: str, scope: Path, glob: str | None, ignore_case: bool) -> list[Hit]:
+def _order(hit: Hit) -> tuple[str, int]:
+    return hit.path, hit.line
+
+
+def _first_two(item: tuple[str, int, bytes]) -> tuple[str, int]:
+    return item[0], item[1]
+
+
+def _rg(
+    rg: str, pattern: str, scope: Path, glob: str | None, ignore_case: bool, limit: int
+) -> tuple[list[Hit], bool]:
     argv = [
         rg,
         "--no-heading",
@@ -74,17 +83,22 @@ def _rg(rg: str, pattern: str, scope: Path, glob: str | None, ignore_case: bool)
     if done.returncode == 2 and not done.stdout:
         message = done.stderr.decode(errors="replace").strip().splitlines()
         raise _bad_pattern(pattern, message[-1] if message else "ripgrep failed")
-    hits: list[Hit] = []
+    found_lines: list[tuple[str, int, bytes]] = []
+    full_paths: dict[bytes, str] = {}  # tens of thousands of hits share a few thousand paths
+    base = str(scope)
     for record in done.stdout.split(b"\n"):
         if not record:
             continue
         path, _, rest = record.partition(b"\0")
         number, _, text = rest.partition(b":")
-        found = os.fsdecode(path)
-        hits.append(
-            Hit(os.path.normpath(os.path.join(scope, found)) if is_dir else found, int(number), _line(text))
-        )
-    return hits
+        full = full_paths.get(path)
+        if full is None:
+            found = os.fsdecode(path)
+            full = full_paths[path] = os.path.normpath(os.path.join(base, found)) if is_dir else found
+        found_lines.append((full, int(number), text))
+    found_lines.sort(key=_first_two)  # decode only what is returned
+    hits = [Hit(path, number, _line(text)) for path, number, text in found_lines[:limit]]
+    return hits, len(found_lines) > limit
 
 
 def _python(pattern: str, scope: Path, glob: str | None, ignore_case: bool) -> Iterator[Hit]:
