@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import os
 import socket
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -34,7 +33,8 @@ from tether.execution.guards import (
     WhyGuard,
     idempotency_key,
 )
-from tether.store._entries import JournalEntry, Lookup
+from tether.store._entries import EntryKind, JournalEntry, Lookup
+from tether.store._entries import Outcome as Outcome_
 from tether.store._journal import Journal, MemoryJournal, resolution
 from tether.store._redact import redact
 from tether.tools import ToolContext, ToolsLike, as_toolset
@@ -98,7 +98,8 @@ class Executor:
             return await self._execute(call, run)
         except Exception:  # a bug of ours must not reach the model as an exception either
             envelope = _internal_error(call.name)
-            entry = self._entry("refusal", call, None, run, envelope=envelope, trace=traceback.format_exc())
+            attempt = Attempt(call, None, run, self.policy)
+            entry = self._entry("refusal", attempt, {}, _jsonable(envelope), trace=traceback.format_exc())
             with contextlib.suppress(Exception):  # the journal itself may be what failed
                 await self._offload(self.journal.append, entry)
             return envelope
@@ -160,31 +161,34 @@ class Executor:
                     attempt.call = decision.validated.call
                     attempt.idempotency_key = self._key(attempt)
                 continue
+            arguments = self._arguments(attempt)
             if isinstance(decision, Refuse):
-                await self._offload(
-                    self.journal.append,
-                    self._entry("refusal", attempt.call, attempt, run, envelope=decision.envelope),
-                )
-                await self._report(attempt, "refused", decision.envelope, None)
+                refused = _envelope_json(decision.envelope, None)
+                await self._offload(self.journal.append, self._entry("refusal", attempt, arguments, refused))
+                await self._report(attempt, "refused", decision.envelope, arguments, refused, None)
                 return decision.envelope
             assert isinstance(decision, Replay)
-            await self._report(attempt, "replayed", decision.envelope, None)
+            replayed = _envelope_json(decision.envelope, None)
+            await self._report(attempt, "replayed", decision.envelope, arguments, replayed, None)
             return decision.envelope
+        arguments = self._arguments(attempt)
         try:
-            outcome, duration_ms = await self._run(attempt)
+            outcome, envelope_json, duration_ms = await self._run(attempt, arguments)
         finally:
             if attempt.idempotency_key is not None:
                 self._in_flight.discard(attempt.idempotency_key)
         if self.policy.max_output_bytes_per_run is not None and isinstance(outcome.envelope, OkEnvelope):
             run.output_bytes += len(pydantic_core.to_json(outcome.envelope.data, fallback=repr))
-        await self._report(attempt, "ran", outcome.envelope, duration_ms)
+        await self._report(attempt, "ran", outcome.envelope, arguments, envelope_json, duration_ms)
         return outcome.envelope
 
-    async def _run(self, attempt: Attempt) -> tuple[Outcome, float]:
+    async def _run(
+        self, attempt: Attempt, arguments: dict[str, Any]
+    ) -> tuple[Outcome, dict[str, Any], float]:
         tool, validated, call, run = attempt.tool, attempt.validated, attempt.call, attempt.run
         assert tool is not None
         assert validated is not None
-        intent = await self._offload(self.journal.append, self._entry("intent", call, attempt, run))
+        intent = await self._offload(self.journal.append, self._entry("intent", attempt, arguments, None))
         started = time.perf_counter()
         try:
             context = ToolContext(call, run.principal.id, run.principal.scopes, run.session_id, run.deps)
@@ -196,17 +200,19 @@ class Executor:
             timeout_s = timeout_ms / 1000 if timeout_ms is not None else self.policy.default_timeout_s
             outcome = await run_tool(tool, kwargs, timeout_s=timeout_s)
         duration_ms = (time.perf_counter() - started) * 1000
+        envelope_json = _envelope_json(outcome.envelope, tool.spec.output_schema)
         result = self._entry(
             "result",
-            call,
             attempt,
-            run,
-            envelope=outcome.envelope,
-            trace=outcome.traceback,
-            duration_ms=duration_ms,
+            arguments,
+            envelope_json,
+            outcome.envelope,
+            outcome.traceback,
+            duration_ms,
+            intent.id,
         )
-        await self._offload(self.journal.append, dataclasses.replace(result, intent_id=intent.id))
-        return outcome, duration_ms
+        await self._offload(self.journal.append, result)
+        return outcome, envelope_json, duration_ms
 
     # ------------------------------------------------------------------------------------------ helpers
 
@@ -236,37 +242,46 @@ class Executor:
         tool = self.toolset.get(call.name)
         return tool is not None and tool.spec.sequential
 
+    @staticmethod
+    def _arguments(attempt: Attempt) -> dict[str, Any]:
+        """The call's arguments as JSON, with what the tool's schema marks secret redacted."""
+        schema = attempt.tool.spec.input_schema if attempt.tool is not None else None
+        return redact(_jsonable(attempt.call.arguments), schema)
+
+    @staticmethod
     def _entry(
-        self,
-        kind: Any,
-        call: ToolCall,
-        attempt: Attempt | None,
-        run: Run,
-        *,
+        kind: EntryKind,
+        attempt: Attempt,
+        arguments: dict[str, Any],
+        envelope_json: dict[str, Any] | None,
         envelope: AnyEnvelope | None = None,
         trace: str | None = None,
         duration_ms: float | None = None,
+        intent_id: int | None = None,
     ) -> JournalEntry:
-        spec = attempt.tool.spec if attempt is not None and attempt.tool is not None else None
+        call, run = attempt.call, attempt.run
+        spec = attempt.tool.spec if attempt.tool is not None else None
         why = call.why if call.why is not None else call.arguments.get("why")
+        error: Any = envelope_json.get("error") if envelope_json is not None else None
         return JournalEntry(
             kind=kind,
             call_id=call.id,
             tool=call.name,
             created_at=time.time(),
+            intent_id=intent_id,
             session_id=run.session_id,
             run_id=run.id,
-            idempotency_key=attempt.idempotency_key if attempt is not None else None,
+            idempotency_key=attempt.idempotency_key,
             side_effects=spec.side_effects if spec is not None else None,
             principal=run.principal.id,
             why=why if isinstance(why, str) else None,
-            arguments=redact(_jsonable(call.arguments), spec.input_schema if spec else None),
+            arguments=arguments,
             annotations=call.annotations,
-            repairs=tuple(r.model_dump(mode="json") for r in call.repairs),
+            repairs=tuple(r.model_dump(mode="json") for r in call.repairs) if call.provenance else (),
             repaired=call.repaired,
-            outcome=_outcome(envelope) if envelope is not None else None,
-            error_code=envelope.error.code if isinstance(envelope, ErrorEnvelope) else None,
-            envelope=_redacted_envelope(envelope, spec.output_schema if spec else None) if envelope else None,
+            outcome=None if envelope_json is None else _outcome(envelope_json),
+            error_code=str(error["code"]) if isinstance(error, dict) else None,  # pyright: ignore[reportUnknownArgumentType]
+            envelope=envelope_json,
             duration_ms=duration_ms,
             traceback=trace,
             pid=os.getpid(),
@@ -274,18 +289,22 @@ class Executor:
         )
 
     async def _report(
-        self, attempt: Attempt, status: Any, envelope: AnyEnvelope, duration_ms: float | None
+        self,
+        attempt: Attempt,
+        status: Literal["ran", "refused", "replayed"],
+        envelope: AnyEnvelope,
+        arguments: dict[str, Any],
+        envelope_json: dict[str, Any],
+        duration_ms: float | None,
     ) -> None:
-        spec = attempt.tool.spec if attempt.tool is not None else None
-        redacted = _redacted_envelope(envelope, spec.output_schema if spec else None)
         report = CallReport(
             call=attempt.call,
-            spec=spec,
+            spec=attempt.tool.spec if attempt.tool is not None else None,
             run=attempt.run,
             status=status,
             envelope=envelope,
-            arguments=redact(_jsonable(attempt.call.arguments), spec.input_schema if spec else None),
-            output=redacted.get("data") if isinstance(envelope, OkEnvelope) else redacted,
+            arguments=arguments,
+            output=envelope_json.get("data") if envelope.ok else envelope_json,
             duration_ms=duration_ms,
         )
         attempt.run.records.append(kalygo_record(report))
@@ -297,17 +316,14 @@ def _jsonable(value: Any) -> Any:
     return pydantic_core.to_jsonable_python(value, fallback=repr)
 
 
-def _outcome(envelope: AnyEnvelope) -> Any:
-    return (
-        "ok"
-        if isinstance(envelope, OkEnvelope)
-        else "error"
-        if isinstance(envelope, ErrorEnvelope)
-        else "needs"
-    )
+def _outcome(envelope_json: dict[str, Any]) -> Outcome_:
+    if envelope_json.get("ok") is True:
+        return "ok"
+    return "needs" if envelope_json.get("needs") is not None else "error"
 
 
-def _redacted_envelope(envelope: AnyEnvelope, output_schema: dict[str, Any] | None) -> dict[str, Any]:
+def _envelope_json(envelope: AnyEnvelope, output_schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The envelope as JSON, with what the output schema marks secret redacted from its data."""
     data: dict[str, Any] = _jsonable(envelope)
     if output_schema and isinstance(envelope, OkEnvelope):
         data["data"] = redact(data.get("data"), output_schema)

@@ -17,9 +17,12 @@ an intent left in doubt by a crash."""
 Outcome = Literal["ok", "needs", "error"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class JournalEntry:
-    """One append-only row of the journal. Arguments and envelopes are stored redacted, as JSON values."""
+    """One append-only row of the journal. Arguments and envelopes are stored redacted, as JSON values.
+
+    Not frozen only so that `Journal.append` can set `id` without copying; treat entries as values.
+    """
 
     kind: EntryKind
     call_id: str

@@ -25,7 +25,7 @@ class Journal(Protocol):
     blocking: bool
 
     def append(self, entry: JournalEntry) -> JournalEntry:
-        """Store `entry` durably and return it with its `id`."""
+        """Store `entry` durably, set its `id` and return it."""
         ...
 
     def lookup(self, idempotency_key: str) -> Lookup:
@@ -60,7 +60,8 @@ class MemoryJournal:
 
     def append(self, entry: JournalEntry) -> JournalEntry:
         with self._lock:
-            stored = dataclasses.replace(entry, id=len(self._entries) + 1)
+            entry.id = len(self._entries) + 1
+            stored = entry
             self._entries.append(stored)
             if stored.kind == "intent" and stored.idempotency_key is not None:
                 self._latest_intent[stored.idempotency_key] = stored

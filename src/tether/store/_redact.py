@@ -15,9 +15,34 @@ _MAX_DEPTH = 32
 
 def redact(value: Any, schema: JsonSchema | None) -> Any:
     """`value` with every part the JSON Schema marks secret replaced by `"***"`; the input is not modified."""
-    if not schema:
+    if not schema or not _has_secrets(schema):
         return value
     return _redact(value, schema, schema, 0)
+
+
+_SECRET_FREE: dict[int, tuple[JsonSchema, bool]] = {}
+
+
+def _has_secrets(schema: JsonSchema) -> bool:
+    """Whether the schema marks anything secret; remembered per schema object (specs are immutable)."""
+    cached = _SECRET_FREE.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    found = _marks_secret(schema)
+    if len(_SECRET_FREE) > 10_000:
+        _SECRET_FREE.clear()
+    _SECRET_FREE[id(schema)] = (schema, found)
+    return found
+
+
+def _marks_secret(node: Any) -> bool:
+    if isinstance(node, dict):
+        if node.get("format") == "password" or node.get("x-secret") is True:  # pyright: ignore[reportUnknownMemberType]
+            return True
+        return any(_marks_secret(v) for v in node.values())  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(node, list):
+        return any(_marks_secret(v) for v in node)  # pyright: ignore[reportUnknownVariableType]
+    return False
 
 
 def _redact(value: Any, schema: Any, root: JsonSchema, depth: int) -> Any:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any, Self
 
-from sqlalchemy import Engine, create_engine, event, exists, insert, select
+from sqlalchemy import Engine, bindparam, create_engine, event, exists, insert, select
 from sqlalchemy.engine import Row
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -17,6 +16,21 @@ from tether.store._tables import journal_table, metadata
 __all__ = ["SqlJournal"]
 
 _COMPLETIONS = ("result", "resolution")
+_T = journal_table
+# Built once: SQLAlchemy then reuses their compiled form, which matters at a few hundred µs per statement.
+_INSERT = insert(_T)
+_LATEST_INTENT = (
+    select(_T)
+    .where(_T.c.kind == "intent", _T.c.idempotency_key == bindparam("key"))
+    .order_by(_T.c.id.desc())
+    .limit(1)
+)
+_COMPLETION = (
+    select(_T)
+    .where(_T.c.intent_id == bindparam("intent_id"), _T.c.kind.in_(_COMPLETIONS))
+    .order_by(_T.c.id.desc())
+    .limit(1)
+)
 
 
 class SqlJournal:
@@ -37,32 +51,21 @@ class SqlJournal:
         metadata.create_all(self.engine)
 
     def append(self, entry: JournalEntry) -> JournalEntry:
-        values = dataclasses.asdict(entry)
-        values.pop("id")
+        values = {name: getattr(entry, name) for name in ENTRY_FIELDS if name != "id"}
         values["annotations"] = list(entry.annotations)
         values["repairs"] = list(entry.repairs)
         with self.engine.begin() as connection:
-            new_id = connection.execute(insert(journal_table).values(values)).inserted_primary_key
+            new_id = connection.execute(_INSERT, values).inserted_primary_key
         assert new_id is not None
-        return dataclasses.replace(entry, id=int(new_id[0]))
+        entry.id = int(new_id[0])
+        return entry
 
     def lookup(self, idempotency_key: str) -> Lookup:
-        t = journal_table
         with self.engine.connect() as connection:
-            row = connection.execute(
-                select(t)
-                .where(t.c.kind == "intent", t.c.idempotency_key == idempotency_key)
-                .order_by(t.c.id.desc())
-                .limit(1)
-            ).first()
+            row = connection.execute(_LATEST_INTENT, {"key": idempotency_key}).first()
             if row is None:
                 return Lookup("new")
-            done = connection.execute(
-                select(t)
-                .where(t.c.intent_id == row.id, t.c.kind.in_(_COMPLETIONS))
-                .order_by(t.c.id.desc())
-                .limit(1)
-            ).first()
+            done = connection.execute(_COMPLETION, {"intent_id": row.id}).first()
         return completed(_entry(row), _entry(done) if done is not None else None)
 
     def in_doubt(self) -> list[JournalEntry]:
