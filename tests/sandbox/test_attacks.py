@@ -112,8 +112,28 @@ def test_runs_as_an_unprivileged_uid_without_capabilities(sandbox: Sandbox, work
     lines = result.stdout.split()
     assert lines[0] == "65534"
     assert lines[2::2] == ["0000000000000000"] * 4
-    # outside too the sandbox is not root, even when tether is (root would be exempt from RLIMIT_NPROC)
-    assert (workspace / "mine").stat().st_uid == (65534 if os.geteuid() == 0 else os.geteuid())
+    # files it creates belong to the workspace's owner on the host (idmapped mount, or handed-over workspace)
+    assert (workspace / "mine").stat().st_uid == workspace.stat().st_uid
+
+
+def test_outside_too_the_sandbox_is_not_root(sandbox: Sandbox) -> None:
+    """Seen from the host, sandboxed processes run as an unprivileged uid even when tether is root (a kuid 0
+    sandbox would be exempt from RLIMIT_NPROC)."""
+    marker = f"whoami-{uuid.uuid4().hex}"
+    runner = threading.Thread(
+        target=sandbox.run, args=(["python3", "-c", "import time; time.sleep(1.5)", marker],)
+    )
+    runner.start()
+    try:
+        pids: list[int] = []
+        for _ in range(100):
+            if pids := _alive(marker):
+                break
+            time.sleep(0.02)
+        uids = {Path(f"/proc/{pid}/status").read_text().split("Uid:")[1].split()[0] for pid in pids}
+    finally:
+        runner.join()
+    assert uids == {str(65534 if os.geteuid() == 0 else os.geteuid())}
 
 
 def test_host_processes_are_invisible_and_unkillable(sandbox: Sandbox) -> None:

@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,26 @@ def test_the_explicit_opt_out_runs_on_the_host_with_limits(
 def test_an_empty_argv_is_a_developer_error(sandbox: Sandbox) -> None:
     with pytest.raises(ValueError, match="argv must name a program"):
         sandbox.run([])
+
+
+def test_as_root_the_workspace_keeps_its_owner_and_is_writable_inside(
+    workspace: Path, limits: Limits
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("idmapping only applies when tether runs as root")
+    (workspace / "notes.txt").write_text("by root\n")
+    result = Sandbox(workspace, limits=limits).run(
+        ["sh", "-c", "echo by sandbox >> notes.txt; stat -c %u notes.txt"]
+    )
+    assert result.stdout == "65534\n"  # the owner, as the sandbox sees it
+    assert (workspace / "notes.txt").read_text() == "by root\nby sandbox\n"
+    assert ((workspace / "notes.txt").stat().st_uid, workspace.stat().st_uid) == (0, 0)
+
+
+def test_without_idmapping_the_workspace_is_handed_over(workspace: Path, limits: Limits) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the hand-over only applies when tether runs as root")
+    (workspace / "notes.txt").write_text("by root\n")
+    result = Sandbox(workspace, limits=limits, idmap=False).run(["sh", "-c", "echo more >> notes.txt"])
+    assert result.exit_code == 0
+    assert (workspace / "notes.txt").stat().st_uid == 65534

@@ -15,6 +15,7 @@ import os
 import resource
 from collections.abc import Callable, Sequence
 
+from ._idmap import idmapped_tree, move_tree
 from ._limits import Limits
 
 __all__ = ["STAGE", "preexec"]
@@ -42,7 +43,11 @@ def _check(result: int, what: str) -> None:
 
 
 def preexec(
-    limits: Limits, nproc: int, run_as: int | None, staged: Sequence[tuple[str, str]]
+    limits: Limits,
+    nproc: int,
+    run_as: int | None,
+    staged: Sequence[tuple[str, str]],
+    idmap_fd: int | None = None,
 ) -> Callable[[], None]:
     """The function Popen runs in the child before exec.
 
@@ -51,6 +56,7 @@ def preexec(
         nproc: the RLIMIT_NPROC value.
         run_as: drop to this uid/gid (tether runs as root), or `None`.
         staged: (host path, name) pairs bind-mounted at `STAGE/name` first (only with `run_as`).
+        idmap_fd: a user namespace whose idmapping the first staged source (the workspace) gets (see _idmap).
     """
     pairs = (
         (resource.RLIMIT_AS, limits.address_space_bytes),
@@ -68,11 +74,16 @@ def preexec(
             _check(_mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "make / private")
             # fds opened in this namespace: a bind mount's source must live in the caller's mount namespace
             fds = [os.open(path, os.O_PATH | os.O_CLOEXEC) for path, _ in mounts]
+            tree = idmapped_tree(mounts[0][0], idmap_fd) if idmap_fd is not None else None
             _check(
                 _mount(b"tether", STAGE.encode(), b"tmpfs", 0, b"mode=0755,size=64k"), "mount staging tmpfs"
             )
-            for fd, (_, target) in zip(fds, mounts, strict=True):
+            for index, (fd, (_, target)) in enumerate(zip(fds, mounts, strict=True)):
                 os.mkdir(target, 0o755)
+                if index == 0 and tree is not None:
+                    move_tree(tree, target)
+                    os.close(fd)
+                    continue
                 _check(
                     _mount(f"/proc/self/fd/{fd}".encode(), target.encode(), None, _MS_BIND | _MS_REC, None),
                     "bind",

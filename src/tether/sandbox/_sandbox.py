@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ._bwrap import WORKSPACE, BwrapPlan, find_bwrap, probe
 from ._capture import capture
+from ._idmap import supported, userns_fd
 from ._launch import STAGE, preexec
 from ._limits import Limits, SandboxResult, SandboxUnavailable
 from ._seccomp import UnsupportedArchitecture, network_filter
@@ -37,7 +38,8 @@ class Sandbox:
 
     When tether runs as root, bubblewrap itself is started as `uid` too. A sandbox whose host uid is 0 would
     be exempt from RLIMIT_NPROC (the kernel never counts root's processes) and could read any root-owned file
-    bound into it; so the workspace is handed over to `uid` (chown) before each run.
+    bound into it. The workspace is then mounted idmapped (its owner appears as `uid` inside, files keep their
+    owner on the host); where the filesystem cannot do that, it is handed over to `uid` (chown) instead.
 
     Args:
         workspace: the host directory mounted writable at `/workspace`; created if missing.
@@ -47,6 +49,7 @@ class Sandbox:
         uid: the unprivileged uid to run as.
         unsandboxed: opt out of the sandbox and run commands directly (rlimits and timeout only). Only for
             hosts without bubblewrap where the caller accepts running model-written code on the host.
+        idmap: as root, idmap the workspace rather than chown it (when the kernel and filesystem allow).
     """
 
     def __init__(
@@ -58,6 +61,7 @@ class Sandbox:
         ro_binds: Sequence[str | os.PathLike[str]] = (),
         uid: int = DEFAULT_UID,
         unsandboxed: bool = False,
+        idmap: bool = True,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.network = network
@@ -65,6 +69,7 @@ class Sandbox:
         self.ro_binds = tuple(Path(p).resolve() for p in ro_binds)
         self.uid = uid
         self.unsandboxed = unsandboxed
+        self.idmap = idmap
         self._run_as = uid if os.geteuid() == 0 and uid != 0 else None
 
     def check(self) -> None:
@@ -116,11 +121,14 @@ class Sandbox:
             return self._execute(
                 list(argv), (), full_env, data, timeout, child, sandboxed=False, cwd=self._host_cwd(cwd)
             )
-        if self._run_as is not None:
+        idmap_fd = self._idmap()
+        if self._run_as is not None and idmap_fd is None:
             _hand_over(self.workspace, self._run_as)
         with contextlib.ExitStack() as fds:
             sources = [self.workspace, *self.ro_binds]
-            if self._run_as is None or all(_reachable(p, self._run_as) for p in sources):
+            if self._run_as is None or (
+                idmap_fd is None and all(_reachable(p, self._run_as) for p in sources)
+            ):
                 staged: list[tuple[str, str]] = []
                 paths = [str(p) for p in sources]
             else:  # see _launch: bwrap, no longer root, finds each source staged in a private mount namespace
@@ -138,10 +146,22 @@ class Sandbox:
                 ro_binds=[(path, str(dest)) for path, dest in zip(paths[1:], self.ro_binds, strict=True)],
             )
             passed = [seccomp_fd] if seccomp_fd is not None else []
-            child = preexec(self.limits, self.limits.processes, self._run_as, staged)
+            child = preexec(
+                self.limits, self.limits.processes, self._run_as, staged, idmap_fd if staged else None
+            )
             return self._execute(
                 plan.argv(argv), passed, full_env, data, timeout, child, sandboxed=True, cwd=None
             )
+
+    def _idmap(self) -> int | None:
+        """As root: a user namespace to idmap the workspace with (its owner -> the sandbox uid), if supported."""
+        if self._run_as is None or not self.idmap:
+            return None
+        st = self.workspace.stat()
+        ns_fd = userns_fd(st.st_uid, st.st_gid, self._run_as)
+        if ns_fd is None or not supported(st.st_dev, str(self.workspace), ns_fd):
+            return None
+        return ns_fd
 
     def _host_cwd(self, cwd: str) -> Path:
         path = (self.workspace / cwd).resolve()
