@@ -1,0 +1,48 @@
+"""The public API of `tether.execution`, `tether.execution.guards` and `tether.store`."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+
+import tether.execution
+import tether.execution.guards
+import tether.store
+
+
+@pytest.mark.parametrize("module", [tether.execution, tether.execution.guards, tether.store])
+def test_every_exported_name_resolves(module: ModuleType) -> None:
+    names: list[str] = module.__all__  # kept sorted by ruff (RUF022)
+    assert len(set(names)) == len(names)
+    for name in names:
+        assert getattr(module, name) is not None
+
+
+def test_execution_exports() -> None:
+    assert tether.execution.__all__ == [
+        "Allow",
+        "Attempt",
+        "CallReport",
+        "Decision",
+        "Executor",
+        "Guard",
+        "Policy",
+        "Principal",
+        "Recorder",
+        "Refuse",
+        "RepairedCallPolicy",
+        "Replay",
+        "Run",
+        "SessionLog",
+        "kalygo_record",
+        "refusal",
+    ]
+
+
+def test_the_sql_journal_loads_on_first_use() -> None:
+    from tether.store._sql import SqlJournal
+
+    assert tether.store.SqlJournal is SqlJournal
+    with pytest.raises(AttributeError):
+        _ = tether.store.NoSuchThing
