@@ -313,3 +313,18 @@ def test_handing_the_workspace_over_never_follows_a_symlink_swapped_in(
         thread.join()
     assert (host_dir / "precious").stat().st_uid == 0
     assert host_dir.stat().st_uid == 0
+
+
+def test_setuid_files_cannot_be_made(sandbox: Sandbox, workspace: Path) -> None:
+    """As root with an idmapped workspace, a sandbox-made file is root's on the host: never setuid."""
+    code = (
+        "import os\n"
+        "open('prog', 'w').close()\n"
+        "for make in (lambda: os.chmod('prog', 0o4755), lambda: os.open('p2', os.O_CREAT | os.O_WRONLY, 0o4755),\n"
+        "             lambda: os.mkdir('d', 0o2775)):\n"
+        "    try: make(); print('MADE')\n"
+        "    except PermissionError: print('refused')\n"
+    )
+    result = sandbox.run(["python3", "-c", code])
+    assert result.stdout.split() == ["refused"] * 3
+    assert not (workspace / "prog").stat().st_mode & 0o6000

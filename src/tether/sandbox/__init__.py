@@ -12,7 +12,7 @@ from ._limits import SandboxResult as SandboxResult
 from ._limits import SandboxUnavailable as SandboxUnavailable
 from ._sandbox import DEFAULT_UID as DEFAULT_UID
 from ._sandbox import Sandbox as Sandbox
-from ._seccomp import network_filter as network_filter
+from ._seccomp import sandbox_filter as sandbox_filter
 
 __all__ = [
     "DEFAULT_UID",
@@ -21,5 +21,5 @@ __all__ = [
     "Sandbox",
     "SandboxResult",
     "SandboxUnavailable",
-    "network_filter",
+    "sandbox_filter",
 ]

@@ -16,7 +16,7 @@ from ._capture import capture
 from ._idmap import supported, userns_fd
 from ._launch import STAGE, preexec
 from ._limits import Limits, SandboxResult, SandboxUnavailable
-from ._seccomp import UnsupportedArchitecture, network_filter
+from ._seccomp import UnsupportedArchitecture, sandbox_filter
 
 __all__ = ["DEFAULT_UID", "Sandbox"]
 
@@ -134,7 +134,7 @@ class Sandbox:
             else:  # see _launch: bwrap, no longer root, finds each source staged in a private mount namespace
                 staged = [(str(p), f"s{i}") for i, p in enumerate(sources)]
                 paths = [f"{STAGE}/{name}" for _, name in staged]
-            seccomp_fd = None if self.network else _seccomp_fd(fds)
+            seccomp_fd = _seccomp_fd(fds, self.network)
             plan = BwrapPlan(
                 bwrap=find_bwrap() or "bwrap",
                 uid=self.uid,
@@ -145,7 +145,7 @@ class Sandbox:
                 seccomp_fd=seccomp_fd,
                 ro_binds=[(path, str(dest)) for path, dest in zip(paths[1:], self.ro_binds, strict=True)],
             )
-            passed = [seccomp_fd] if seccomp_fd is not None else []
+            passed = [seccomp_fd]
             child = preexec(
                 self.limits, self.limits.processes, self._run_as, staged, idmap_fd if staged else None
             )
@@ -259,17 +259,17 @@ def _hand_over(workspace: Path, uid: int) -> None:
                     os.chown(name, uid, uid, dir_fd=dir_fd, follow_symlinks=False)
 
 
-def _seccomp_fd(stack: contextlib.ExitStack) -> int:
+def _seccomp_fd(stack: contextlib.ExitStack, network: bool) -> int:
     fd = os.memfd_create("tether-seccomp", os.MFD_CLOEXEC)
     stack.callback(os.close, fd)
-    os.write(fd, _filter())
+    os.write(fd, _filter(network))
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 
 
 @cache
-def _filter() -> bytes:
+def _filter(network: bool) -> bytes:
     try:
-        return network_filter()
+        return sandbox_filter(network=network)
     except UnsupportedArchitecture as exc:
-        raise SandboxUnavailable(f"{exc}; run with network=True or on x86_64/aarch64") from exc
+        raise SandboxUnavailable(f"{exc}; the sandbox supports x86_64 and aarch64") from exc

@@ -1,15 +1,19 @@
-"""A tiny, dependency-free seccomp filter that refuses network sockets.
+"""A tiny, dependency-free seccomp filter: no network sockets, no setuid/setgid files, less kernel surface.
 
 bubblewrap's `--seccomp FD` loads a compiled classic-BPF program. The one built here is short enough to read:
 
-    load arch;      foreign arch (i386 via int 0x80, ...)          -> kill the process
-    load nr;        x32 ABI syscall numbers (x86_64 only)           -> ENOSYS
-                    io_uring_setup / _enter / _register             -> ENOSYS (IORING_OP_SOCKET skips seccomp)
-                    socket(family, ...) with family != AF_UNIX       -> EACCES
-    everything else                                                  -> allow
+    load arch;  foreign arch (i386 via int 0x80, ...)                    -> kill the process
+    load nr;    x32 ABI syscall numbers (x86_64 only)                     -> ENOSYS
+                io_uring_setup/_enter/_register (IORING_OP_SOCKET skips seccomp), openat2 (its mode is
+                in a struct the filter cannot read; libc falls back to openat)  -> ENOSYS
+                socket(family, ...) with family != AF_UNIX, network off  -> EACCES
+                chmod/fchmod/fchmodat(2), open/openat/creat, mkdir(at), mknod(at) with a mode carrying
+                S_ISUID or S_ISGID                                        -> EPERM
+    everything else                                                       -> allow
 
-A new network namespace already leaves only an isolated loopback; the filter makes the refusal immediate and
-explicit (`socket: Permission denied`) and shrinks the kernel surface a sandboxed program can reach.
+A new network namespace already leaves only an isolated loopback; the socket rule makes the refusal immediate
+and explicit. The mode rule matters when tether runs as root and the workspace is idmapped: a file the sandbox
+creates is root's on the host, and must never be a setuid-root program.
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ import socket
 import struct
 from dataclasses import dataclass
 
-__all__ = ["UnsupportedArchitecture", "network_filter"]
+__all__ = ["UnsupportedArchitecture", "sandbox_filter"]
 
 # classic BPF opcodes (linux/filter.h, linux/bpf_common.h)
 _LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 _JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 _JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+_JSET_K = 0x45  # BPF_JMP | BPF_JSET | BPF_K
 _RET_K = 0x06  # BPF_RET | BPF_K
 
 # seccomp return values (linux/seccomp.h)
@@ -33,25 +38,55 @@ _RET_KILL_PROCESS = 0x80000000
 _RET_ERRNO = 0x00050000
 _RET_ALLOW = 0x7FFF0000
 
-# offsets into struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6];}; args[0]'s low word on LE
+# offsets into struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6];}; an arg's low word on LE
 _OFF_NR = 0
 _OFF_ARCH = 4
-_OFF_ARG0 = 16
+_OFF_ARGS = 16
 
 _X32_SYSCALL_BIT = 0x40000000
+_SETID_BITS = 0o6000  # S_ISUID | S_ISGID
 
 
 @dataclass(frozen=True)
 class _Arch:
     audit_arch: int
     socket_nr: int
-    io_uring_nrs: tuple[int, ...]
+    nosys: tuple[int, ...]
+    """io_uring_setup, io_uring_enter, io_uring_register, openat2."""
+    mode_args: tuple[tuple[int, int], ...]
+    """(syscall, index of its mode argument) for every call that sets a file mode."""
     has_x32: bool
 
 
 _ARCHES = {
-    "x86_64": _Arch(audit_arch=0xC000003E, socket_nr=41, io_uring_nrs=(425, 426, 427), has_x32=True),
-    "aarch64": _Arch(audit_arch=0xC00000B7, socket_nr=198, io_uring_nrs=(425, 426, 427), has_x32=False),
+    "x86_64": _Arch(
+        audit_arch=0xC000003E,
+        socket_nr=41,
+        nosys=(425, 426, 427, 437),
+        # chmod, fchmod, fchmodat, fchmodat2, open, openat, creat, mkdir, mkdirat, mknod, mknodat
+        mode_args=(
+            (90, 1),
+            (91, 1),
+            (268, 2),
+            (452, 2),
+            (2, 2),
+            (257, 3),
+            (85, 1),
+            (83, 1),
+            (258, 2),
+            (133, 1),
+            (259, 2),
+        ),
+        has_x32=True,
+    ),
+    "aarch64": _Arch(
+        audit_arch=0xC00000B7,
+        socket_nr=198,
+        nosys=(425, 426, 427, 437),
+        # fchmod, fchmodat, fchmodat2, openat, mkdirat, mknodat
+        mode_args=((52, 1), (53, 2), (452, 2), (56, 3), (34, 2), (33, 2)),
+        has_x32=False,
+    ),
 }
 
 
@@ -59,16 +94,20 @@ class UnsupportedArchitecture(RuntimeError):
     """No seccomp filter is known for this machine's architecture."""
 
 
-def network_filter(machine: str | None = None) -> bytes:
+def sandbox_filter(machine: str | None = None, *, network: bool = False) -> bytes:
     """Compile the filter for `machine` (default: this one) to the bytes bubblewrap reads from `--seccomp FD`.
 
+    Args:
+        machine: `x86_64` or `aarch64`.
+        network: leave sockets alone (the sandbox shares the host's network).
+
     Raises:
-        UnsupportedArchitecture: for machines other than x86_64 and aarch64.
+        UnsupportedArchitecture: for other machines.
     """
     name = machine or platform.machine()
     arch = _ARCHES.get(name)
     if arch is None:
-        raise UnsupportedArchitecture(f"no seccomp network filter for architecture {name!r}")
+        raise UnsupportedArchitecture(f"no seccomp filter for architecture {name!r}")
     prog = _Program()
     prog.load(_OFF_ARCH)
     prog.jump_if(_JEQ_K, arch.audit_arch, then="check_nr", otherwise="kill")
@@ -76,15 +115,27 @@ def network_filter(machine: str | None = None) -> bytes:
     prog.load(_OFF_NR)
     if arch.has_x32:
         prog.jump_if(_JGE_K, _X32_SYSCALL_BIT, then="nosys", otherwise=None)
-    for nr in arch.io_uring_nrs:
+    for nr in arch.nosys:
         prog.jump_if(_JEQ_K, nr, then="nosys", otherwise=None)
-    prog.jump_if(_JEQ_K, arch.socket_nr, then=None, otherwise="allow")
-    prog.load(_OFF_ARG0)
-    prog.jump_if(_JEQ_K, socket.AF_UNIX, then="allow", otherwise="eacces")
+    if not network:
+        prog.jump_if(_JEQ_K, arch.socket_nr, then="socket", otherwise=None)
+    for nr, index in arch.mode_args:
+        prog.jump_if(_JEQ_K, nr, then=f"mode{index}", otherwise=None)
+    prog.ret(_RET_ALLOW)
+    if not network:
+        prog.label("socket")
+        prog.load(_OFF_ARGS)
+        prog.jump_if(_JEQ_K, socket.AF_UNIX, then="allow", otherwise="eacces")
+    for index in sorted({index for _, index in arch.mode_args}):
+        prog.label(f"mode{index}")
+        prog.load(_OFF_ARGS + 8 * index)
+        prog.jump_if(_JSET_K, _SETID_BITS, then="eperm", otherwise="allow")
     prog.label("allow")
     prog.ret(_RET_ALLOW)
     prog.label("eacces")
     prog.ret(_RET_ERRNO | errno.EACCES)
+    prog.label("eperm")
+    prog.ret(_RET_ERRNO | errno.EPERM)
     prog.label("nosys")
     prog.ret(_RET_ERRNO | errno.ENOSYS)
     prog.label("kill")
