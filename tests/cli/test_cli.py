@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tether.cli import app
@@ -60,7 +61,24 @@ def test_schema_export_writes_versioned_files(tmp_path: Path) -> None:
     assert {p.name for p in tmp_path.iterdir()} >= {"tool_call.v1.json", "envelope.v1.json"}
 
 
-def test_demo_refuses_the_same_bad_call_from_four_sources() -> None:
-    result = runner.invoke(app, ["demo", str(WEATHER)])
+def test_demo_replays_a_session_and_refuses_the_same_bad_call_from_four_sources() -> None:
+    result = runner.invoke(app, ["demo", str(ROOT / "examples")])
     assert result.exit_code == 0, result.output
+    assert "done (end_turn)" in result.output
     assert result.output.count("missing required argument") == 4
+
+
+def test_replay_runs_a_recorded_session_through_the_real_tools(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    result = runner.invoke(app, ["replay", "examples/sessions/find-weather.jsonl"])
+    assert result.exit_code == 0, result.output
+    assert "MISSING_WHY" in result.output  # the model's first fs.read lacked `why` and was refused
+    assert "done (end_turn)" in result.output
+
+
+def test_run_without_a_model_says_how_to_configure_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("TETHER_MODEL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    result = runner.invoke(app, ["run", "hello"])
+    assert result.exit_code == 2
+    assert "No model is configured" in result.output

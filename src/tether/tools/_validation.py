@@ -141,6 +141,8 @@ _NO_COERCION = object()
 def _safe_coercions(error: ValidationError) -> list[tuple[list[str | int], Any, Any]]:
     """(path, before, after) for each value to coerce so that `error` goes away; empty if none is safe."""
     if _keyword(error) == "type":
+        if not error.absolute_path:
+            return []  # the value as a whole is of the wrong type: nothing to coerce in place
         wanted = _expected(error)
         for kind in [wanted] if isinstance(wanted, str) else wanted:
             coerced = _coerce(error.instance, kind)

@@ -1,0 +1,173 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import typer
+from rich.console import Console
+
+from tether.builtin import PackConfig, build_tools
+from tether.cli._errors import user_errors
+from tether.exceptions import UserError
+from tether.loop import Agent, EndTurn, FinalResponse, NoCalls, RunResult, Termination
+from tether.models import Model, RecordingModel, load_cassette, model_from_name
+from tether.tools import AbstractToolset, Toolset, load_tools
+from tether.types import (
+    ChainEndEvent,
+    ChatEvent,
+    ChatModelStreamEvent,
+    ErrorEnvelope,
+    ErrorEvent,
+    Event,
+    NeedsEnvelope,
+    OpenUrlEvent,
+    SpeechEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+)
+
+__all__ = ["register", "replay_cassette"]
+
+TERMINATIONS = {"no_calls": NoCalls, "end_turn": EndTurn, "final_response": FinalResponse}
+
+
+def _termination(name: str) -> Termination:
+    if name not in TERMINATIONS:
+        raise UserError(f"--until must be one of {', '.join(TERMINATIONS)}, not {name!r}.")
+    return TERMINATIONS[name]()
+
+
+def _tools(sources: list[str], packs: list[str], roots: list[str], base: Path = Path()) -> AbstractToolset:
+    """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`)."""
+    toolset: AbstractToolset = Toolset()
+    for source in sources:
+        toolset = toolset | load_tools(base / source if Path(source).suffix else source)
+    if packs:
+        config = PackConfig(roots=tuple((base / r).resolve() for r in roots or ["."]))
+        toolset = toolset | build_tools(packs, config)
+    return toolset
+
+
+def _relative(path: str, start: Path) -> str:
+    return os.path.relpath(Path(path).resolve(), start)
+
+
+class _Printer:
+    """Shows a run as it happens: streamed text, each tool call with its why, and its envelope."""
+
+    def __init__(self, console: Console, *, show_stream: bool):
+        self.console = console
+        self.show_stream = show_stream
+        self.in_text = False
+
+    def __call__(self, event: Event) -> None:
+        c = self.console
+        if isinstance(event, ChatModelStreamEvent):
+            if self.show_stream:
+                c.print(event.data, end="", style="dim", highlight=False, markup=False)
+                self.in_text = True
+            return
+        if self.in_text:
+            c.print()
+            self.in_text = False
+        match event:
+            case ToolStartEvent(call=call):
+                args = json.dumps(call.arguments, ensure_ascii=False)
+                why = f"  [italic]why: {call.why}[/]" if call.why else ""
+                c.print(f"[cyan]→ {call.name}[/]({args}){why}", highlight=False)
+            case ToolEndEvent(envelope=ErrorEnvelope(error=error)):
+                c.print(f"  [red]✗ {error.code}[/] {error.message}", highlight=False)
+                if error.suggestion:
+                    c.print(f"    [yellow]suggestion:[/] {error.suggestion}", highlight=False)
+            case ToolEndEvent(envelope=NeedsEnvelope(needs=needs)):
+                c.print(f"  [yellow]? needs[/] {json.dumps(needs)}", highlight=False)
+            case ToolEndEvent(envelope=envelope):
+                data = json.dumps(getattr(envelope, "data", None), ensure_ascii=False, default=str)
+                c.print(f"  [green]✓[/] {data[:200]}", highlight=False)
+            case ChatEvent(data=text):
+                c.print(f"[bold]chat:[/] {text}", highlight=False)
+            case SpeechEvent(utterance=text):
+                c.print(f"[bold]say:[/] {text}", highlight=False)
+            case OpenUrlEvent(url=url):
+                c.print(f"[bold]open:[/] {url}", highlight=False)
+            case ErrorEvent(data=data):
+                c.print(f"[red]error:[/] {data.get('message')}", highlight=False)
+            case ChainEndEvent(reason=reason, data=data):
+                out = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+                c.print(f"[bold green]done[/] ({reason}): {out}", highlight=False)
+            case _:
+                pass
+
+
+def _run(agent: Agent, prompt: str, console: Console, *, show_stream: bool) -> RunResult:
+    printer = _Printer(console, show_stream=show_stream)
+    return anyio.run(lambda: agent.run(prompt, on_event=printer))
+
+
+def replay_cassette(path: Path, console: Console) -> RunResult:
+    """Run a recorded session again through the real parser, executor and tools."""
+    header, model = load_cassette(path)
+    agent = Agent(
+        model,
+        # paths in a cassette are relative to the cassette itself, so it replays from any directory
+        _tools(header.get("tools", []), header.get("packs", []), header.get("roots", []), base=path.parent),
+        dialect=header.get("dialect"),
+        termination=_termination(header.get("termination", "no_calls")),
+        system_prompt=header.get("system_prompt", ""),
+    )
+    console.print(f"[bold]user:[/] {header['prompt']}", highlight=False)
+    return _run(agent, header["prompt"], console, show_stream=False)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("run")
+    def run(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
+        prompt: Annotated[str, typer.Argument(help="What to ask.")],
+        model: Annotated[str | None, typer.Option(help="provider:name, e.g. openai:gpt-4o-mini.")] = None,
+        base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible server's URL.")] = None,
+        tools: Annotated[
+            list[str] | None, typer.Option("--tools", "-t", help="Tool sources (repeatable).")
+        ] = None,
+        pack: Annotated[
+            list[str] | None, typer.Option(help="Built-in packs: fs, search, exec, memory, web.")
+        ] = None,
+        root: Annotated[
+            list[str] | None, typer.Option(help="Folders the packs may use (default: .).")
+        ] = None,
+        dialect: Annotated[
+            str | None, typer.Option(help="A text dialect; default: the model's native tools.")
+        ] = None,
+        until: Annotated[str, typer.Option(help="no_calls, end_turn or final_response.")] = "no_calls",
+        record: Annotated[
+            Path | None, typer.Option(help="Save every model response to this cassette.")
+        ] = None,
+    ) -> None:
+        """Run one prompt through a model, its tools and the loop, showing each call as it happens."""
+        console = Console()
+        with user_errors():
+            sources, packs, roots = tools or [], pack or [], root or []
+            chosen: Model = model_from_name(model, base_url=base_url, native_tools=dialect is None)
+            if record is not None:
+                here = record.resolve().parent
+                header: dict[str, Any] = {
+                    "prompt": prompt, "dialect": dialect, "termination": until, "packs": packs,
+                    # paths relative to the cassette, as replay reads them
+                    "tools": [_relative(t, here) if Path(t).suffix else t for t in sources],
+                    "roots": [_relative(r, here) for r in roots or ["."]],
+                }  # fmt: skip
+                chosen = RecordingModel(chosen, record, header)
+            agent = Agent(
+                chosen, _tools(sources, packs, roots), dialect=dialect, termination=_termination(until)
+            )
+            _run(agent, prompt, console, show_stream=True)
+
+    @app.command("replay")
+    def replay(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
+        cassette: Annotated[Path, typer.Argument(help="A cassette saved with `tether run --record`.")],
+    ) -> None:
+        """Re-run a recorded session with no network: the real parser, executor and tools, the recorded model."""
+        with user_errors():
+            replay_cassette(cassette, Console())

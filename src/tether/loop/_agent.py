@@ -1,0 +1,349 @@
+"""The agent loop: model turn -> parse (while streaming) -> execute -> results back -> repeat until done."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from tether.dialects import CallCompleted, ParseResult, TextDelta, render_results, render_tools, stream_parser
+from tether.dialects._json import loads
+from tether.execution import Executor, Policy, Principal, Run
+from tether.loop._core import CORE_TOOL_NAMES, core_tools
+from tether.loop._termination import EndTurn, FinalResponse, Limits, NoCalls, Termination
+from tether.models import Model, ModelRequest
+from tether.tools import AbstractToolset, ToolsLike, as_toolset
+from tether.tools._validation import ArgumentValidator
+from tether.types import (
+    AssistantMessage,
+    ChainEndEvent,
+    ChainStartEvent,
+    ChatEvent,
+    ChatModelStartEvent,
+    ChatModelStreamEvent,
+    ErrorEnvelope,
+    ErrorEvent,
+    Event,
+    Message,
+    NeedsEnvelope,
+    NeedsEvent,
+    OkEnvelope,
+    OpenUrlEvent,
+    SpeechEvent,
+    SystemMessage,
+    ToolCall,
+    ToolEndEvent,
+    ToolResultMessage,
+    ToolStartEvent,
+    UserMessage,
+)
+
+__all__ = ["Agent", "RunResult"]
+
+AnyEnvelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
+EventHandler = Callable[[Event], Awaitable[None] | None]
+STREAMABLE = frozenset({"none", "idempotent"})
+"""Side-effect classes whose calls may start while the model is still streaming."""
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What a run produced: its final output, why it ended, the conversation and every event."""
+
+    output: Any
+    reason: str
+    messages: list[Message]
+    events: list[Event] = field(default_factory=list[Event])
+    tool_start_lag_s: list[float] = field(default_factory=list[float])
+    """For each call started during streaming: seconds from its completion in the stream to its start."""
+
+
+class Agent:
+    """A model, a dialect, tools and the rules of the loop.
+
+    Args:
+        model: The model to drive (`ScriptedModel`/`FunctionModel` in tests, a provider in production).
+        tools: The agent's own tools; the core tools its termination policy needs are added.
+        dialect: How tool calls are written: a text dialect (`json_calls`, `fenced`, `hermes`, ...) or the
+            model's native one (the default when the model has one, else `json_calls`).
+        termination: `NoCalls()` (default), `EndTurn()` (seed 000) or `FinalResponse(schema)` (seed 003).
+        limits: Iterations, tool calls, tokens, wall time and the per-tool retry budget.
+        system_prompt: Your instructions; the dialect's tool prompt is appended for text dialects.
+        policy: Executor policy (ignored when `executor` is given).
+        executor: A configured executor, e.g. with a SQL journal.
+        principal: On whose behalf tools run (scopes, rate limits).
+        streaming_execution: Start calls to tools without side effects as soon as the stream completes
+            them, while the model keeps generating; mutating tools always wait for the end of the turn.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        tools: ToolsLike = None,
+        *,
+        dialect: str | None = None,
+        termination: Termination | None = None,
+        limits: Limits | None = None,
+        system_prompt: str = "",
+        policy: Policy | None = None,
+        executor: Executor | None = None,
+        principal: Principal | None = None,
+        streaming_execution: bool = True,
+    ):
+        self.model = model
+        self.termination: Termination = termination or NoCalls()
+        self.limits = limits or Limits()
+        self.dialect = dialect or model.native_dialect or "json_calls"
+        self.native = self.dialect == model.native_dialect
+        core = _core_names(self.termination)
+        self.toolset: AbstractToolset = as_toolset(tools) | core_tools(*core) if core else as_toolset(tools)
+        self.executor = executor or Executor(self.toolset, policy=policy)
+        self.principal = principal or Principal()
+        self.system_prompt = system_prompt
+        self.streaming_execution = streaming_execution
+
+    def system(self) -> str:
+        """The system prompt the model sees: yours, then (for text dialects) how to call the tools."""
+        if self.native or not len(self.toolset):
+            return self.system_prompt
+        return "\n\n".join(p for p in (self.system_prompt, render_tools(self.dialect, self.toolset)) if p)
+
+    async def run(
+        self, prompt: str, *, history: Sequence[Message] = (), on_event: EventHandler | None = None
+    ) -> RunResult:
+        """Run one user turn to its end; `on_event` sees every event as it happens."""
+        return await _Turn(self, on_event).run(prompt, history)
+
+
+def _core_names(termination: Termination) -> tuple[str, ...]:
+    if isinstance(termination, EndTurn):
+        return ("send_chat", "say", "open_url", "end_turn")
+    if isinstance(termination, FinalResponse):
+        return ("finalResponse",)
+    return ()
+
+
+class _Turn:
+    """The state of one run."""
+
+    def __init__(self, agent: Agent, on_event: EventHandler | None):
+        self.agent = agent
+        self.on_event = on_event
+        self.run_state = Run(principal=agent.principal)
+        self.events: list[Event] = []
+        self.messages: list[Message] = []
+        self.refusals: dict[str, int] = {}
+        self.chars = 0
+        self.lags: list[float] = []
+        self.started = time.monotonic()
+
+    async def emit(self, event: Event) -> None:
+        event = event.model_copy(update={"run_id": self.run_state.id})
+        self.events.append(event)
+        if self.on_event is not None:
+            maybe = self.on_event(event)
+            if maybe is not None:
+                await maybe
+
+    async def run(self, prompt: str, history: Sequence[Message]) -> RunResult:
+        agent = self.agent
+        self.messages = [SystemMessage(content=agent.system()), *history, UserMessage(content=prompt)]
+        await self.emit(ChainStartEvent())
+        iterations = 0
+        awaiting_final = False
+        final_attempts = 0
+        while True:
+            reason = agent.limits.exceeded(
+                iterations=iterations,
+                tool_calls=self.run_state.calls,
+                chars=self.chars,
+                elapsed_s=time.monotonic() - self.started,
+            )
+            if reason is not None:
+                return await self.end(None, reason)
+            iterations += 1
+            parsed, envelopes = await self.model_turn()
+            if awaiting_final:
+                assert isinstance(agent.termination, FinalResponse)
+                value, problem = _final_json(parsed.content, agent.termination)
+                if problem is None:
+                    return await self.end(value, "final_response")
+                final_attempts += 1
+                if final_attempts >= agent.termination.attempts:
+                    await self.emit(ErrorEvent(data={"error": "INVALID_FINAL_RESPONSE", "message": problem}))
+                    return await self.end(None, "invalid_final_response")
+                self.messages.append(
+                    UserMessage(content=f"{problem}\n\n{_format_request(agent.termination)}")
+                )
+                continue
+            ended = await self.judge(parsed, envelopes)
+            if ended is not None:
+                return ended
+            called = {
+                c.name for c, e in zip(parsed.calls, envelopes, strict=True) if isinstance(e, OkEnvelope)
+            }
+            if isinstance(agent.termination, FinalResponse) and "finalResponse" in called:
+                awaiting_final = True
+                self.messages.append(UserMessage(content=_format_request(agent.termination)))
+
+    async def judge(self, parsed: ParseResult, envelopes: list[AnyEnvelope]) -> RunResult | None:
+        """Whether the turn just taken ends the run."""
+        termination = self.agent.termination
+        for call, envelope in zip(parsed.calls, envelopes, strict=True):
+            if isinstance(envelope, ErrorEnvelope):
+                count = self.refusals[call.name] = self.refusals.get(call.name, 0) + 1
+                if count > self.agent.limits.retry_budget:
+                    message = f"{call.name} was refused {count} times in this run; stopping."
+                    await self.emit(ErrorEvent(data={"error": "RETRY_BUDGET", "message": message}))
+                    return await self.end(None, "retry_budget")
+        if isinstance(termination, EndTurn):
+            ok = [c for c, e in zip(parsed.calls, envelopes, strict=True) if isinstance(e, OkEnvelope)]
+            if any(c.name == "end_turn" for c in ok):
+                chats = [c.arguments.get("content") for c in ok if c.name == "send_chat"]
+                return await self.end(chats[-1] if chats else parsed.content, "end_turn")
+            if not parsed.calls:
+                self.messages.append(UserMessage(content=termination.reminder))
+            return None
+        if isinstance(termination, NoCalls) and not parsed.calls and not parsed.errors:
+            return await self.end(parsed.content, "no_calls")
+        return None
+
+    async def end(self, output: Any, reason: str) -> RunResult:
+        await self.emit(ChainEndEvent(data=output, toolCalls=list(self.run_state.records), reason=reason))
+        return RunResult(output, reason, self.messages, self.events, self.lags)
+
+    # --------------------------------------------------------------------------------------- one turn
+
+    async def model_turn(self) -> tuple[ParseResult, list[AnyEnvelope]]:
+        agent = self.agent
+        await self.emit(ChatModelStartEvent(toolCalls=list(self.run_state.records)))
+        parser = stream_parser(agent.dialect, agent.toolset)
+        request = ModelRequest(
+            messages=self.messages if agent.native else _as_text(self.messages, agent.dialect),
+            tools=agent.toolset.specs() if agent.native else (),
+            system=agent.system(),
+        )
+        started: dict[str, AnyEnvelope] = {}
+        raw: list[str] = []
+        async with anyio.create_task_group() as group:
+            async for chunk in agent.model.stream(request):
+                if isinstance(chunk, str):
+                    raw.append(chunk)
+                    self.chars += len(chunk)
+                    events = parser.feed(chunk)
+                else:
+                    events = parser.feed_event(chunk)
+                for event in events:
+                    if isinstance(event, TextDelta) and event.text:
+                        await self.emit(ChatModelStreamEvent(data=event.text))
+                    elif isinstance(event, CallCompleted) and self.streamable(event.call):
+                        group.start_soon(self.execute, event.call, started, time.monotonic())
+            parser.close()
+        parsed = parser.result
+        later = [c for c in parsed.calls if c.id not in started]
+        if later:
+            for call in later:
+                await self.emit(ToolStartEvent(data=_describe(call), call=call))
+            for call, envelope in zip(
+                later, await agent.executor.execute_all(later, self.run_state), strict=True
+            ):
+                started[call.id] = envelope
+                await self.finish(call, envelope)
+        envelopes = [started[c.id] for c in parsed.calls]
+        self.messages.append(
+            AssistantMessage(
+                content=parsed.content,
+                reasoning=parsed.reasoning,
+                tool_calls=tuple(parsed.calls),
+                raw="".join(raw),
+            )
+        )
+        self.messages.extend(
+            ToolResultMessage(call_id=c.id, name=c.name, envelope=e)
+            for c, e in zip(parsed.calls, envelopes, strict=True)
+        )
+        if parsed.errors:
+            problems = "; ".join(e.message for e in parsed.errors)
+            self.messages.append(
+                UserMessage(content=f"Some of your output could not be read as tool calls: {problems}")
+            )
+        return parsed, envelopes
+
+    def streamable(self, call: ToolCall) -> bool:
+        if not self.agent.streaming_execution:
+            return False
+        tool = self.agent.toolset.get(call.name)
+        return tool is not None and tool.spec.side_effects in STREAMABLE and not tool.spec.sequential
+
+    async def execute(self, call: ToolCall, results: dict[str, AnyEnvelope], completed_at: float) -> None:
+        self.lags.append(time.monotonic() - completed_at)
+        await self.emit(ToolStartEvent(data=_describe(call), call=call))
+        envelope = await self.agent.executor.execute(call, self.run_state)
+        results[call.id] = envelope
+        await self.finish(call, envelope)
+
+    async def finish(self, call: ToolCall, envelope: AnyEnvelope) -> None:
+        await self.emit(ToolEndEvent(call_id=call.id, envelope=envelope))
+        if isinstance(envelope, NeedsEnvelope):
+            await self.emit(NeedsEvent(call_id=call.id, needs=envelope.needs))
+        if not isinstance(envelope, OkEnvelope) or call.name not in CORE_TOOL_NAMES:
+            return
+        args = call.arguments
+        if call.name == "send_chat":
+            await self.emit(ChatEvent(data=str(args.get("content", ""))))
+        elif call.name == "say":
+            await self.emit(SpeechEvent(utterance=str(args.get("utterance", "")), voice_id=args.get("voiceId"),
+                                        style=args.get("style")))  # fmt: skip
+        elif call.name == "open_url":
+            await self.emit(OpenUrlEvent(url=str(args.get("url", ""))))
+
+
+def _describe(call: ToolCall) -> str:
+    text = f"Starting tool: {call.name} with inputs: {json.dumps(call.arguments, ensure_ascii=False, default=str)}"
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+def _as_text(messages: Sequence[Message], dialect: str) -> list[Message]:
+    """For text dialects: tool results go back as one user message in the dialect's own feedback format."""
+    out: list[Message] = []
+    pending: list[ToolResultMessage] = []
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            pending.append(message)
+            continue
+        if pending:
+            out.append(UserMessage(content=render_results(dialect, pending)))
+            pending = []
+        if isinstance(message, AssistantMessage) and message.raw is not None:
+            message = AssistantMessage(content=message.raw)
+        out.append(message)
+    if pending:
+        out.append(UserMessage(content=render_results(dialect, pending)))
+    return out
+
+
+def _format_request(final: FinalResponse) -> str:
+    if final.schema is None:
+        return final.instructions
+    return f"{final.instructions}\nIt must match this JSON Schema:\n{json.dumps(final.schema, ensure_ascii=False)}"
+
+
+def _final_json(text: str, final: FinalResponse) -> tuple[Any, str | None]:
+    """The model's final answer as JSON, or the problem to send back."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.split("\n", 1)[-1].rsplit("```", 1)[0]
+    parsed = loads(body)
+    if not parsed.ok:
+        return None, f"Your final answer is not valid JSON ({parsed.error})."
+    if final.schema is not None:
+        checked = ArgumentValidator(final.schema, tool_name="the final answer").validate(parsed.value)
+        if checked.problems:
+            listed = "; ".join(str(p) for p in checked.problems)
+            return None, f"Your final answer does not match the required format: {listed}."
+        return checked.arguments, None
+    return parsed.value, None

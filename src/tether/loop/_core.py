@@ -1,0 +1,69 @@
+"""The core tools every agent can offer: `send_chat`, `say`, `open_url`, `end_turn` (seed 000) and
+`finalResponse` (seed 003). The loop turns their successful calls into chat, speech and open-url events
+and into the end of a turn; the functions themselves only check and echo their arguments."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+from tether.exceptions import ToolError
+from tether.tools import Toolset, tool
+
+__all__ = ["CORE_TOOL_NAMES", "core_tools"]
+
+
+@tool(name="send_chat", side_effects="none", category="core")
+def send_chat(content: str) -> dict[str, str]:
+    """Show a message in the user's chat window now. Does not end your turn; call it as often as useful.
+
+    Args:
+        content: The message, in Markdown.
+    """
+    return {"status": "shown"}
+
+
+@tool(name="say", side_effects="none", category="core")
+def say(utterance: str, voiceId: str | None = None, style: str | None = None) -> dict[str, str]:
+    """Speak a short utterance aloud (text to speech). Non-blocking; does not end your turn.
+
+    Args:
+        utterance: What to say.
+        voiceId: A voice to use, if the user chose one.
+        style: A speaking style, e.g. "cheerful".
+    """
+    return {"status": "spoken"}
+
+
+@tool(name="open_url", side_effects="none", category="core")
+def open_url(url: str) -> dict[str, str]:
+    """Open a web page in a new tab for the user. Does not end your turn.
+
+    Args:
+        url: An http or https URL.
+    """
+    if urlparse(url).scheme not in ("http", "https"):
+        raise ToolError(
+            "INVALID_ARGS", f"not an http(s) URL: {url!r}", suggestion="Give a full https:// URL."
+        )
+    return {"status": "opened"}
+
+
+@tool(name="end_turn", side_effects="none", category="core")
+def end_turn() -> dict[str, str]:
+    """End your turn and hand control back to the user. This is the only way to finish."""
+    return {"status": "turn ended"}
+
+
+@tool(name="finalResponse", side_effects="none", category="core")
+def final_response() -> dict[str, str]:
+    """Call when you have everything you need; you will then be told the exact format of the final answer."""
+    return {"status": "format requirements follow"}
+
+
+CORE_TOOL_NAMES = frozenset({"send_chat", "say", "open_url", "end_turn", "finalResponse"})
+
+
+def core_tools(*names: str) -> Toolset:
+    """The named core tools (all when none are named)."""
+    every = {t.name: t for t in (send_chat, say, open_url, end_turn, final_response)}
+    return Toolset(*(every[n] for n in (names or every)))

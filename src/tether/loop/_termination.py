@@ -1,0 +1,69 @@
+"""How a run ends: one policy per agent, plus limits that always apply."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tether.types import JsonSchema
+
+__all__ = ["EndTurn", "FinalResponse", "Limits", "NoCalls", "Termination"]
+
+
+@dataclass(frozen=True, slots=True)
+class NoCalls:
+    """The run ends when a model turn makes no tool call (the native default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EndTurn:
+    """The run ends only when the model calls `end_turn` (seed 000); `send_chat` and `say` never end it.
+
+    A turn with no call at all is answered with a reminder to call `end_turn`.
+    """
+
+    reminder: str = "Continue, or call end_turn to hand control back to the user."
+
+
+@dataclass(frozen=True, slots=True)
+class FinalResponse:
+    """The run ends with JSON in a required format once the model calls `finalResponse()` (seed 003).
+
+    The format requirements go back under the same system prompt; the model's answer is validated against
+    `schema` and re-asked up to `attempts` times.
+    """
+
+    schema: JsonSchema | None = None
+    """JSON Schema the final answer must match; None accepts any JSON value."""
+    instructions: str = "Respond now with only the final answer as JSON, with no tool calls and no prose."
+    attempts: int = 3
+
+
+Termination = NoCalls | EndTurn | FinalResponse
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Limits that end any run, each with its own terminal reason."""
+
+    max_iterations: int = 20
+    """Model turns per run (`max_iterations`)."""
+    max_tool_calls: int = 100
+    """Tool calls per run (`max_tool_calls`)."""
+    max_tokens: int | None = None
+    """Approximate model output tokens per run, counted as characters / 4 (`max_tokens`)."""
+    max_wall_time_s: float | None = None
+    """Seconds per run (`max_wall_time`)."""
+    retry_budget: int = 3
+    """Refusals one tool may collect in a run before the run stops (`retry_budget`)."""
+
+    def exceeded(self, *, iterations: int, tool_calls: int, chars: int, elapsed_s: float) -> str | None:
+        """The reason the run must stop now, if a limit is reached."""
+        if iterations >= self.max_iterations:
+            return "max_iterations"
+        if tool_calls >= self.max_tool_calls:
+            return "max_tool_calls"
+        if self.max_tokens is not None and chars / 4 >= self.max_tokens:
+            return "max_tokens"
+        if self.max_wall_time_s is not None and elapsed_s >= self.max_wall_time_s:
+            return "max_wall_time"
+        return None

@@ -1,0 +1,158 @@
+"""The loop: termination policies, streaming execution, refusals fed back, limits and the event stream."""
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+
+from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls
+from tether.models import FunctionModel, ModelChunk, ModelRequest, ScriptedModel
+from tether.tools import tool
+from tether.types import ErrorEnvelope, OkEnvelope, ToolResultMessage, UserMessage
+
+pytestmark = pytest.mark.anyio
+
+STARTED: list[str] = []
+
+
+@tool(side_effects="none")
+async def lookup(city: str) -> dict[str, Any]:
+    """Look a city up."""
+    STARTED.append(f"lookup:{city}")
+    await anyio.sleep(0.01)
+    return {"city": city, "high": 21}
+
+
+@tool  # mutating by default
+def book(city: str) -> str:
+    """Book a trip."""
+    STARTED.append(f"book:{city}")
+    return f"booked {city}"
+
+
+def calls(*items: tuple[str, dict[str, Any]]) -> str:
+    return json.dumps(
+        {
+            "toolCalls": [
+                {"type": n, "id": f"c{i}", "operation": n, "parameters": p} for i, (n, p) in enumerate(items)
+            ]
+        }
+    )
+
+
+async def test_no_calls_ends_the_run_with_the_models_text() -> None:
+    agent = Agent(ScriptedModel(["Hello there."]), [lookup], dialect="hermes")
+    result = await agent.run("Hi")
+    assert (result.output, result.reason) == ("Hello there.", "no_calls")
+    assert [e.event for e in result.events] == [
+        "on_chain_start", "on_chat_model_start", *["on_chat_model_stream"] * 3, "on_chain_end",
+    ]  # fmt: skip
+
+
+async def test_end_turn_is_the_only_way_out_and_send_chat_does_not_end_it() -> None:
+    model = ScriptedModel(
+        [
+            calls(("send_chat", {"content": "working on it"})),
+            "I think I am done.",  # no call at all: reminded to call end_turn
+            calls(("send_chat", {"content": "All done."}), ("end_turn", {})),
+        ]
+    )
+    result = await Agent(model, [lookup], dialect="json_calls", termination=EndTurn()).run("go")
+    assert (result.output, result.reason) == ("All done.", "end_turn")
+    assert [e.data for e in result.events if e.event == "chat"] == ["working on it", "All done."]
+    assert model.requests[2].messages[-1] == UserMessage(content=EndTurn().reminder)
+
+
+async def test_a_side_effect_free_tool_starts_while_the_model_is_still_streaming() -> None:
+    STARTED.clear()
+    seen_before_end: list[str] = []
+
+    first = '<tool_call>\n{"name": "lookup", "arguments": {"city": "Lisbon"}}\n</tool_call>\n'
+    text = first + '<tool_call>\n{"name": "book", "arguments": {"city": "Lisbon"}}\n</tool_call>'
+    cut = len(first)
+
+    class SlowTail(ScriptedModel):
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+            self.requests.append(request)
+            if len(self.requests) > 1:
+                yield "Done."
+                return
+            yield text[:cut]
+            await anyio.sleep(0.05)  # the model is still generating
+            seen_before_end.extend(STARTED)
+            yield text[cut:]
+
+    result = await Agent(SlowTail([]), [lookup, book], dialect="hermes").run("trip")
+    assert seen_before_end == ["lookup:Lisbon"]  # lookup ran mid-stream; book (mutating) had not
+    assert STARTED == ["lookup:Lisbon", "book:Lisbon"]
+    assert len(result.tool_start_lag_s) == 1
+    assert result.tool_start_lag_s[0] < 0.05
+
+
+async def test_results_return_to_the_model_in_call_order_in_the_dialects_feedback_format() -> None:
+    model = ScriptedModel([calls(("book", {"city": "Oslo"}), ("lookup", {"city": "Rome"})), "ok"])
+    result = await Agent(model, [lookup, book], dialect="json_calls").run("go")
+    tool_results = [m for m in result.messages if isinstance(m, ToolResultMessage)]
+    assert [m.call_id for m in tool_results] == ["c0", "c1"]
+    assert tool_results[0].envelope == OkEnvelope(data="booked Oslo")
+    feedback = model.requests[1].messages[-1]
+    assert isinstance(feedback, UserMessage)
+    assert json.loads(feedback.content)["toolResults"][0]["id"] == "c0"
+
+
+async def test_refusals_go_back_as_envelopes_and_a_retry_budget_stops_a_stubborn_model() -> None:
+    bad = calls(("lookup", {"town": "Oslo"}))
+    model = ScriptedModel([bad] * 5)
+    result = await Agent(model, [lookup], dialect="json_calls", limits=Limits(retry_budget=2)).run("go")
+    assert result.reason == "retry_budget"
+    envelopes = [m.envelope for m in result.messages if isinstance(m, ToolResultMessage)]
+    assert len(envelopes) == 3
+    assert all(isinstance(e, ErrorEnvelope) and e.error.code == "INVALID_ARGS" for e in envelopes)
+    assert result.events[-2].event == "error"
+
+
+async def test_limits_end_the_run_with_their_reason() -> None:
+    forever = FunctionModel(lambda request: calls(("lookup", {"city": "Oslo"})))
+    result = await Agent(forever, [lookup], dialect="json_calls", limits=Limits(max_iterations=3)).run("go")
+    assert result.reason == "max_iterations"
+    assert sum(1 for e in result.events if e.event == "on_chat_model_start") == 3
+    result = await Agent(forever, [lookup], dialect="json_calls", limits=Limits(max_tool_calls=2)).run("go")
+    assert result.reason == "max_tool_calls"
+
+
+async def test_final_response_sends_the_format_and_validates_the_answer() -> None:
+    schema = {"type": "object", "properties": {"high": {"type": "integer"}}, "required": ["high"]}
+    model = ScriptedModel(
+        [
+            '```tool\nreturn lookup("Lisbon");\n```',
+            "```tool\nreturn finalResponse();\n```",
+            '{"temperature": 21}',  # wrong shape: asked again
+            '```json\n{"high": 21}\n```',
+        ]
+    )
+    agent = Agent(model, [lookup], dialect="fenced", termination=FinalResponse(schema=schema))
+    result = await agent.run("How warm is Lisbon?")
+    assert (result.output, result.reason) == ({"high": 21}, "final_response")
+    assert model.requests[0].system == model.requests[3].system  # the system prompt never changes
+    retry = model.requests[3].messages[-1]
+    assert isinstance(retry, UserMessage)
+    assert "missing required argument" in retry.content
+
+
+async def test_the_tool_prompt_is_in_the_system_prompt_for_text_dialects() -> None:
+    model = ScriptedModel(["hi"])
+    await Agent(model, [lookup], dialect="fenced", system_prompt="Be brief.").run("x")
+    system = model.requests[0].system
+    assert system.startswith("Be brief.")
+    assert "lookup" in system
+    assert model.requests[0].tools == ()
+
+
+async def test_native_dialects_offer_tools_through_the_api() -> None:
+    model = ScriptedModel([[{"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}]],
+                          native_dialect="openai")  # fmt: skip
+    result = await Agent(model, [lookup], termination=NoCalls()).run("x")
+    assert result.output == "hi"
+    assert [t.name for t in model.requests[0].tools] == ["lookup"]

@@ -1,0 +1,149 @@
+"""Models: the public test doubles, the OpenAI provider over the SDK's real HTTP layer, record and replay."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx  # the transport layer of openai 3.x
+import pytest
+from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+
+from tether.exceptions import UserError
+from tether.loop import Agent
+from tether.models import (
+    FunctionModel,
+    ModelRequest,
+    OpenAIModel,
+    RecordingModel,
+    ScriptedModel,
+    load_cassette,
+    model_from_name,
+)
+from tether.tools import tool
+from tether.types import OkEnvelope, ToolResultMessage, UserMessage
+
+pytestmark = pytest.mark.anyio
+
+
+@tool(side_effects="none")
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+async def collect(model: Any, request: ModelRequest) -> list[Any]:
+    return [chunk async for chunk in model.stream(request)]
+
+
+async def test_scripted_model_streams_each_turn_in_chunks_and_records_requests() -> None:
+    model = ScriptedModel(["abcdefghij", ["x", {"event": 1}]], chunk_size=4)
+    request = ModelRequest(messages=[UserMessage(content="hi")])
+    assert await collect(model, request) == ["abcd", "efgh", "ij"]
+    assert await collect(model, request) == ["x", {"event": 1}]
+    assert model.requests == [request, request]
+    with pytest.raises(UserError, match="ran out of turns"):
+        await collect(model, request)
+
+
+async def test_function_model_replies_from_sync_or_async_functions() -> None:
+    async def echo(request: ModelRequest) -> str:
+        return str(len(request.messages))
+
+    request = ModelRequest(messages=[UserMessage(content="hi")])
+    assert await collect(FunctionModel(echo, chunk_size=10), request) == ["1"]
+    assert await collect(FunctionModel(lambda r: "hey", chunk_size=1), request) == ["h", "e", "y"]
+
+
+def sse(*chunks: dict[str, Any]) -> bytes:
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+
+
+def openai_client(responses: list[bytes], seen: list[dict[str, Any]]) -> AsyncOpenAI:
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        return httpx.Response(
+            200, content=responses[len(seen) - 1], headers={"content-type": "text/event-stream"}
+        )
+
+    return AsyncOpenAI(
+        api_key="test", http_client=DefaultAsyncHttpxClient(transport=httpx.MockTransport(handle))
+    )
+
+
+async def test_openai_native_tool_calls_through_the_sdk_streaming_layer() -> None:
+    seen: list[dict[str, Any]] = []
+    turn1 = sse(
+        chunk({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                                    "function": {"name": "add", "arguments": ""}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"a": 2, '}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"b": 3}'}}]}),
+        chunk({}, "tool_calls"),
+    )  # fmt: skip
+    turn2 = sse(
+        chunk({"role": "assistant", "content": "2 + 3 = "}), chunk({"content": "5"}), chunk({}, "stop")
+    )
+    model = OpenAIModel("gpt-4o-mini", client=openai_client([turn1, turn2], seen))
+    result = await Agent(model, [add], system_prompt="Be exact.").run("What is 2 + 3?")
+    assert (result.output, result.reason) == ("2 + 3 = 5", "no_calls")
+    results = [m for m in result.messages if isinstance(m, ToolResultMessage)]
+    assert results[0].envelope == OkEnvelope(data=5)
+    assert seen[0]["tools"][0]["function"]["name"] == "add"
+    assert seen[0]["stream"] is True
+    assert seen[0]["messages"][0] == {"role": "system", "content": "Be exact."}
+    assert seen[1]["messages"][-2]["tool_calls"][0]["function"] == {
+        "name": "add",
+        "arguments": '{"a": 2, "b": 3}',
+    }
+    assert seen[1]["messages"][-1]["role"] == "tool"
+    assert json.loads(seen[1]["messages"][-1]["content"]) == {"ok": True, "data": 5}
+
+
+async def test_openai_with_a_text_dialect_streams_plain_text() -> None:
+    seen: list[dict[str, Any]] = []
+    text = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 1}}\n</tool_call>'
+    turn1 = sse(
+        chunk({"role": "assistant", "content": text[:20]}), chunk({"content": text[20:]}), chunk({}, "stop")
+    )
+    turn2 = sse(chunk({"role": "assistant", "content": "two"}), chunk({}, "stop"))
+    model = OpenAIModel("qwen", client=openai_client([turn1, turn2], seen), native_tools=False)
+    result = await Agent(model, [add], dialect="hermes").run("1+1?")
+    assert result.output == "two"
+    assert "tools" not in seen[0]
+    assert "add" in seen[0]["messages"][0]["content"]  # taught in the system prompt
+
+
+async def test_a_recorded_run_replays_identically(tmp_path: Path) -> None:
+    cassette = tmp_path / "run.jsonl"
+    text = '<tool_call>\n{"name": "add", "arguments": {"a": 4, "b": 5}}\n</tool_call>'
+    recorder = RecordingModel(ScriptedModel([text, "nine"], chunk_size=5), cassette, {"prompt": "4+5?"})
+    first = await Agent(recorder, [add], dialect="hermes").run("4+5?")
+    header, replay = load_cassette(cassette)
+    assert header["prompt"] == "4+5?"
+    second = await Agent(replay, [add], dialect="hermes").run("4+5?")
+    assert (first.output, second.output) == ("nine", "nine")
+    assert [m for m in first.messages if isinstance(m, ToolResultMessage)] == [
+        m for m in second.messages if isinstance(m, ToolResultMessage)
+    ]
+
+
+def test_no_configured_model_says_how_to_configure_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TETHER_MODEL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(UserError, match="--model openai:gpt-4o-mini"):
+        model_from_name(None)
+    with pytest.raises(UserError, match="Unknown model 'acme:x'"):
+        model_from_name("acme:x")
+    monkeypatch.setenv("TETHER_MODEL", "openai:gpt-4o-mini")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    assert model_from_name(None).name == "openai:gpt-4o-mini"
+
+
+def test_a_file_that_is_not_a_cassette_is_a_user_error(tmp_path: Path) -> None:
+    (tmp_path / "x.jsonl").write_text('{"turn": 0}\n', encoding="utf-8")
+    with pytest.raises(UserError, match="not a tether cassette"):
+        load_cassette(tmp_path / "x.jsonl")
