@@ -32,7 +32,7 @@ def db(tmp_path: Path) -> str:
                 duration_ms=12.5,
             )
         )
-        journal.append(INTENT)  # never completed: its process is gone
+        journal.append(dataclasses.replace(INTENT))  # never completed: its process is gone
     return url
 
 

@@ -3,38 +3,47 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from sqlalchemy import text
 
 from tether.execution import Executor, Run
 from tether.store import JournalEntry, Lookup, SqlJournal
 from tether.tools import Toolset, tool
-from tether.types import OkEnvelope, ToolCall
+from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
 
 pytestmark = pytest.mark.anyio
 
 OpenJournal = Callable[[str], SqlJournal]
 
-INTENT = JournalEntry(
-    kind="intent",
-    call_id="c1",
-    tool="fs.write",
-    created_at=1_700_000_000.0,
-    session_id="s1",
-    idempotency_key="k1",
-    side_effects="mutating",
-    principal="u1",
-    why="Save the user's notes",
-    arguments={"path": "notes.md", "nested": {"list": [1, 2]}},
-    annotations=("# part of the notes task",),
-    repairs=({"kind": "trailing_comma", "message": "removed", "path": None},),
-    repaired=True,
-    pid=123,
-    host="h",
-)
+
+def intent(**changes: Any) -> JournalEntry:
+    """A fresh intent entry (appending sets `id` on the entry itself)."""
+    entry = JournalEntry(
+        kind="intent",
+        call_id="c1",
+        tool="fs.write",
+        created_at=1_700_000_000.0,
+        session_id="s1",
+        idempotency_key="k1",
+        side_effects="mutating",
+        principal="u1",
+        why="Save the user's notes",
+        arguments={"path": "notes.md", "nested": {"list": [1, 2]}},
+        annotations=("# part of the notes task",),
+        repairs=({"kind": "trailing_comma", "message": "removed", "path": None},),
+        repaired=True,
+        pid=123,
+        host="h",
+    )
+    return dataclasses.replace(entry, **changes)
+
 
 runs = 0
 
@@ -48,28 +57,24 @@ def write_note(text: str) -> str:
 
 def test_entries_round_trip_with_ids_in_append_order(journal_url: str, open_journal: OpenJournal) -> None:
     journal = open_journal(journal_url)
-    intent = journal.append(INTENT)
-    result = journal.append(
-        dataclasses.replace(INTENT, kind="result", intent_id=intent.id, outcome="ok", envelope={"ok": True})
-    )
-    assert intent == dataclasses.replace(INTENT, id=intent.id)
-    assert journal.entries() == [intent, result]
+    first = journal.append(intent())
+    result = journal.append(intent(kind="result", intent_id=first.id, outcome="ok", envelope={"ok": True}))
+    assert first == intent(id=first.id)
+    assert journal.entries() == [first, result]
     assert journal.entries(limit=1) == [result]
     assert journal.entries(call_id="other") == []
-    assert journal.entries(since_id=intent.id) == [result]
+    assert journal.entries(since_id=first.id) == [result]
     assert journal.entry(result.id or 0) == result
 
 
 def test_lookup_reports_new_in_doubt_and_done(journal_url: str, open_journal: OpenJournal) -> None:
     journal = open_journal(journal_url)
     assert journal.lookup("k1") == Lookup("new")
-    intent = journal.append(INTENT)
-    assert journal.lookup("k1") == Lookup("in_doubt", intent)
-    assert journal.in_doubt() == [intent]
-    journal.append(
-        dataclasses.replace(INTENT, kind="result", intent_id=intent.id, envelope={"ok": True, "data": 1})
-    )
-    assert journal.lookup("k1") == Lookup("done", intent, {"ok": True, "data": 1})
+    first = journal.append(intent())
+    assert journal.lookup("k1") == Lookup("in_doubt", first)
+    assert journal.in_doubt() == [first]
+    journal.append(intent(kind="result", intent_id=first.id, envelope={"ok": True, "data": 1}))
+    assert journal.lookup("k1") == Lookup("done", first, {"ok": True, "data": 1})
     assert journal.in_doubt() == []
 
 
@@ -94,3 +99,60 @@ def test_sqlite_journals_use_wal(tmp_path: Path, open_journal: OpenJournal) -> N
     with journal.engine.connect() as connection:
         assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert connection.execute(text("PRAGMA synchronous")).scalar() == 1  # NORMAL
+
+
+def test_claims_of_one_key_from_many_connections_let_exactly_one_through(
+    journal_url: str, open_journal: OpenJournal
+) -> None:
+    journals = [open_journal(journal_url) for _ in range(4)]
+    intents = [intent(call_id=f"c{i}") for i in range(8)]
+
+    def claim(i: int) -> None:
+        journals[i % 4].claim(intents[i])
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(claim, range(8)))
+    assert sum(entry.id is not None for entry in intents) == 1
+    assert len(journals[0].entries()) == 1
+
+
+def test_a_claim_on_an_intent_in_doubt_goes_through_only_if_not_mutating(
+    journal_url: str, open_journal: OpenJournal
+) -> None:
+    journal = open_journal(journal_url)
+    first = journal.append(intent())
+    mutating = intent(call_id="again")
+    assert journal.claim(mutating) == Lookup("in_doubt", first)
+    assert mutating.id is None
+    read_only = intent(call_id="again", side_effects="none")
+    assert journal.claim(read_only).status == "in_doubt"
+    assert read_only.id is not None
+
+
+async def test_a_duplicate_in_another_executor_on_the_same_journal_gets_conflict(
+    journal_url: str, open_journal: OpenJournal
+) -> None:
+    first, second = (Executor(Toolset(slow_booking), journal=open_journal(journal_url)) for _ in range(2))
+    call = ToolCall(id="c1", name="slow_booking", arguments={"room": "Blue"})
+    results: list[object] = []
+
+    async def run(executor: Executor, delay: float) -> None:
+        await anyio.sleep(delay)
+        results.append(await executor.execute(call, Run(session_id="s")))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, first, 0)
+        group.start_soon(run, second, 0.1)
+    conflict, booked = results
+    assert booked == OkEnvelope(data="booked Blue")
+    assert isinstance(conflict, ErrorEnvelope)
+    assert (
+        conflict.error.message
+        == f"Duplicate call to slow_booking: the same call is running in process {os.getpid()}."
+    )
+
+
+@tool
+async def slow_booking(room: str) -> str:
+    await anyio.sleep(0.5)
+    return f"booked {room}"

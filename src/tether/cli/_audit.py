@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import socket
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,7 +14,7 @@ from rich.table import Table
 
 from tether.cli._errors import stderr
 from tether.store import DEFAULT_URL, JournalEntry, compute_stats
-from tether.store._journal import resolution
+from tether.store._journal import resolution, writer_alive
 
 if TYPE_CHECKING:
     from tether.store import SqlJournal
@@ -54,7 +52,7 @@ def register(app: typer.Typer) -> None:
         for e in entries:
             state = e.kind
             if e.id in doubtful:
-                state = "[yellow]running[/]" if _alive(e) else "[bold red]IN DOUBT[/]"
+                state = "[yellow]running[/]" if writer_alive(e) else "[bold red]IN DOUBT[/]"
             result = e.error_code or e.outcome or ""
             ms = f"{e.duration_ms:.1f}" if e.duration_ms is not None else ""
             table.add_row(
@@ -166,16 +164,3 @@ def _time(stamp: float, form: str = "%Y-%m-%dT%H:%M:%SZ") -> str:
 
 def _ms(value: float | None) -> str:
     return "" if value is None else f"{value:.1f}"
-
-
-def _alive(entry: JournalEntry) -> bool:
-    """Whether the process that wrote an intent is still running (on this host), so it is not in doubt."""
-    if entry.pid is None or entry.host != socket.gethostname() or entry.pid == os.getpid():
-        return False
-    try:
-        os.kill(entry.pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

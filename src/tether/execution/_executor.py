@@ -85,7 +85,7 @@ class Executor:
             RateLimitGuard(clock),
             QuotaGuard(),
             RepairedCallGuard(),
-            IdempotencyGuard(self._lookup, self._in_flight),
+            IdempotencyGuard(self._claim, self._in_flight),
         )
         """The pipeline, in the order it runs (see `tether.execution`)."""
 
@@ -188,7 +188,9 @@ class Executor:
         tool, validated, call, run = attempt.tool, attempt.validated, attempt.call, attempt.run
         assert tool is not None
         assert validated is not None
-        intent = await self._offload(self.journal.append, self._entry("intent", attempt, arguments, None))
+        intent = attempt.intent  # written by the idempotency guard's claim, unless idempotency is off
+        if intent is None:
+            intent = await self._offload(self.journal.append, self._entry("intent", attempt, arguments, None))
         started = time.perf_counter()
         try:
             context = ToolContext(call, run.principal.id, run.principal.scopes, run.session_id, run.deps)
@@ -216,8 +218,12 @@ class Executor:
 
     # ------------------------------------------------------------------------------------------ helpers
 
-    async def _lookup(self, key: str) -> Lookup:
-        return await self._offload(self.journal.lookup, key)
+    async def _claim(self, attempt: Attempt) -> Lookup:
+        intent = self._entry("intent", attempt, self._arguments(attempt), None)
+        found = await self._offload(self.journal.claim, intent)
+        if intent.id is not None:
+            attempt.intent = intent
+        return found
 
     async def _offload(self, function: Callable[..., T], *args: Any) -> T:
         if not self.journal.blocking:

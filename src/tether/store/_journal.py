@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from tether.store._entries import JournalEntry, Lookup
 
-__all__ = ["Journal", "MemoryJournal", "completed", "resolution"]
+__all__ = ["Journal", "MemoryJournal", "completed", "may_run", "resolution", "writer_alive"]
 
 
 class Journal(Protocol):
@@ -30,6 +30,13 @@ class Journal(Protocol):
 
     def lookup(self, idempotency_key: str) -> Lookup:
         """What happened to the latest call with this key."""
+        ...
+
+    def claim(self, intent: JournalEntry) -> Lookup:
+        """Atomically (across processes sharing the journal) look up the intent's idempotency key and, if
+        the call may run, append the intent. It may run if the key is new, or its last attempt is in doubt
+        and the call is not mutating. Returns the lookup as it was; the claim succeeded iff `intent.id` is set.
+        """
         ...
 
     def in_doubt(self) -> list[JournalEntry]:
@@ -56,7 +63,7 @@ class MemoryJournal:
         self._entries: list[JournalEntry] = []
         self._latest_intent: dict[str, JournalEntry] = {}
         self._completion: dict[int, JournalEntry] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def append(self, entry: JournalEntry) -> JournalEntry:
         with self._lock:
@@ -75,6 +82,14 @@ class MemoryJournal:
             return Lookup("new")
         assert intent.id is not None
         return completed(intent, self._completion.get(intent.id))
+
+    def claim(self, intent: JournalEntry) -> Lookup:
+        assert intent.idempotency_key is not None
+        with self._lock:
+            found = self.lookup(intent.idempotency_key)
+            if may_run(found, intent):
+                self.append(intent)
+            return found
 
     def in_doubt(self) -> list[JournalEntry]:
         return [e for e in self._entries if e.kind == "intent" and e.id not in self._completion]
@@ -126,3 +141,22 @@ def resolution(intent: JournalEntry, *, envelope: dict[str, Any] | None, note: s
         pid=os.getpid(),
         host=socket.gethostname(),
     )
+
+
+def may_run(found: Lookup, intent: JournalEntry) -> bool:
+    """Whether a call with this lookup may run: never ran, or in doubt and safe to repeat."""
+    return found.status == "new" or (found.status == "in_doubt" and intent.side_effects != "mutating")
+
+
+def writer_alive(entry: JournalEntry) -> bool:
+    """Whether the process that wrote `entry` is still running on this host (then its intent is not in
+    doubt but in progress). Unknown hosts count as not alive."""
+    if entry.pid is None or entry.host != socket.gethostname():
+        return False
+    try:
+        os.kill(entry.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Self
 
-from sqlalchemy import Engine, bindparam, create_engine, event, exists, insert, select
+from sqlalchemy import Connection, Engine, bindparam, create_engine, event, exists, insert, select, text
 from sqlalchemy.engine import Row
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from tether.store._entries import DEFAULT_URL, ENTRY_FIELDS, JournalEntry, Lookup
-from tether.store._journal import completed
+from tether.store._journal import completed, may_run
 from tether.store._tables import journal_table, metadata
 
 __all__ = ["SqlJournal"]
@@ -25,6 +25,7 @@ _LATEST_INTENT = (
     .order_by(_T.c.id.desc())
     .limit(1)
 )
+_ADVISORY_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 _COMPLETION = (
     select(_T)
     .where(_T.c.intent_id == bindparam("intent_id"), _T.c.kind.in_(_COMPLETIONS))
@@ -48,25 +49,29 @@ class SqlJournal:
     def __init__(self, url: str = DEFAULT_URL, *, durable: bool = False, engine: Engine | None = None):
         self.url = url
         self.engine = engine if engine is not None else _engine(url, durable=durable)
+        self._postgres = self.engine.dialect.name == "postgresql"
         metadata.create_all(self.engine)
 
     def append(self, entry: JournalEntry) -> JournalEntry:
-        values = {name: getattr(entry, name) for name in ENTRY_FIELDS if name != "id"}
-        values["annotations"] = list(entry.annotations)
-        values["repairs"] = list(entry.repairs)
         with self.engine.begin() as connection:
-            new_id = connection.execute(_INSERT, values).inserted_primary_key
-        assert new_id is not None
-        entry.id = int(new_id[0])
-        return entry
+            return _insert(connection, entry)
 
     def lookup(self, idempotency_key: str) -> Lookup:
         with self.engine.connect() as connection:
-            row = connection.execute(_LATEST_INTENT, {"key": idempotency_key}).first()
-            if row is None:
-                return Lookup("new")
-            done = connection.execute(_COMPLETION, {"intent_id": row.id}).first()
-        return completed(_entry(row), _entry(done) if done is not None else None)
+            return _lookup(connection, idempotency_key)
+
+    def claim(self, intent: JournalEntry) -> Lookup:
+        key = intent.idempotency_key
+        assert key is not None
+        with self.engine.connect() as connection:
+            connection = connection.execution_options(tether_immediate=True)
+            with connection.begin():
+                if self._postgres:  # one claimer per key at a time, across processes, until commit
+                    connection.execute(_ADVISORY_LOCK, {"key": key})
+                found = _lookup(connection, key)
+                if may_run(found, intent):
+                    _insert(connection, intent)
+        return found
 
     def in_doubt(self) -> list[JournalEntry]:
         t, c = journal_table, journal_table.alias("completion")
@@ -117,13 +122,38 @@ def _engine(url: str, *, durable: bool) -> Engine:
 
     @event.listens_for(engine, "connect")
     def _pragmas(connection: Any, record: ConnectionPoolEntry) -> None:  # pyright: ignore[reportUnusedFunction]
+        connection.isolation_level = None  # SQLAlchemy's "begin" event below issues BEGIN itself
         cursor = connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute(f"PRAGMA synchronous={synchronous}")
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.close()
 
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Connection) -> None:  # pyright: ignore[reportUnusedFunction]
+        # A claim takes the write lock at once, so that its lookup and insert are one atomic step.
+        immediate = connection.get_execution_options().get("tether_immediate", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
     return engine
+
+
+def _insert(connection: Connection, entry: JournalEntry) -> JournalEntry:
+    values = {name: getattr(entry, name) for name in ENTRY_FIELDS if name != "id"}
+    values["annotations"] = list(entry.annotations)
+    values["repairs"] = list(entry.repairs)
+    new_id = connection.execute(_INSERT, values).inserted_primary_key
+    assert new_id is not None
+    entry.id = int(new_id[0])
+    return entry
+
+
+def _lookup(connection: Connection, key: str) -> Lookup:
+    row = connection.execute(_LATEST_INTENT, {"key": key}).first()
+    if row is None:
+        return Lookup("new")
+    done = connection.execute(_COMPLETION, {"intent_id": row.id}).first()
+    return completed(_entry(row), _entry(done) if done is not None else None)
 
 
 def _entry(row: Row[Any]) -> JournalEntry:

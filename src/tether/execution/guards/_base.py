@@ -8,6 +8,7 @@ from typing import Any, Protocol
 from tether.execution._decisions import Decision
 from tether.execution._policy import Policy
 from tether.execution._run import Run
+from tether.store._entries import JournalEntry
 from tether.tools import Tool, ValidatedCall
 from tether.types import ToolCall
 
@@ -26,7 +27,9 @@ class Attempt:
     policy: Policy
     validated: ValidatedCall | None = None
     idempotency_key: str | None = None
-    """Set by the executor before the idempotency guard runs."""
+    """Set by the executor once the arguments are validated."""
+    intent: JournalEntry | None = None
+    """The intent entry, once the idempotency guard has claimed the call in the journal."""
 
 
 class Guard(Protocol):

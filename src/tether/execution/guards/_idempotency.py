@@ -16,6 +16,7 @@ from typing import Any
 from tether.execution._decisions import Allow, Decision, Replay, refusal
 from tether.execution.guards._base import Attempt
 from tether.store._entries import Lookup
+from tether.store._journal import writer_alive
 from tether.types import ErrorCode, ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolCall, ToolSpec
 
 __all__ = ["IdempotencyGuard", "envelope_from_json", "idempotency_key"]
@@ -42,10 +43,11 @@ def idempotency_key(call: ToolCall, spec: ToolSpec, *, principal: str | None, sc
 
 
 class IdempotencyGuard:
-    """Claims the call's key in `in_flight` when it allows the call; the executor releases it afterwards."""
+    """Claims the call's key, first in `in_flight` (this process) and then in the journal (atomically, for
+    every process sharing it, writing the call's intent); the executor releases `in_flight` afterwards."""
 
-    def __init__(self, lookup: Callable[[str], Awaitable[Lookup]], in_flight: set[str]):
-        self._lookup = lookup
+    def __init__(self, claim: Callable[[Attempt], Awaitable[Lookup]], in_flight: set[str]):
+        self._claim = claim
         self._in_flight = in_flight
 
     async def check(self, attempt: Attempt) -> Decision:
@@ -55,27 +57,32 @@ class IdempotencyGuard:
             return Allow()
         if key in self._in_flight:
             return _conflict(tool.name, "the same call is already running")
-        found = await self._lookup(key)
-        if key in self._in_flight:  # claimed by a concurrent duplicate while we looked
-            return _conflict(tool.name, "the same call is already running")
+        self._in_flight.add(key)
+        try:
+            found = await self._claim(attempt)
+        except BaseException:
+            self._in_flight.discard(key)
+            raise
+        if attempt.intent is not None:
+            return Allow()
+        self._in_flight.discard(key)
         if found.status == "done" and found.envelope is not None:
             return Replay(envelope_from_json(found.envelope))
-        if found.status == "in_doubt" and tool.spec.side_effects == "mutating":
-            intent_id = found.intent.id if found.intent else None
-            return refusal(
-                ErrorCode.CONFLICT,
-                f"An earlier attempt of this {tool.name} call (journal entry {intent_id}) started but never "
-                "finished, so it may or may not have taken effect; it will not be repeated automatically.",
-                recoverable=False,
-                suggestion=(
-                    "Do not retry. Tell the user this action may or may not have happened and needs "
-                    "checking; "
-                    f"an operator can resolve journal entry {intent_id} (`tether audit resolve`)."
-                ),
-                details={"in_doubt": True, "intent_id": intent_id},
-            )
-        self._in_flight.add(key)
-        return Allow()
+        intent = found.intent
+        if intent is not None and writer_alive(intent):
+            return _conflict(tool.name, f"the same call is running in process {intent.pid}")
+        intent_id = intent.id if intent else None
+        return refusal(
+            ErrorCode.CONFLICT,
+            f"An earlier attempt of this {tool.name} call (journal entry {intent_id}) started but never "
+            "finished, so it may or may not have taken effect; it will not be repeated automatically.",
+            recoverable=False,
+            suggestion=(
+                "Do not retry. Tell the user this action may or may not have happened and needs "
+                f"checking; an operator can resolve journal entry {intent_id} (`tether audit resolve`)."
+            ),
+            details={"in_doubt": True, "intent_id": intent_id},
+        )
 
 
 def _conflict(tool: str, reason: str) -> Decision:
