@@ -65,12 +65,16 @@ class StreamParser(ABC):
             raise UserError(
                 "feed() after close(): start a new parser with stream_parser(...) for a new output."
             )
-        self._events = []
-        if delta:
+        events: list[ParseEvent] = []
+        self._events = events
+        if delta and not self._broken:
             start = self._fed
             self._fed += len(delta)
-            self._guarded(lambda: self._feed(delta, start))
-        return self._events
+            try:
+                self._feed(delta, start)
+            except Exception as e:  # a parser bug must not take the caller down with the model's output
+                self._internal_error(e)
+        return events
 
     def feed_event(self, event: Any) -> list[ParseEvent]:
         """Feed one already-parsed provider event (native dialects only: openai, anthropic, gemini)."""
@@ -123,10 +127,11 @@ class StreamParser(ABC):
         try:
             step()
         except Exception as e:  # a parser bug must not take the caller down with the model's output
-            self._broken = True
-            self._error(
-                f"internal parser error ({type(e).__name__}: {e}); the rest of the output was ignored"
-            )
+            self._internal_error(e)
+
+    def _internal_error(self, e: Exception) -> None:
+        self._broken = True
+        self._error(f"internal parser error ({type(e).__name__}: {e}); the rest of the output was ignored")
 
     def new_id(self) -> str:
         call_id = f"call_{self._next_id}"
@@ -285,6 +290,8 @@ class _Region:
     size: int = 0
     tail: str = ""
     balancer: Balancer | None = None
+    keep: int = 0
+    """How many trailing characters may begin an end marker."""
 
 
 class RegionParser(StreamParser):
@@ -306,6 +313,7 @@ class RegionParser(StreamParser):
         self._openers = tuple(o for o in openers if not o.output_start)
         self._start_openers = tuple(o for o in openers if o.output_start)
         self._at_start = bool(self._start_openers)
+        self._keep = {o: max((len(e) for e in o.ends), default=1) - 1 for o in openers}
         firsts = sorted({o.start[0] for o in self._openers})
         self._first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
 
@@ -374,7 +382,7 @@ class RegionParser(StreamParser):
                     data, offset = data[p + skip :], offset + p + skip
                     self.on_marker(opener, offset - skip)
                     continue
-                self._region = _Region(opener, offset + p, offset + p + skip)
+                self._region = _Region(opener, offset + p, offset + p + skip, keep=self._keep[opener])
                 if opener.balanced:
                     self._region.balancer = Balancer(opener.quotes)
                 elif opener.kind == "reasoning":
@@ -469,7 +477,7 @@ class RegionParser(StreamParser):
                     body_end = region.body_start + region.size + cut
                     self._end_region(region, data[:cut], body_end, True, len(best_end))
                 return used
-            keep = max(len(e) for e in o.ends) - 1
+            keep = region.keep
             if o.kind != "call":
                 # emit reasoning as it comes, holding back only what may begin an end marker
                 safe = len(window) - keep

@@ -1,7 +1,12 @@
-"""What parsing produces: stream events, parse errors and the final `ParseResult` (data, never exceptions)."""
+"""What parsing produces: stream events, parse errors and the final `ParseResult` (data, never exceptions).
+
+Stream events are frozen slotted dataclasses (cheap enough to make one per delta); `ParseEvent` validates
+and serialises them with pydantic (`TypeAdapter(ParseEvent)`) like any other model.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -39,48 +44,54 @@ class ParseError(_Frozen):
     """The id the failed call would have had, when the parser had already announced it."""
 
 
-class TextDelta(_Frozen):
+@dataclass(frozen=True, slots=True)
+class TextDelta:
     """Text a user would see, as soon as it can no longer be part of a call."""
 
-    kind: Literal["text"] = "text"
     text: str
+    kind: Literal["text"] = "text"
 
 
-class ReasoningDelta(_Frozen):
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
     """Thinking text, where the format marks it."""
 
-    kind: Literal["reasoning"] = "reasoning"
     text: str
+    kind: Literal["reasoning"] = "reasoning"
 
 
-class CallStarted(_Frozen):
+@dataclass(frozen=True, slots=True)
+class CallStarted:
     """A call began; its name is known."""
 
-    kind: Literal["call_started"] = "call_started"
     id: str
     name: str
+    kind: Literal["call_started"] = "call_started"
 
 
-class CallDelta(_Frozen):
+@dataclass(frozen=True, slots=True)
+class CallDelta:
     """More of a call's arguments, as JSON text fragments (join them for the arguments' JSON text)."""
 
-    kind: Literal["call_delta"] = "call_delta"
     id: str
     arguments_delta: str
+    kind: Literal["call_delta"] = "call_delta"
 
 
-class CallCompleted(_Frozen):
+@dataclass(frozen=True, slots=True)
+class CallCompleted:
     """A call is complete and parsed (possibly with repairs, see `call.provenance.repairs`)."""
 
-    kind: Literal["call_completed"] = "call_completed"
     call: ToolCall
+    kind: Literal["call_completed"] = "call_completed"
 
 
-class CallFailed(_Frozen):
+@dataclass(frozen=True, slots=True)
+class CallFailed:
     """A call could not be read; the other calls are unaffected."""
 
-    kind: Literal["call_failed"] = "call_failed"
     error: ParseError
+    kind: Literal["call_failed"] = "call_failed"
 
 
 ParseEvent = Annotated[
@@ -90,7 +101,8 @@ ParseEvent = Annotated[
 """One event of a streaming parse."""
 
 
-class PartialCall(_Frozen):
+@dataclass(frozen=True, slots=True)
+class PartialCall:
     """A call still being streamed, with the arguments parsed so far."""
 
     id: str

@@ -16,6 +16,7 @@ wrong. Nesting deeper than `MAX_DEPTH` is an error rather than a `RecursionError
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -51,6 +52,10 @@ class LooseValue:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+def _refuse(name: str) -> Any:
+    raise ValueError(name)  # NaN and Infinity are repairs: leave them to the lenient parser
 
 
 class _Fail(Exception):
@@ -335,6 +340,21 @@ class _Parser:
             out.append(v)
 
 
+_FAST_STARTS = frozenset('{["-0123456789tfn')
+_DECODER = json.JSONDecoder(parse_constant=_refuse)
+
+
+def _fast(text: str, start: int, stop: int) -> LooseValue | None:
+    """Strict JSON through the C decoder; None when the text needs the lenient parser."""
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return None
+    if end > stop:
+        return None
+    return LooseValue(value, end)
+
+
 def parse_value(text: str, start: int = 0, end: int | None = None, *, flavor: Flavor = "json") -> LooseValue:
     """Parse one value starting at `start` (leading whitespace allowed); never raises.
 
@@ -344,7 +364,13 @@ def parse_value(text: str, start: int = 0, end: int | None = None, *, flavor: Fl
         end: Where the text ends for this parse (defaults to its length).
         flavor: Which literal syntax is native (see the module docstring).
     """
-    p = _Parser(text, len(text) if end is None else end, flavor)
+    stop = len(text) if end is None else end
+    start = skip_ws(text, start, stop)
+    if flavor == "json" and text[start : start + 1] in _FAST_STARTS:
+        fast = _fast(text, start, stop)
+        if fast is not None:
+            return fast
+    p = _Parser(text, stop, flavor)
     try:
         value, i = p.value(start, "$", 0)
     except _Fail as e:

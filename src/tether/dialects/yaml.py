@@ -20,6 +20,7 @@ from tether.types import Repair, ToolResultMessage
 __all__ = ["Yaml"]
 
 _FENCE = re.compile(r"```ya?ml[ \t]*\n(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*(?:-[ \t]+)?type:[ \t]*[\"']?tool_call")
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DOC_SPLIT = re.compile(r"^---[ \t]*$", re.MULTILINE)
 
 
@@ -51,7 +52,7 @@ class _Parser(RegionParser):
 
     def _doc(self, doc: str, span: tuple[int, int], extra: list[Repair]) -> None:
         try:
-            value: Any = yaml.safe_load(doc)
+            value: Any = yaml.load(doc, Loader=_LOADER)
         except Exception as e:  # PyYAML raises many error types (and RecursionError) on bad input
             self.fail(f"invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}", span, doc)
             return
