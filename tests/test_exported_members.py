@@ -10,9 +10,11 @@ import pytest
 
 import tether
 import tether.exceptions
+import tether.loop
+import tether.models
 import tether.tools
 
-PACKAGES = [tether, tether.tools]
+PACKAGES = [tether, tether.tools, tether.loop, tether.models]
 
 
 @pytest.mark.parametrize("module", PACKAGES, ids=lambda m: m.__name__)

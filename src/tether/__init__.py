@@ -10,12 +10,28 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tether.dialects import ParseResult as ParseResult
+    from tether.dialects import parse as parse
+    from tether.dialects import stream_parser as stream_parser
     from tether.exceptions import NeedsInput as NeedsInput
     from tether.exceptions import TetherError as TetherError
     from tether.exceptions import TetherRuntimeError as TetherRuntimeError
     from tether.exceptions import ToolError as ToolError
     from tether.exceptions import ToolSignal as ToolSignal
     from tether.exceptions import UserError as UserError
+    from tether.execution import Executor as Executor
+    from tether.execution import Policy as Policy
+    from tether.execution import Principal as Principal
+    from tether.loop import Agent as Agent
+    from tether.loop import EndTurn as EndTurn
+    from tether.loop import FinalResponse as FinalResponse
+    from tether.loop import Limits as Limits
+    from tether.loop import NoCalls as NoCalls
+    from tether.loop import RunResult as RunResult
+    from tether.models import FunctionModel as FunctionModel
+    from tether.models import Model as Model
+    from tether.models import OpenAIModel as OpenAIModel
+    from tether.models import ScriptedModel as ScriptedModel
     from tether.tools import AbstractToolset as AbstractToolset
     from tether.tools import Tool as Tool
     from tether.tools import ToolContext as ToolContext
@@ -38,15 +54,29 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "AbstractToolset": "tether.tools",
+    "Agent": "tether.loop",
+    "EndTurn": "tether.loop",
     "Envelope": "tether.types",
     "ErrorCode": "tether.types",
     "ErrorEnvelope": "tether.types",
     "ErrorInfo": "tether.types",
     "Event": "tether.types",
+    "Executor": "tether.execution",
+    "FinalResponse": "tether.loop",
+    "FunctionModel": "tether.models",
+    "Limits": "tether.loop",
     "Message": "tether.types",
+    "Model": "tether.models",
     "NeedsEnvelope": "tether.types",
     "NeedsInput": "tether.exceptions",
+    "NoCalls": "tether.loop",
     "OkEnvelope": "tether.types",
+    "OpenAIModel": "tether.models",
+    "ParseResult": "tether.dialects",
+    "Policy": "tether.execution",
+    "Principal": "tether.execution",
+    "RunResult": "tether.loop",
+    "ScriptedModel": "tether.models",
     "TetherError": "tether.exceptions",
     "TetherRuntimeError": "tether.exceptions",
     "Tool": "tether.tools",
@@ -59,20 +89,36 @@ _EXPORTS: dict[str, str] = {
     "UserError": "tether.exceptions",
     "as_toolset": "tether.tools",
     "load_tools": "tether.tools",
+    "parse": "tether.dialects",
+    "stream_parser": "tether.dialects",
     "tool": "tether.tools",
 }
 
 __all__ = [
     "AbstractToolset",
+    "Agent",
+    "EndTurn",
     "Envelope",
     "ErrorCode",
     "ErrorEnvelope",
     "ErrorInfo",
     "Event",
+    "Executor",
+    "FinalResponse",
+    "FunctionModel",
+    "Limits",
     "Message",
+    "Model",
     "NeedsEnvelope",
     "NeedsInput",
+    "NoCalls",
     "OkEnvelope",
+    "OpenAIModel",
+    "ParseResult",
+    "Policy",
+    "Principal",
+    "RunResult",
+    "ScriptedModel",
     "TetherError",
     "TetherRuntimeError",
     "Tool",
@@ -86,6 +132,8 @@ __all__ = [
     "__version__",
     "as_toolset",
     "load_tools",
+    "parse",
+    "stream_parser",
     "tool",
 ]
 
