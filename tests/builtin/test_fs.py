@@ -191,3 +191,15 @@ async def test_a_stale_patch_is_a_conflict_with_a_suggestion(tree: Path) -> None
         == "Read the file again with fs.read and make the diff against its current content."
     )
     assert (tree / "notes.txt").read_text() == "one\ntwo\nthree\n"
+
+
+async def test_a_fifo_planted_in_the_workspace_never_hangs_a_tool(tree: Path) -> None:
+    os.mkfifo(tree / "pipe")
+    cases: list[tuple[str, dict[str, Any]]] = [
+        ("fs.read", {"path": "pipe"}),
+        ("fs.append", {"path": "pipe", "text": "x"}),
+        ("fs.copy", {"src": "pipe", "dst": "copy"}),
+    ]
+    for name, arguments in cases:
+        envelope = await call(tree, name, **arguments)
+        assert envelope.error.code == "INVALID_ARGS", name

@@ -57,10 +57,13 @@ def parent_of(roots: Roots, located: Located, *, shown: str) -> Iterator[tuple[i
 
 def read_bytes(fd: int, limit: int) -> tuple[bytes, bool]:
     """Up to `limit` bytes from `fd`, and whether there was more."""
-    if stat.S_ISDIR(os.fstat(fd).st_mode):
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
         raise ToolError(
             ErrorCode.INVALID_ARGS, "that path is a directory", suggestion="Use fs.ls for directories."
         )
+    if not stat.S_ISREG(mode):
+        raise ToolError(ErrorCode.INVALID_ARGS, "that path is not a regular file", suggestion="Use fs.ls.")
     chunks: list[bytes] = []
     size = 0
     while size <= limit:

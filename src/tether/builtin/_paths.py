@@ -105,7 +105,9 @@ class Roots:
     def open_located(self, located: Located, flags: int, mode: int = 0o666, *, shown: str) -> int:
         root_fd = os.open(located.root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            return open_beneath(root_fd, located.relative, flags, mode)
+            # O_NONBLOCK: a FIFO planted in the workspace must not hang the tool (no effect on regular files)
+            extra = 0 if flags & os.O_PATH else os.O_NONBLOCK  # openat2 refuses O_PATH with other flags
+            return open_beneath(root_fd, located.relative, flags | extra, mode)
         except OSError as exc:
             raise self.os_error(exc, shown) from None
         finally:
@@ -168,6 +170,10 @@ class Roots:
         if exc.errno == errno.EISDIR:
             return ToolError(
                 ErrorCode.INVALID_ARGS, f"{shown} is a directory", suggestion="Use fs.ls for directories."
+            )
+        if exc.errno == errno.ENXIO:
+            return ToolError(
+                ErrorCode.INVALID_ARGS, f"{shown} is not a regular file", suggestion="Use fs.ls."
             )
         if exc.errno == errno.EEXIST:
             return ToolError(ErrorCode.CONFLICT, f"{shown} already exists")

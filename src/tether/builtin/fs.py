@@ -7,6 +7,7 @@ Writes are atomic (temporary sibling, then rename) or append-only; nothing follo
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,10 @@ def fs_pack(roots: Sequence[str | os.PathLike[str]], *, limits: FsLimits | None 
         data = _checked(text, caps)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
         with opened(box, box.locate(path), flags, 0o644, shown=path) as fd:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ToolError(
+                    ErrorCode.INVALID_ARGS, f"{path!r} is not a regular file", suggestion="Use fs.ls."
+                )
             os.write(fd, data)
         return {"path": path, "bytes_written": len(data)}
 
