@@ -167,7 +167,7 @@ def _load(store: Roots, where: str) -> dict[str, dict[str, str]]:
     with os.fdopen(fd, "rb") as f:
         try:
             loaded = json.loads(f.read(1 << 20))
-        except ValueError:
+        except (OSError, ValueError):  # a directory or FIFO planted in its place, or a damaged file
             return {}
     return loaded if isinstance(loaded, dict) else {}  # pyright: ignore[reportUnknownVariableType]
 
