@@ -232,3 +232,39 @@ def _cmdline(pid: str) -> bytes:
         return Path("/proc", pid, "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+async def test_attack_sleeping_children_outliving_the_timeout(tmp_path: Path) -> None:
+    marker = f"sleeper-{uuid.uuid4().hex}"
+    sleeper = f"python3 -c 'import time; time.sleep(60)' {marker}"
+    envelope = await call(
+        tmp_path, "terminal_execute", command=f"{sleeper} & {sleeper} & echo started; wait", timeout=1000
+    )
+    assert envelope == ErrorEnvelope(
+        error=ErrorInfo(
+            code="TIMEOUT",
+            message="stopped after 1 s; the whole process tree was killed.\nstdout (last 2000 chars):\nstarted\n",
+            recoverable=True,
+            suggestion="Make it faster or do less per call (the limit is 5 s).",
+        )
+    )
+    survivors: list[str] = []
+    for _ in range(40):  # the kernel tears the pid namespace down asynchronously
+        survivors = [p for p in os.listdir("/proc") if p.isdigit() and marker.encode() in _cmdline(p)]
+        if not survivors:
+            break
+        await anyio.sleep(0.05)
+    assert survivors == []
+
+
+async def test_attack_output_flood_envelope(tmp_path: Path) -> None:
+    envelope = await call(tmp_path, "terminal.run", cmd=["yes"])
+    assert envelope == ErrorEnvelope(
+        error=ErrorInfo(
+            code="QUOTA_EXCEEDED",
+            message=f"output passed {LIMITS.output_bytes} bytes, so the command was stopped.\n"
+            "stdout (last 2000 chars):\n" + "y\n" * 1000,
+            recoverable=True,
+            suggestion="Redirect output to a file in the workspace and read parts of it with fs.read.",
+        )
+    )

@@ -85,3 +85,22 @@ def test_text_without_calls_is_content() -> None:
     assert parse("The weather is nice today.", "hermes") == ParseResult(
         dialect="hermes", content="The weather is nice today."
     )
+
+
+def test_a_call_is_announced_and_its_arguments_stream_before_it_ends() -> None:
+    p = stream_parser("hermes")
+    events = p.feed('<tool_call>{"name": "get_weather", "arguments": {"city": "Par')
+    assert events == [
+        CallStarted(id="call_0", name="get_weather"),
+        CallDelta(id="call_0", arguments_delta='{"'),
+    ]
+    events = p.feed('is", "days": 3, "units": ["c"]')
+    assert events == [CallDelta(id="call_0", arguments_delta='city": "Paris", "days": 3, "un')]
+    assert [(c.name, c.arguments) for c in p.partial_calls()] == [
+        ("get_weather", {"city": "Paris", "days": 3})
+    ]
+    events = p.feed("}}</tool_call>") + p.close()
+    assert events == [
+        CallDelta(id="call_0", arguments_delta='its": ["c"]}'),
+        CallCompleted(call=p.result.calls[0]),
+    ]

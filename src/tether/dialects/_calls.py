@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from tether.dialects._base import StreamParser
-from tether.dialects._json import Flavor, LooseValue, loads
+from tether.dialects._events import PartialCall
+from tether.dialects._json import Flavor, LooseValue, loads, parse_value, skip_ws
 from tether.types import Repair
 
-__all__ = ["JsonCall", "RepairScopes", "emit_json_calls", "read_call", "read_calls", "scope_repairs"]
+__all__ = [
+    "JsonAnnouncer",
+    "JsonCall",
+    "RepairScopes",
+    "emit_json_calls",
+    "read_call",
+    "read_calls",
+    "scope_repairs",
+]
 
 _NAME_KEYS = ("name", "function", "tool", "tool_name", "operation")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "params", "argument")
@@ -104,11 +114,15 @@ def emit_json_calls(
     flavor: Flavor = "json",
     single_key: bool = False,
     extra_repairs: Sequence[Repair] = (),
+    announced: str | None = None,
 ) -> None:
-    """Parse `body` as one JSON call or a list of calls and record them (errors for the bad ones)."""
+    """Parse `body` as one JSON call or a list of calls and record them (errors for the bad ones).
+
+    `announced` is the id of a call already announced while streaming (see `JsonAnnouncer`).
+    """
     parsed = loads(body, flavor=flavor)
     if not parsed.ok:
-        parser.fail(f"invalid JSON: {parsed.error}", span, body)
+        parser.fail(f"invalid JSON: {parsed.error}", span, body, call_id=announced)
         return
     repairs = [*extra_repairs, *parsed.repairs]
     if not complete and not any(r.kind == "unbalanced_brackets" for r in repairs):
@@ -116,13 +130,16 @@ def emit_json_calls(
     is_list = isinstance(parsed.value, list)
     scopes = RepairScopes(repairs, "$")
     for n, c in enumerate(read_calls(parsed.value, single_key=single_key)):
+        first = announced if n == 0 and not is_list else None
         if c.error:
-            parser.fail(c.error, span, body)
+            parser.fail(c.error, span, body, call_id=first)
             continue
         item = f"$[{n}]" if is_list else "$"
         key = c.extra.get("args_key", "arguments")
         scoped = scopes.scope(item, f"{item}.{key}" if key else item)
-        parser.call(c.name, c.arguments, span, [*scoped, *c.repairs], call_id=c.id)
+        parser.call(
+            c.name, c.arguments, span, [*scoped, *c.repairs], call_id=first or c.id, announced=bool(first)
+        )
 
 
 def dumps(value: Any) -> str:
@@ -164,3 +181,89 @@ class RepairScopes:
 
 def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith((prefix + ".", prefix + "["))
+
+
+_HEAD = re.compile(r'\s*\{\s*"name"\s*:\s*"([^"\\]{1,128})"\s*,\s*"(?:arguments|parameters)"\s*:')
+_HEAD_LIMIT = 256
+
+
+class JsonAnnouncer:
+    """Announces a `{"name": ..., "arguments": {...}}` call while its region streams.
+
+    `call_started` goes out as soon as the name and the arguments key have arrived, then the arguments'
+    JSON text as `call_delta` fragments, holding back only what may still be the end of the object or the
+    start of the end marker. `finish` completes the fragments from the final body.
+    """
+
+    __slots__ = (
+        "args_at",
+        "call_id",
+        "done",
+        "emitted",
+        "keep",
+        "name",
+        "parser",
+        "parts",
+        "pending",
+        "prefix",
+    )
+
+    def __init__(self, parser: StreamParser, keep: int):
+        self.parser = parser
+        self.keep = keep
+        self.prefix = ""
+        self.pending = ""
+        self.call_id: str | None = None
+        self.args_at = 0
+        self.emitted = 0
+        self.done = False
+        self.name = ""
+        self.parts: list[str] = []
+
+    def progress(self, chunk: str) -> None:
+        if self.done:
+            return
+        if self.call_id is None:
+            self.prefix += chunk
+            m = _HEAD.match(self.prefix)
+            if m is None:
+                if len(self.prefix) > _HEAD_LIMIT:
+                    self.done = True
+                return
+            self.call_id = self.parser.new_id()
+            self.name = m.group(1)
+            self.parser.started(self.call_id, self.name)
+            self.args_at = m.end()
+            chunk = self.prefix[m.end() :].lstrip()
+            self.args_at += len(self.prefix) - m.end() - len(chunk)
+            self.prefix = ""
+        self.pending += chunk
+        safe = len(self.pending.rstrip().rstrip("}")) - self.keep
+        if safe > 0:
+            self.parser.delta(self.call_id, self.pending[:safe])
+            self.parts.append(self.pending[:safe])
+            self.emitted += safe
+            self.pending = self.pending[safe:]
+
+    def finish(self, body: str) -> str | None:
+        """Send the rest of the arguments' text; returns the announced id (None if nothing was announced)."""
+        if self.call_id is None:
+            return None
+        start = skip_ws(body, self.args_at)
+        v = parse_value(body, start)
+        end = v.end if v.ok else len(body)
+        rest = body[start + self.emitted : end]
+        if rest:
+            self.parser.delta(self.call_id, rest)
+        return self.call_id
+
+    def partial(self) -> PartialCall | None:
+        """The announced call with the arguments received so far, leniently parsed."""
+        if self.call_id is None:
+            return None
+        value: Any = loads("".join(self.parts)).value if self.parts else {}
+        return PartialCall(
+            id=self.call_id,
+            name=self.name,
+            arguments=cast(dict[str, Any], value) if isinstance(value, dict) else {},
+        )

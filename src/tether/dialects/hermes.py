@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
-from tether.dialects._calls import emit_json_calls
+from tether.dialects._calls import JsonAnnouncer, emit_json_calls
+from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolResultMessage
@@ -21,9 +22,21 @@ THINK = Opener("<think>", "reasoning", ends=("</think>",))
 
 class _Parser(RegionParser):
     openers = (Opener("<tool_call>", ends=("</tool_call>",)), THINK)
+    _announcer: JsonAnnouncer | None = None
+
+    def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
+        if self._announcer is None:
+            self._announcer = JsonAnnouncer(self, len("</tool_call>") - 1)
+        self._announcer.progress(chunk)
+
+    def partial_calls(self) -> list[PartialCall]:
+        partial = self._announcer.partial() if self._announcer else None
+        return [partial] if partial else []
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        emit_json_calls(self, body, span, complete)
+        announced = self._announcer.finish(body) if self._announcer else None
+        self._announcer = None
+        emit_json_calls(self, body, span, complete, announced=announced)
 
 
 class Hermes(Dialect):

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
-from tether.dialects._calls import emit_json_calls
+from tether.dialects._calls import JsonAnnouncer, emit_json_calls
+from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolResultMessage
@@ -25,10 +26,24 @@ THINK = Opener("<think>", "reasoning", ends=("</think>",))
 
 
 class _Parser(RegionParser):
+    _announcer: JsonAnnouncer | None = None
+
+    def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
+        if opener.tag != "fenced":
+            if self._announcer is None:
+                self._announcer = JsonAnnouncer(self, 0)
+            self._announcer.progress(chunk)
+
+    def partial_calls(self) -> list[PartialCall]:
+        partial = self._announcer.partial() if self._announcer else None
+        return [partial] if partial else []
+
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        announced = self._announcer.finish(body) if self._announcer else None
+        self._announcer = None
         if opener.tag == "fenced":
             body = body[4:] if body.startswith("json") else body
-        emit_json_calls(self, body, span, complete)
+        emit_json_calls(self, body, span, complete, announced=announced)
 
 
 class _Llama3Parser(_Parser):
