@@ -99,3 +99,12 @@ def test_without_idmapping_the_workspace_is_handed_over(workspace: Path, limits:
     result = Sandbox(workspace, limits=limits, idmap=False).run(["sh", "-c", "echo more >> notes.txt"])
     assert result.exit_code == 0
     assert (workspace / "notes.txt").stat().st_uid == 65534
+
+
+def test_the_public_api_resolves_and_exports_the_exception() -> None:
+    import tether.sandbox
+    from tether.exceptions import TetherRuntimeError
+
+    # (sorted as ruff's RUF022 sorts: constants, classes, functions)
+    assert all(getattr(tether.sandbox, name) is not None for name in tether.sandbox.__all__)
+    assert issubclass(tether.sandbox.SandboxUnavailable, TetherRuntimeError)
