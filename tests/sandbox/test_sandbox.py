@@ -3,6 +3,8 @@ from pathlib import Path
 
 import pytest
 
+import tether.sandbox
+from tether.exceptions import TetherRuntimeError
 from tether.sandbox import Limits, Sandbox, SandboxResult, SandboxUnavailable
 
 
@@ -102,9 +104,6 @@ def test_without_idmapping_the_workspace_is_handed_over(workspace: Path, limits:
 
 
 def test_the_public_api_resolves_and_exports_the_exception() -> None:
-    import tether.sandbox
-    from tether.exceptions import TetherRuntimeError
-
     # (sorted as ruff's RUF022 sorts: constants, classes, functions)
     assert all(getattr(tether.sandbox, name) is not None for name in tether.sandbox.__all__)
     assert issubclass(tether.sandbox.SandboxUnavailable, TetherRuntimeError)
