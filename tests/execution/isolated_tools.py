@@ -12,7 +12,9 @@ from tether.types import SandboxPolicy
 ISOLATED = SandboxPolicy(isolation="process", timeout_ms=20_000)
 
 
-@tool(side_effects="none", sandbox=SandboxPolicy(isolation="process", timeout_ms=4_000))
+@tool(
+    side_effects="none", sandbox=SandboxPolicy(isolation="process", timeout_ms=8_000)
+)  # room for a slow start
 def spin(marker: str) -> str:
     """Never returns: `while True:` with no way to yield; only killing the process stops it."""
     Path(marker).write_text(str(os.getpid()))

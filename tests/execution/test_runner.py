@@ -118,8 +118,8 @@ async def test_a_stuck_sync_tool_in_process_isolation_is_killed(tmp_path: Path) 
     started = time.perf_counter()
     envelope = await Executor(TOOLS).execute(call("spin", marker=str(marker)))
     assert isinstance(envelope, ErrorEnvelope)
-    assert envelope.error.message == "spin did not finish within 4 s and was stopped."
-    assert time.perf_counter() - started < 6
+    assert envelope.error.message == "spin did not finish within 8 s and was stopped."
+    assert time.perf_counter() - started < 12
     pid = int(marker.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
