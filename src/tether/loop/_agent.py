@@ -14,6 +14,7 @@ from tether.dialects import CallCompleted, ParseResult, TextDelta, render_result
 from tether.dialects._json import loads
 from tether.execution import Executor, Policy, Principal, Run
 from tether.loop._core import CORE_TOOL_NAMES, core_tools
+from tether.loop._modes import Mode, ModeChooser
 from tether.loop._termination import EndTurn, FinalResponse, Limits, NoCalls, Termination
 from tether.models import Model, ModelRequest
 from tether.tools import AbstractToolset, ToolsLike, as_toolset
@@ -43,6 +44,10 @@ from tether.types import (
 )
 
 __all__ = ["Agent", "RunResult"]
+
+RESPOND = (
+    "Now write the reply to the user from the conversation and the tool results above. Do not call tools."
+)
 
 AnyEnvelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
 EventHandler = Callable[[Event], Awaitable[None] | None]
@@ -78,6 +83,10 @@ class Agent:
         principal: On whose behalf tools run (scopes, rate limits).
         streaming_execution: Start calls to tools without side effects as soon as the stream completes
             them, while the model keeps generating; mutating tools always wait for the end of the turn.
+        mode: `talk_first` (stream text at once), `act_first` (hold a turn's text until its tools finish or
+            need input), or a function choosing one per prompt, e.g. `actionable_intent` (seed 002).
+        responder: A second model that writes the user-facing reply once the tool loop is done (planner ->
+            executor -> responder); `model` is then the planner. Often a larger model than the planner.
     """
 
     def __init__(
@@ -93,6 +102,8 @@ class Agent:
         executor: Executor | None = None,
         principal: Principal | None = None,
         streaming_execution: bool = True,
+        mode: Mode | ModeChooser = "talk_first",
+        responder: Model | None = None,
     ):
         self.model = model
         self.termination: Termination = termination or NoCalls()
@@ -105,6 +116,8 @@ class Agent:
         self.principal = principal or Principal()
         self.system_prompt = system_prompt
         self.streaming_execution = streaming_execution
+        self.mode: Mode | ModeChooser = mode
+        self.responder = responder
 
     def system(self) -> str:
         """The system prompt the model sees: yours, then (for text dialects) how to call the tools."""
@@ -132,6 +145,8 @@ class _Turn:
 
     def __init__(self, agent: Agent, on_event: EventHandler | None):
         self.agent = agent
+        self.mode: Mode = "talk_first"
+        self.held: list[Event] = []
         self.on_event = on_event
         self.run_state = Run(principal=agent.principal)
         self.events: list[Event] = []
@@ -152,6 +167,7 @@ class _Turn:
     async def run(self, prompt: str, history: Sequence[Message]) -> RunResult:
         agent = self.agent
         self.messages = [SystemMessage(content=agent.system()), *history, UserMessage(content=prompt)]
+        self.mode = agent.mode if isinstance(agent.mode, str) else agent.mode(prompt)
         await self.emit(ChainStartEvent())
         iterations = 0
         awaiting_final = False
@@ -213,8 +229,39 @@ class _Turn:
         return None
 
     async def end(self, output: Any, reason: str) -> RunResult:
+        if self.agent.responder is not None and reason in ("no_calls", "end_turn"):
+            output = await self.respond()
         await self.emit(ChainEndEvent(data=output, toolCalls=list(self.run_state.records), reason=reason))
         return RunResult(output, reason, self.messages, self.events, self.lags)
+
+    async def respond(self) -> str:
+        """Planner -> executor -> responder: the responder writes the reply from the whole conversation."""
+        assert self.agent.responder is not None
+        await self.emit(ChatModelStartEvent(toolCalls=list(self.run_state.records)))
+        request = ModelRequest(
+            messages=[*_as_text(self.messages, self.agent.dialect), UserMessage(content=RESPOND)],
+            system=self.agent.system_prompt,
+        )
+        parts: list[str] = []
+        async for chunk in self.agent.responder.stream(request):
+            if isinstance(chunk, str) and chunk:
+                parts.append(chunk)
+                await self.emit(ChatModelStreamEvent(data=chunk))
+        reply = "".join(parts)
+        self.messages.append(AssistantMessage(content=reply))
+        return reply
+
+    async def show(self, event: Event) -> None:
+        """User-visible text: now (talk first), or held until the turn's tools are done (act first)."""
+        if self.mode == "act_first":
+            self.held.append(event)
+        else:
+            await self.emit(event)
+
+    async def release(self) -> None:
+        held, self.held = self.held, []
+        for event in held:
+            await self.emit(event)
 
     # --------------------------------------------------------------------------------------- one turn
 
@@ -239,7 +286,7 @@ class _Turn:
                     events = parser.feed_event(chunk)
                 for event in events:
                     if isinstance(event, TextDelta) and event.text:
-                        await self.emit(ChatModelStreamEvent(data=event.text))
+                        await self.show(ChatModelStreamEvent(data=event.text))
                     elif isinstance(event, CallCompleted) and self.streamable(event.call):
                         group.start_soon(self.execute, event.call, started, time.monotonic())
             parser.close()
@@ -254,6 +301,7 @@ class _Turn:
                 started[call.id] = envelope
                 await self.finish(call, envelope)
         envelopes = [started[c.id] for c in parsed.calls]
+        await self.release()  # act first: the turn's tools are done (or need input), the text can show
         self.messages.append(
             AssistantMessage(
                 content=parsed.content,
