@@ -6,7 +6,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -167,7 +167,7 @@ class _Turn:
     async def run(self, prompt: str, history: Sequence[Message]) -> RunResult:
         agent = self.agent
         self.messages = [SystemMessage(content=agent.system()), *history, UserMessage(content=prompt)]
-        self.mode = agent.mode if isinstance(agent.mode, str) else agent.mode(prompt)
+        self.mode = cast(Mode, agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt)
         await self.emit(ChainStartEvent())
         iterations = 0
         awaiting_final = False
