@@ -11,6 +11,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 from tether.store._entries import DEFAULT_URL, ENTRY_FIELDS, JournalEntry, Lookup
 from tether.store._journal import completed, may_run
+from tether.store._sqlite_writer import SqliteWriter
 from tether.store._tables import journal_table, metadata
 
 __all__ = ["SqlJournal"]
@@ -51,8 +52,11 @@ class SqlJournal:
         self.engine = engine if engine is not None else _engine(url, durable=durable)
         self._postgres = self.engine.dialect.name == "postgresql"
         metadata.create_all(self.engine)
+        self._writer = SqliteWriter(self.engine) if engine is None and url.startswith("sqlite") else None
 
     def append(self, entry: JournalEntry) -> JournalEntry:
+        if self._writer is not None:
+            return self._writer.append(entry)
         with self.engine.begin() as connection:
             return _insert(connection, entry)
 
@@ -63,6 +67,8 @@ class SqlJournal:
     def claim(self, intent: JournalEntry) -> Lookup:
         key = intent.idempotency_key
         assert key is not None
+        if self._writer is not None:
+            return self._writer.claim(intent)
         with self.engine.connect() as connection:
             connection = connection.execution_options(tether_immediate=True)
             with connection.begin():
@@ -102,6 +108,8 @@ class SqlJournal:
 
     def close(self) -> None:
         """Close the journal's database connections."""
+        if self._writer is not None:
+            self._writer.close()
         self.engine.dispose()
 
     def __enter__(self) -> Self:
