@@ -1,5 +1,6 @@
 """Models: providers behind one small interface, and test doubles that stream as a provider would."""
 
+from tether.models._anthropic import AnthropicModel as AnthropicModel
 from tether.models._base import Model as Model
 from tether.models._base import ModelChunk as ModelChunk
 from tether.models._base import ModelRequest as ModelRequest
@@ -11,6 +12,7 @@ from tether.models._test import FunctionModel as FunctionModel
 from tether.models._test import ScriptedModel as ScriptedModel
 
 __all__ = [
+    "AnthropicModel",
     "FunctionModel",
     "Model",
     "ModelChunk",

@@ -1,0 +1,231 @@
+"""AnthropicModel over the SDK's real HTTP layer: recorded-shape SSE streams in, request bodies checked."""
+
+import json
+from typing import Any
+
+import httpx2 as httpx  # the transport layer of anthropic 2.x
+import pytest
+from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
+
+from tether.loop import Agent
+from tether.models import AnthropicModel, ModelRequest, model_from_name
+from tether.tools import tool
+from tether.types import (
+    AssistantMessage,
+    ErrorEnvelope,
+    ErrorInfo,
+    OkEnvelope,
+    Provenance,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+@tool(name="calc.add", side_effects="none")
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def message_start() -> dict[str, Any]:
+    return {"type": "message_start",
+            "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-5-5",
+                        "content": [], "stop_reason": None, "stop_sequence": None,
+                        "usage": {"input_tokens": 10, "output_tokens": 1}}}  # fmt: skip
+
+
+def message_end(stop_reason: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+         "usage": {"output_tokens": 5}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+
+
+def text_turn(*pieces: str) -> bytes:
+    return sse(
+        message_start(),
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}} for p in pieces),
+        {"type": "content_block_stop", "index": 0},
+        *message_end("end_turn"),
+    )  # fmt: skip
+
+
+def tool_turn() -> bytes:
+    """Some text, then a `tool_use` block whose input arrives as JSON fragments."""
+    return sse(
+        message_start(),
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Adding."}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1,
+         "content_block": {"type": "tool_use", "id": "toolu_01", "name": "calc_add", "input": {}}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": ""}},
+        {"type": "content_block_delta", "index": 1,
+         "delta": {"type": "input_json_delta", "partial_json": '{"a": 2, '}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '"b": 3}'}},
+        {"type": "content_block_stop", "index": 1},
+        *message_end("tool_use"),
+    )  # fmt: skip
+
+
+def anthropic_client(responses: list[bytes], seen: list[dict[str, Any]]) -> AsyncAnthropic:
+    def handle(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/v1/messages"
+        seen.append(json.loads(request.content))
+        return httpx.Response(
+            200, content=responses[len(seen) - 1], headers={"content-type": "text/event-stream"}
+        )
+
+    return AsyncAnthropic(
+        api_key="test", http_client=DefaultAsyncHttpxClient(transport=httpx.MockTransport(handle))
+    )
+
+
+async def test_a_native_tool_call_streamed_as_json_fragments_runs_and_the_next_turn_answers() -> None:
+    seen: list[dict[str, Any]] = []
+    client = anthropic_client([tool_turn(), text_turn("2 + 3 = ", "5")], seen)
+    model = AnthropicModel("claude-sonnet-5-5", client=client, max_tokens=256)
+    result = await Agent(model, [add], system_prompt="Be exact.").run("What is 2 + 3?")
+    assert (result.output, result.reason) == ("2 + 3 = 5", "no_calls")
+    assert result.messages[2] == AssistantMessage(
+        content="Adding.",
+        tool_calls=(
+            ToolCall(
+                id="toolu_01",
+                name="calc_add",
+                arguments={"a": 2, "b": 3},
+                provenance=Provenance(dialect="anthropic"),
+            ),
+        ),
+        raw="",
+    )
+    assert result.messages[3] == ToolResultMessage(
+        call_id="toolu_01", name="calc_add", envelope=OkEnvelope(data=5)
+    )
+    first, second = seen
+    assert first == {
+        "model": "claude-sonnet-5-5",
+        "max_tokens": 256,
+        "stream": True,
+        "system": "Be exact.",
+        "messages": [{"role": "user", "content": "What is 2 + 3?"}],
+        "tools": [
+            {
+                "name": "calc_add",  # Anthropic forbids dots in tool names
+                "description": "Add two numbers.",
+                "input_schema": first["tools"][0]["input_schema"],
+            }
+        ],
+    }
+    assert first["tools"][0]["input_schema"]["required"] == ["a", "b"]
+    assert second["messages"] == [
+        {"role": "user", "content": "What is 2 + 3?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Adding."},
+                {"type": "tool_use", "id": "toolu_01", "name": "calc_add", "input": {"a": 2, "b": 3}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_01", "content": '{"ok":true,"data":5}'}
+            ],
+        },
+    ]
+
+
+async def test_the_model_yields_each_sdk_event_as_a_dict_for_the_native_dialect() -> None:
+    model = AnthropicModel("claude-sonnet-5-5", client=anthropic_client([text_turn("hi")], []))
+    chunks = [c async for c in model.stream(ModelRequest(messages=[UserMessage(content="hey")]))]
+    assert [c["type"] for c in chunks if not isinstance(c, str)] == [
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
+    assert chunks[2] == {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": "hi"},
+    }
+
+
+async def test_tool_results_are_merged_into_one_user_turn_with_errors_flagged() -> None:
+    seen: list[dict[str, Any]] = []
+    model = AnthropicModel("claude-sonnet-5-5", client=anthropic_client([text_turn("ok")], seen))
+    calls = (
+        ToolCall(id="toolu_a", name="calc.add", arguments={"a": 1}),
+        ToolCall(id="toolu_b", name="calc.add"),
+    )
+    refused = ErrorEnvelope(error=ErrorInfo(code="INVALID_ARGS", message="b is required", recoverable=True))
+    request = ModelRequest(
+        messages=[
+            SystemMessage(content="ignored: the request's system prompt is sent"),
+            UserMessage(content="add"),
+            AssistantMessage(tool_calls=calls),
+            ToolResultMessage(call_id="toolu_a", name="calc.add", envelope=refused),
+            ToolResultMessage(call_id="toolu_b", name="calc.add", envelope=OkEnvelope(data=1)),
+            UserMessage(content="Some of your output could not be read as tool calls: x"),
+        ],
+        tools=[add.spec],
+    )
+    assert [c async for c in model.stream(request)]
+    assert "system" not in seen[0]
+    assert seen[0]["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "toolu_a", "name": "calc_add", "input": {"a": 1}},
+                {"type": "tool_use", "id": "toolu_b", "name": "calc_add", "input": {}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_a", "is_error": True,
+                 "content": '{"ok":false,"error":{"code":"INVALID_ARGS","message":"b is required","recoverable":true}}'},
+                {"type": "tool_result", "tool_use_id": "toolu_b", "content": '{"ok":true,"data":1}'},
+                {"type": "text", "text": "Some of your output could not be read as tool calls: x"},
+            ],
+        },
+    ]  # fmt: skip
+
+
+async def test_with_a_text_dialect_the_model_streams_plain_text_and_offers_no_tools() -> None:
+    seen: list[dict[str, Any]] = []
+    call = '<tool_call>\n{"name": "calc.add", "arguments": {"a": 1, "b": 1}}\n</tool_call>'
+    client = anthropic_client([text_turn(call[:20], call[20:]), text_turn("two")], seen)
+    model = AnthropicModel("claude-sonnet-5-5", client=client, native_tools=False)
+    assert model.native_dialect is None
+    result = await Agent(model, [add], dialect="hermes").run("1+1?")
+    assert (result.output, result.reason) == ("two", "no_calls")
+    assert [m.envelope for m in result.messages if isinstance(m, ToolResultMessage)] == [OkEnvelope(data=2)]
+    assert "tools" not in seen[0]
+    assert "calc.add" in seen[0]["system"]  # taught in the system prompt
+    assert seen[1]["messages"][1] == {"role": "assistant", "content": call}
+    assert seen[1]["messages"][2]["role"] == "user"
+
+
+def test_anthropic_names_and_keys_resolve_to_an_anthropic_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TETHER_MODEL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    chosen = model_from_name(None)
+    assert isinstance(chosen, AnthropicModel)
+    assert (chosen.name, chosen.native_dialect) == ("anthropic:claude-sonnet-5-5", "anthropic")
+    text_only = model_from_name("anthropic:claude-haiku-4-5", native_tools=False)
+    assert (text_only.name, text_only.native_dialect) == ("anthropic:claude-haiku-4-5", None)
