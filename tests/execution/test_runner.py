@@ -179,3 +179,20 @@ async def test_cancellation_propagates_to_the_caller() -> None:
         await executor.execute(call("nap", seconds=5))
     assert scope.cancelled_caught
     assert [e.kind for e in executor.journal.entries()] == ["intent"]
+
+
+@tool(side_effects="none")
+def no_access(path: str) -> str:
+    raise ToolError("PERMISSION_DENIED", f"{path} is outside the workspace")
+
+
+async def test_tool_errors_without_a_suggestion_get_the_codes_default() -> None:
+    envelope = await Executor(Toolset(no_access)).execute(call("no_access", path="/etc/passwd"))
+    assert envelope == ErrorEnvelope(
+        error=ErrorInfo(
+            code="PERMISSION_DENIED",
+            message="/etc/passwd is outside the workspace",
+            recoverable=True,
+            suggestion="Use a path or resource inside what you are allowed to touch, or ask the user.",
+        )
+    )

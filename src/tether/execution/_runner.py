@@ -20,6 +20,7 @@ import anyio.to_thread
 
 from tether.exceptions import NeedsInput, ToolError
 from tether.execution._process import ChildFailure, run_in_process
+from tether.execution._suggestions import DEFAULT_SUGGESTIONS
 from tether.tools import Tool
 from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope
 
@@ -54,7 +55,8 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
         if scope.cancelled_caught:
             return Outcome(_timeout(tool, timeout_s))
     except ToolError as e:
-        info = ErrorInfo(code=e.code, message=e.message, recoverable=e.recoverable, suggestion=e.suggestion)
+        suggestion = e.suggestion if e.suggestion is not None else DEFAULT_SUGGESTIONS.get(e.code)
+        info = ErrorInfo(code=e.code, message=e.message, recoverable=e.recoverable, suggestion=suggestion)
         return Outcome(ErrorEnvelope(error=info))
     except NeedsInput as e:
         return Outcome(NeedsEnvelope(needs=e.needs))
