@@ -156,3 +156,16 @@ async def test_a_duplicate_in_another_executor_on_the_same_journal_gets_conflict
 async def slow_booking(room: str) -> str:
     await anyio.sleep(0.5)
     return f"booked {room}"
+
+
+async def test_many_concurrent_calls_share_one_journal(journal_url: str, open_journal: OpenJournal) -> None:
+    executor = Executor(Toolset(slow_booking), journal=open_journal(journal_url))
+    calls = [ToolCall(id=f"c{i}", name="slow_booking", arguments={"room": f"R{i}"}) for i in range(20)]
+    results = await executor.execute_all(calls, Run(session_id="s"))
+    assert results == [OkEnvelope(data=f"booked R{i}") for i in range(20)]
+    entries = executor.journal.entries()
+    assert sorted(e.kind for e in entries) == ["intent"] * 20 + ["result"] * 20
+    assert {e.intent_id for e in entries if e.kind == "result"} == {
+        e.id for e in entries if e.kind == "intent"
+    }
+    assert await executor.in_doubt() == []
