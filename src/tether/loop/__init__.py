@@ -6,6 +6,7 @@ from tether.loop._core import core_tools as core_tools
 from tether.loop._modes import Mode as Mode
 from tether.loop._modes import ModeChooser as ModeChooser
 from tether.loop._modes import actionable_intent as actionable_intent
+from tether.loop._session import Session as Session
 from tether.loop._termination import EndTurn as EndTurn
 from tether.loop._termination import FinalResponse as FinalResponse
 from tether.loop._termination import Limits as Limits
@@ -21,6 +22,7 @@ __all__ = [
     "ModeChooser",
     "NoCalls",
     "RunResult",
+    "Session",
     "Termination",
     "actionable_intent",
     "core_tools",

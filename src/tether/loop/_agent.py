@@ -15,6 +15,7 @@ from tether.dialects._json import loads
 from tether.execution import Executor, Policy, Principal, Run
 from tether.loop._core import CORE_TOOL_NAMES, core_tools
 from tether.loop._modes import Mode, ModeChooser
+from tether.loop._session import Session
 from tether.loop._termination import EndTurn, FinalResponse, Limits, NoCalls, Termination
 from tether.models import Model, ModelRequest
 from tether.tools import AbstractToolset, ToolsLike, as_toolset
@@ -126,10 +127,32 @@ class Agent:
         return "\n\n".join(p for p in (self.system_prompt, render_tools(self.dialect, self.toolset)) if p)
 
     async def run(
-        self, prompt: str, *, history: Sequence[Message] = (), on_event: EventHandler | None = None
+        self,
+        prompt: str,
+        *,
+        history: Sequence[Message] = (),
+        session: Session | None = None,
+        on_event: EventHandler | None = None,
     ) -> RunResult:
-        """Run one user turn to its end; `on_event` sees every event as it happens."""
-        return await _Turn(self, on_event).run(prompt, history)
+        """Run one user turn to its end; `on_event` sees every event as it happens.
+
+        With a `session`, the conversation continues from its messages and every new message is stored as
+        it happens, so `resume(session)` can finish the run after a crash.
+        """
+        if session is not None:
+            history = [*session.messages, *history]
+        return await _Turn(self, on_event, session).run(prompt, [m for m in history if m.kind != "system"])
+
+    async def resume(self, session: Session, *, on_event: EventHandler | None = None) -> RunResult:
+        """Finish a run that stopped part way (e.g. its process was killed), without repeating finished calls.
+
+        Calls the model made whose results were never stored go to the executor again: with a SQL journal,
+        a call that completed returns its recorded envelope without running, and a mutating call left in
+        doubt is refused with `CONFLICT` until it is resolved.
+        """
+        return await _Turn(self, on_event, session).run(
+            None, [m for m in session.messages if m.kind != "system"]
+        )
 
 
 def _core_names(termination: Termination) -> tuple[str, ...]:
@@ -143,12 +166,13 @@ def _core_names(termination: Termination) -> tuple[str, ...]:
 class _Turn:
     """The state of one run."""
 
-    def __init__(self, agent: Agent, on_event: EventHandler | None):
+    def __init__(self, agent: Agent, on_event: EventHandler | None, session: Session | None = None):
         self.agent = agent
+        self.session = session
         self.mode: Mode = "talk_first"
         self.held: list[Event] = []
         self.on_event = on_event
-        self.run_state = Run(principal=agent.principal)
+        self.run_state = Run(principal=agent.principal, session_id=session.id if session else None)
         self.events: list[Event] = []
         self.messages: list[Message] = []
         self.refusals: dict[str, int] = {}
@@ -164,11 +188,34 @@ class _Turn:
             if maybe is not None:
                 await maybe
 
-    async def run(self, prompt: str, history: Sequence[Message]) -> RunResult:
+    async def add(self, *messages: Message) -> None:
+        """Append to the conversation, and to the session's store when there is one."""
+        self.messages.extend(messages)
+        if self.session is not None:
+            self.session.messages.extend(messages)
+            if self.session.store is not None:
+                await anyio.to_thread.run_sync(self.session.store.append, self.session.id, list(messages))
+
+    async def run(self, prompt: str | None, history: Sequence[Message]) -> RunResult:
         agent = self.agent
-        self.messages = [SystemMessage(content=agent.system()), *history, UserMessage(content=prompt)]
-        self.mode = cast(Mode, agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt)
+        self.messages = [SystemMessage(content=agent.system()), *history]
+        if prompt is not None:
+            await self.add(UserMessage(content=prompt))
+        self.mode = cast(Mode, agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt or "")
         await self.emit(ChainStartEvent())
+        unanswered = _unanswered(self.messages)
+        if unanswered:  # resuming: the journal answers what already ran and refuses what is in doubt
+            for call in unanswered:
+                await self.emit(ToolStartEvent(data=_describe(call), call=call))
+            envelopes = await agent.executor.execute_all(unanswered, self.run_state)
+            for call, envelope in zip(unanswered, envelopes, strict=True):
+                await self.finish(call, envelope)
+            await self.add(
+                *(
+                    ToolResultMessage(call_id=c.id, name=c.name, envelope=e)
+                    for c, e in zip(unanswered, envelopes, strict=True)
+                )
+            )
         iterations = 0
         awaiting_final = False
         final_attempts = 0
@@ -192,9 +239,7 @@ class _Turn:
                 if final_attempts >= agent.termination.attempts:
                     await self.emit(ErrorEvent(data={"error": "INVALID_FINAL_RESPONSE", "message": problem}))
                     return await self.end(None, "invalid_final_response")
-                self.messages.append(
-                    UserMessage(content=f"{problem}\n\n{_format_request(agent.termination)}")
-                )
+                await self.add(UserMessage(content=f"{problem}\n\n{_format_request(agent.termination)}"))
                 continue
             ended = await self.judge(parsed, envelopes)
             if ended is not None:
@@ -204,7 +249,7 @@ class _Turn:
             }
             if isinstance(agent.termination, FinalResponse) and "finalResponse" in called:
                 awaiting_final = True
-                self.messages.append(UserMessage(content=_format_request(agent.termination)))
+                await self.add(UserMessage(content=_format_request(agent.termination)))
 
     async def judge(self, parsed: ParseResult, envelopes: list[AnyEnvelope]) -> RunResult | None:
         """Whether the turn just taken ends the run."""
@@ -222,7 +267,7 @@ class _Turn:
                 chats = [c.arguments.get("content") for c in ok if c.name == "send_chat"]
                 return await self.end(chats[-1] if chats else parsed.content, "end_turn")
             if not parsed.calls:
-                self.messages.append(UserMessage(content=termination.reminder))
+                await self.add(UserMessage(content=termination.reminder))
             return None
         if isinstance(termination, NoCalls) and not parsed.calls and not parsed.errors:
             return await self.end(parsed.content, "no_calls")
@@ -248,7 +293,7 @@ class _Turn:
                 parts.append(chunk)
                 await self.emit(ChatModelStreamEvent(data=chunk))
         reply = "".join(parts)
-        self.messages.append(AssistantMessage(content=reply))
+        await self.add(AssistantMessage(content=reply))
         return reply
 
     async def show(self, event: Event) -> None:
@@ -291,6 +336,16 @@ class _Turn:
                         group.start_soon(self.execute, event.call, started, time.monotonic())
             parser.close()
         parsed = parser.result
+        # Stored before any mutating call runs: after a crash, `resume` finds these calls and the journal
+        # says which of them ran.
+        await self.add(
+            AssistantMessage(
+                content=parsed.content,
+                reasoning=parsed.reasoning,
+                tool_calls=tuple(parsed.calls),
+                raw="".join(raw),
+            )
+        )
         later = [c for c in parsed.calls if c.id not in started]
         if later:
             for call in later:
@@ -302,21 +357,15 @@ class _Turn:
                 await self.finish(call, envelope)
         envelopes = [started[c.id] for c in parsed.calls]
         await self.release()  # act first: the turn's tools are done (or need input), the text can show
-        self.messages.append(
-            AssistantMessage(
-                content=parsed.content,
-                reasoning=parsed.reasoning,
-                tool_calls=tuple(parsed.calls),
-                raw="".join(raw),
+        await self.add(
+            *(
+                ToolResultMessage(call_id=c.id, name=c.name, envelope=e)
+                for c, e in zip(parsed.calls, envelopes, strict=True)
             )
-        )
-        self.messages.extend(
-            ToolResultMessage(call_id=c.id, name=c.name, envelope=e)
-            for c, e in zip(parsed.calls, envelopes, strict=True)
         )
         if parsed.errors:
             problems = "; ".join(e.message for e in parsed.errors)
-            self.messages.append(
+            await self.add(
                 UserMessage(content=f"Some of your output could not be read as tool calls: {problems}")
             )
         return parsed, envelopes
@@ -348,6 +397,16 @@ class _Turn:
                                         style=args.get("style")))  # fmt: skip
         elif call.name == "open_url":
             await self.emit(OpenUrlEvent(url=str(args.get("url", ""))))
+
+
+def _unanswered(messages: Sequence[Message]) -> list[ToolCall]:
+    """Calls of the last assistant message that have no result yet."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, AssistantMessage):
+            answered = {m.call_id for m in messages[index + 1 :] if isinstance(m, ToolResultMessage)}
+            return [c for c in message.tool_calls if c.id not in answered]
+    return []
 
 
 def _describe(call: ToolCall) -> str:

@@ -24,6 +24,7 @@ from tether.store._stats import ToolStats as ToolStats
 from tether.store._stats import compute_stats as compute_stats
 
 if TYPE_CHECKING:
+    from tether.store._sessions import SessionStore as SessionStore
     from tether.store._sql import SqlJournal as SqlJournal
 
 __all__ = [
@@ -36,13 +37,14 @@ __all__ = [
     "Lookup",
     "MemoryJournal",
     "Outcome",
+    "SessionStore",
     "SqlJournal",
     "ToolStats",
     "compute_stats",
     "redact",
 ]
 
-_LAZY = {"SqlJournal": "tether.store._sql"}
+_LAZY = {"SqlJournal": "tether.store._sql", "SessionStore": "tether.store._sessions"}
 
 
 def __getattr__(name: str) -> Any:

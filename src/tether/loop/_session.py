@@ -1,0 +1,29 @@
+"""A conversation that outlives one run."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from tether.store import SessionStore
+from tether.types import Message
+
+__all__ = ["Session"]
+
+
+@dataclass
+class Session:
+    """A conversation; with a `store`, every message is saved as it happens and `Session.open` reloads it.
+
+    Use the journal's database for the store (`SessionStore(journal.engine)`) and give the agent's executor
+    that journal: then `Agent.resume(session)` after a crash answers completed calls from the journal.
+    """
+
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    store: SessionStore | None = None
+    messages: list[Message] = field(default_factory=list[Message])
+
+    @classmethod
+    def open(cls, session_id: str, store: SessionStore) -> Session:
+        """The stored session `session_id` (empty if new)."""
+        return cls(session_id, store, store.load(session_id))
