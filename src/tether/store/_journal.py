@@ -7,7 +7,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections import deque
 from typing import Any, Protocol
 
 from tether.store._entries import JournalEntry, Lookup
@@ -55,26 +55,43 @@ class Journal(Protocol):
 
 
 class MemoryJournal:
-    """A journal in memory: idempotency within one process, nothing kept across restarts."""
+    """A journal in memory: idempotency within one process, nothing kept across restarts.
+
+    Args:
+        max_entries: How many entries to keep; the oldest are forgotten beyond it (and with them the
+            idempotency of calls that old), so that a long-running process does not grow without bound.
+    """
 
     blocking = False
 
-    def __init__(self) -> None:
-        self._entries: list[JournalEntry] = []
+    def __init__(self, *, max_entries: int = 100_000) -> None:
+        self.max_entries = max_entries
+        self._entries: deque[JournalEntry] = deque()
+        self._next_id = 1
         self._latest_intent: dict[str, JournalEntry] = {}
         self._completion: dict[int, JournalEntry] = {}
         self._lock = threading.RLock()
 
     def append(self, entry: JournalEntry) -> JournalEntry:
         with self._lock:
-            entry.id = len(self._entries) + 1
-            stored = entry
-            self._entries.append(stored)
-            if stored.kind == "intent" and stored.idempotency_key is not None:
-                self._latest_intent[stored.idempotency_key] = stored
-            elif stored.kind in ("result", "resolution") and stored.intent_id is not None:
-                self._completion[stored.intent_id] = stored
-            return stored
+            entry.id = self._next_id
+            self._next_id += 1
+            self._entries.append(entry)
+            if entry.kind == "intent" and entry.idempotency_key is not None:
+                self._latest_intent[entry.idempotency_key] = entry
+            elif entry.kind in ("result", "resolution") and entry.intent_id is not None:
+                self._completion[entry.intent_id] = entry
+            while len(self._entries) > self.max_entries:
+                self._forget(self._entries.popleft())
+            return entry
+
+    def _forget(self, old: JournalEntry) -> None:
+        if old.kind != "intent":
+            return
+        self._completion.pop(old.id or 0, None)
+        key = old.idempotency_key
+        if key is not None and self._latest_intent.get(key) is old:
+            del self._latest_intent[key]
 
     def lookup(self, idempotency_key: str) -> Lookup:
         intent = self._latest_intent.get(idempotency_key)
@@ -92,20 +109,26 @@ class MemoryJournal:
             return found
 
     def in_doubt(self) -> list[JournalEntry]:
-        return [e for e in self._entries if e.kind == "intent" and e.id not in self._completion]
+        with self._lock:
+            return [e for e in self._entries if e.kind == "intent" and e.id not in self._completion]
 
     def entries(
         self, *, limit: int | None = None, call_id: str | None = None, since_id: int | None = None
     ) -> list[JournalEntry]:
-        found: Sequence[JournalEntry] = self._entries
+        with self._lock:
+            found = list(self._entries)
         if since_id is not None:
-            found = found[since_id:]
+            found = [e for e in found if (e.id or 0) > since_id]
         if call_id is not None:
             found = [e for e in found if e.call_id == call_id]
-        return list(found[-limit:] if limit else found)
+        return found[-limit:] if limit else found
 
     def entry(self, entry_id: int) -> JournalEntry | None:
-        return self._entries[entry_id - 1] if 0 < entry_id <= len(self._entries) else None
+        with self._lock:
+            if not self._entries:
+                return None
+            index = entry_id - (self._entries[0].id or 0)
+            return self._entries[index] if 0 <= index < len(self._entries) else None
 
 
 def completed(intent: JournalEntry, completion: JournalEntry | None) -> Lookup:
