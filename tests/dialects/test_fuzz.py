@@ -128,5 +128,9 @@ def _best_time(text: str, dialect: str) -> float:
 def test_parsing_time_grows_linearly_on_adversarial_output(dialect: str) -> None:
     for make in ADVERSARIAL:
         small, large = make(4_000), make(32_000)
-        ratio = _best_time(large, dialect) / max(_best_time(small, dialect), 1e-4)
+        ratio = float("inf")
+        for _ in range(3):  # a loaded machine adds noise; quadratic work gives ~64x every time
+            ratio = min(ratio, _best_time(large, dialect) / max(_best_time(small, dialect), 1e-4))
+            if ratio < 24:
+                break
         assert ratio < 24, f"{dialect} on {large[:24]!r}...: 8x the text took {ratio:.1f}x the time"

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from tether.dialects._corpus import corpus_files, run_file
+from tether.dialects._corpus import corpus_files, load_exclusions, run_file
 
 __all__ = ["register"]
 
@@ -32,14 +32,15 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run every corpus case through its dialect: exact call matches, content and streaming per file."""
         exclusions: dict[tuple[str, int], str] = {}
+        content_only: frozenset[tuple[str, int]] = frozenset()
         if mislabeled is not None:
-            exclusions = {(r["file"], r["line"]): r["reason"] for r in json.loads(mislabeled.read_text())}
+            exclusions, content_only = load_exclusions(mislabeled)
         console = Console()
         table = Table("file", "dialect", "cases", "labeled", "exact", "content", "stream", "excluded")
         for path in corpus_files(directory):
             if files and path.stem not in files:
                 continue
-            report = run_file(path, exclusions=exclusions)
+            report = run_file(path, exclusions=exclusions, content_only=content_only)
             row = report.as_dict()
             if as_json:
                 typer.echo(json.dumps(row))

@@ -6,6 +6,7 @@ from tether.dialects._registry import register_dialect
 from tether.dialects.anthropic import Anthropic
 from tether.dialects.auto import Auto
 from tether.dialects.deepseek import DeepSeekV3, DeepSeekV31
+from tether.dialects.families import FAMILIES
 from tether.dialects.fenced import Fenced
 from tether.dialects.gemini import Gemini
 from tether.dialects.gemma4 import Gemma4
@@ -43,6 +44,6 @@ BUILTIN = (
     Xlam(),
     Yaml(),
 )
-for _dialect in BUILTIN:
+for _dialect in (*BUILTIN, *FAMILIES):
     register_dialect(_dialect)
 register_dialect(Auto())  # after the dialects it chooses among

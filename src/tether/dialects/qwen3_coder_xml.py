@@ -75,7 +75,7 @@ class Qwen3CoderXml(Dialect):
 
     name: ClassVar[str] = "qwen3_coder_xml"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
+    def stream_parser(self, tools: ToolIndex) -> RegionParser:
         return _Parser(self.name, tools)
 
     def detect(self, text: str) -> int | None:

@@ -1,0 +1,327 @@
+"""More model families, built from the same parts as the named dialects.
+
+- Tagged JSON: a start tag, one or more JSON calls (objects, lists, or one per line), an end tag (or the end
+  of the output): `ernie45`, `jamba`, `minimax`, `granite`, `granite_20b_fc`, `internlm2`, `longcat`,
+  `phi4_mini`, `apertus` (`{"name": {args}}`), `gigachat3`.
+- Renamed relatives: `glm47` and `poolside_v1` (GLM-4.5 calls), `step3p5_xml` and `seed_oss` (Qwen3-Coder
+  XML), `lfm2` (pythonic calls between `<|tool_call_start|>` and `<|tool_call_end|>`).
+- Named-parameter XML: `minicpm5_xml` (`<function name=..><param name=..>`), `step3` (`steptml:invoke`),
+  `deepseek_v32` / `deepseek_v4` (DSML `invoke` / `parameter`, values typed by `string="true|false"`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, ClassVar, cast
+
+from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether.dialects._calls import emit_json_calls
+from tether.dialects._json import parse_value, skip_ws
+from tether.dialects._prompt import tool_json_lines
+from tether.dialects._tools import ToolIndex, coerce_text_value
+from tether.dialects.glm45 import Glm45
+from tether.dialects.pythonic import emit_pythonic
+from tether.dialects.qwen3_coder_xml import Qwen3CoderXml, read_xml_functions
+from tether.types import Repair, ToolResultMessage
+
+__all__ = ["FAMILIES"]
+
+THINK = Opener("<think>", "reasoning", ends=("</think>",))
+
+
+class _TaggedJsonParser(RegionParser):
+    single_key: ClassVar[bool] = False
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        """One JSON value, or several in a row (one per line, or `;`-separated)."""
+        i, found = skip_ws(body, 0), False
+        while i < len(body):
+            if body[i] in ",;":
+                i = skip_ws(body, i + 1)
+                continue
+            v = parse_value(body, i)
+            if not v.ok:
+                if not found:
+                    emit_json_calls(self, body[i:], span, complete, single_key=self.single_key)
+                else:
+                    self.text(body[i:])
+                return
+            emit_json_calls(self, body[i : v.end], span, complete, single_key=self.single_key)
+            found = True
+            i = skip_ws(body, v.end)
+            if body.startswith("</s>", i):
+                return
+
+
+class TaggedJson(Dialect):
+    """A family whose calls are JSON between markers; configure with class attributes."""
+
+    start: ClassVar[str]
+    ends: ClassVar[tuple[str, ...]] = ()
+    drops: ClassVar[tuple[str, ...]] = ()
+    single_key: ClassVar[bool] = False
+
+    def stream_parser(self, tools: ToolIndex) -> RegionParser:
+        cls = type(self)
+        openers = (Opener(cls.start, ends=cls.ends), THINK, *(Opener(d, "drop") for d in cls.drops))
+        parser_cls = type(
+            f"_{cls.__name__}Parser", (_TaggedJsonParser,), {"openers": openers, "single_key": cls.single_key}
+        )
+        return parser_cls(self.name, tools)
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        shape = (
+            '{"get_weather": {"city": "Paris"}}'
+            if self.single_key
+            else '{"name": "get_weather", "arguments": {...}}'
+        )
+        end = self.ends[0] if self.ends else ""
+        return f"You can call these functions:\n{tool_json_lines(tools)}\n\nTo call, write {self.start}[{shape}]{end}"
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)
+
+
+class Ernie45(TaggedJson):
+    name: ClassVar[str] = "ernie45"
+    start, ends = "<tool_call>", ("</tool_call>",)
+
+
+class Jamba(TaggedJson):
+    name: ClassVar[str] = "jamba"
+    start, ends = "<tool_calls>", ("</tool_calls>",)
+
+
+class Minimax(TaggedJson):
+    name: ClassVar[str] = "minimax"
+    start, ends = "<tool_calls>", ("</tool_calls>",)
+
+
+class Granite(TaggedJson):
+    name: ClassVar[str] = "granite"
+    start = "<|tool_call|>"
+
+
+class Granite20bFc(TaggedJson):
+    name: ClassVar[str] = "granite_20b_fc"
+    start, ends = "<function_call>", ("<function_call>",)
+
+
+class Internlm2(TaggedJson):
+    name: ClassVar[str] = "internlm2"
+    start, ends, drops = "<|action_start|><|plugin|>", ("<|action_end|>",), ("<|im_end|>",)
+
+
+class Longcat(TaggedJson):
+    name: ClassVar[str] = "longcat"
+    start, ends = "<longcat_tool_call>", ("</longcat_tool_call>",)
+
+
+class Phi4Mini(TaggedJson):
+    name: ClassVar[str] = "phi4_mini"
+    start = "functools"
+
+
+class Apertus(TaggedJson):
+    name: ClassVar[str] = "apertus"
+    start, ends, single_key = "<|tools_prefix|>", ("<|tools_suffix|>",), True
+
+
+class Gigachat3(TaggedJson):
+    name: ClassVar[str] = "gigachat3"
+    start, drops = "function call<|role_sep|>", ("<|message_sep|>", "</s>")
+
+    def stream_parser(self, tools: ToolIndex) -> RegionParser:
+        openers = (
+            Opener(self.start),
+            Opener("<|function_call|>"),
+            THINK,
+            *(Opener(d, "drop") for d in self.drops),
+        )
+        return type("_Gigachat3Parser", (_TaggedJsonParser,), {"openers": openers})(self.name, tools)
+
+
+class Glm47(Glm45):
+    name: ClassVar[str] = "glm47"
+
+
+class PoolsideV1(Glm45):
+    name: ClassVar[str] = "poolside_v1"
+
+
+class Step3p5Xml(Qwen3CoderXml):
+    name: ClassVar[str] = "step3p5_xml"
+
+
+class _SeedParser(RegionParser):
+    openers = (
+        Opener("<seed:tool_call>", ends=("</seed:tool_call>",)),
+        Opener("<seed:think>", "reasoning", ends=("</seed:think>",)),
+    )
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        read_xml_functions(self, body, span, complete)
+
+
+class SeedOss(Qwen3CoderXml):
+    name: ClassVar[str] = "seed_oss"
+
+    def stream_parser(self, tools: ToolIndex) -> RegionParser:
+        return _SeedParser(self.name, tools)
+
+
+class _Lfm2Parser(RegionParser):
+    openers = (Opener("<|tool_call_start|>", ends=("<|tool_call_end|>",)), THINK)
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        if body.lstrip()[:1] == "{" or body.lstrip().replace(" ", "")[:2] == "[{":  # LFM2 may emit JSON calls
+            emit_json_calls(self, body, span, complete)
+        else:
+            emit_pythonic(self, body, span, complete, speculative=False)
+
+
+class Lfm2(Dialect):
+    name: ClassVar[str] = "lfm2"
+
+    def stream_parser(self, tools: ToolIndex) -> RegionParser:
+        return _Lfm2Parser(self.name, tools)
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            f"List of tools: <|tool_list_start|>{tool_json_lines(tools)}<|tool_list_end|>\n"
+            "To call, write <|tool_call_start|>[func(param=value)]<|tool_call_end|>"
+        )
+
+
+class _InvokeParser(RegionParser):
+    """`<P invoke name="f"> <P parameter name="k">v</P parameter> </P invoke>` with a family prefix P."""
+
+    invoke: ClassVar[str] = ""
+    param: ClassVar[str] = ""
+    invoke_end: ClassVar[str] = ""
+    param_end: ClassVar[str] = ""
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        cls = type(self)
+        if opener.start == cls.invoke:  # the region is one invoke element
+            body = opener.start + body + cls.invoke_end
+        pattern = re.compile(re.escape(cls.invoke) + r'\s+name="([^"]+)"\s*(/?)>')
+        matches = list(pattern.finditer(body))
+        if not matches:
+            self.fail("no invoke in the tool calls", span, body)
+            return
+        for n, m in enumerate(matches):
+            limit = matches[n + 1].start() if n + 1 < len(matches) else len(body)
+            end = body.find(cls.invoke_end, m.end(), limit)
+            inner = "" if m.group(2) else body[m.end() : end if end >= 0 else limit]
+            self._invoke(m.group(1), inner, span, complete and (end >= 0 or bool(m.group(2))))
+
+    def _invoke(self, name: str, inner: str, span: tuple[int, int], complete: bool) -> None:
+        cls = type(self)
+        repairs: list[Repair] = (
+            [] if complete else [Repair(kind="unterminated", message="the call is cut off")]
+        )
+        if cls.param not in inner and inner.strip():  # a JSON body instead of parameters
+            v = parse_value(inner, skip_ws(inner, 0))
+            value: Any = v.value
+            if isinstance(value, dict):
+                self.call(name, cast(dict[str, Any], value), span, [*repairs, *v.repairs])
+            else:
+                self.fail(f"arguments of {name} are not an object", span, inner)
+            return
+        if re.search(re.escape(cls.param) + r"\s*>", inner):
+            self.fail(f"a parameter of {name} has no name", span, inner)
+            return
+        args: dict[str, Any] = {}
+        param = re.compile(re.escape(cls.param) + r'\s+name="([^"]+)"([^>]*)>')
+        for m in param.finditer(inner):
+            close = inner.find(cls.param_end, m.end())
+            raw = inner[m.end() : close if close >= 0 else len(inner)]
+            key, attrs = m.group(1), m.group(2)
+            if 'string="true"' in attrs:
+                args[key] = raw
+                continue
+            schema = self.tools.param_schema(name, key)
+            if 'string="false"' in attrs and schema is None:
+                v = parse_value(raw, skip_ws(raw, 0))
+                args[key] = v.value if v.ok else raw
+                continue
+            args[key], repair = coerce_text_value(raw.strip() if schema is None else raw, schema, f"$.{key}")
+            if repair is not None:
+                repairs.append(repair)
+        self.call(name, args, span, repairs)
+
+
+def _invoke_dialect(
+    name: str, start: str, end: str, invoke: str, param: str, invoke_end: str, param_end: str
+) -> Dialect:
+    openers = (Opener(start, ends=(end,)), THINK)
+    attrs = {
+        "openers": openers,
+        "invoke": invoke,
+        "param": param,
+        "invoke_end": invoke_end,
+        "param_end": param_end,
+    }
+    parser_cls = type(f"_{name}Parser", (_InvokeParser,), attrs)
+
+    class _Invoke(Dialect):
+        def stream_parser(self, tools: ToolIndex) -> RegionParser:
+            return parser_cls(self.name, tools)
+
+        def render_tools(self, tools: ToolIndex) -> str:
+            return (
+                f"You can call these functions:\n{tool_json_lines(tools)}\n\nTo call, write {start}"
+                f'{invoke} name="NAME">{param} name="KEY">VALUE{param_end}{invoke_end}{end}'
+            )
+
+    _Invoke.name = name
+    return _Invoke()
+
+
+_DSML = "<\uff5cDSML\uff5c"
+_STEP = "<\uff5ctool_calls_begin\uff5c>", "<\uff5ctool_calls_end\uff5c>"
+
+FAMILIES: tuple[Dialect, ...] = (
+    Ernie45(),
+    Jamba(),
+    Minimax(),
+    Granite(),
+    Granite20bFc(),
+    Internlm2(),
+    Longcat(),
+    Phi4Mini(),
+    Apertus(),
+    Gigachat3(),
+    Glm47(),
+    PoolsideV1(),
+    Step3p5Xml(),
+    SeedOss(),
+    Lfm2(),
+    _invoke_dialect(
+        "minicpm5_xml", "<function", "</function>", "<function", "<param", "</function>", "</param>"
+    ),
+    _invoke_dialect(
+        "step3", *_STEP, "<steptml:invoke", "<steptml:parameter", "</steptml:invoke>", "</steptml:parameter>"
+    ),
+    _invoke_dialect(
+        "deepseek_v32",
+        f"{_DSML}function_calls>",
+        f"</{_DSML[1:]}function_calls>",
+        f"{_DSML}invoke",
+        f"{_DSML}parameter",
+        f"</{_DSML[1:]}invoke>",
+        f"</{_DSML[1:]}parameter>",
+    ),
+    _invoke_dialect(
+        "deepseek_v4",
+        f"{_DSML}tool_calls>",
+        f"</{_DSML[1:]}tool_calls>",
+        f"{_DSML}invoke",
+        f"{_DSML}parameter",
+        f"</{_DSML[1:]}invoke>",
+        f"</{_DSML[1:]}parameter>",
+    ),
+)
+"""Instances of the extra families, for registration."""
