@@ -1,0 +1,800 @@
+"""The agent loop: tether against pydantic-ai, openai-agents, langgraph and smolagents, each with a fake model.
+
+Every system runs in its own process (this script re-run with `--child SYSTEM`), so imports and caches
+never mix, and each gets a fake model that answers from the conversation alone: a tool-call turn while
+fewer than N tool turns have been taken, then a text turn. Measures:
+
+1. one run = 2 model turns + 1 tool call (an async `add`): median µs over many runs after warm-up;
+2. the marginal cost of a tool turn: runs with 1 and 5 tool turns, (t5 - t1) / 4;
+3. 50 calls to an async tool that sleeps 10 ms, all in one model turn: median wall ms;
+4. stream-to-start lag: the model streams a complete call, waits 20 ms, then ends its response; the lag
+   is from the moment the fake model yields the call's last piece to the moment the tool's body starts.
+
+The floor is a loop with nothing but the work itself: the same fake model, `json.loads` of the arguments,
+pydantic validation and a direct `await` of the tool, results appended to a message list; it starts a
+streamed call as a task as soon as its chunk arrives. The peers run in a bench-only environment (the
+`bench` dependency group), never as runtime dependencies; they are imported dynamically, so this file
+type-checks with or without them installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from _timing import row
+
+SYSTEMS = ("floor", "tether", "tether-hermes", "pydantic-ai", "openai-agents", "langgraph", "smolagents")
+PEERS = ("pydantic-ai", "openai-agents", "langgraph", "smolagents")
+STREAM_PAUSE_S = 0.020
+"""How long the fake model keeps streaming after it has yielded a complete call (measure 4)."""
+NAP_S = 0.010
+RESULT_PREFIX = "RESULT "
+
+STARTS: list[float] = []
+"""`perf_counter()` when a tool's body starts: one entry per executed call (also counts the calls)."""
+MARKS: list[float] = []
+"""`perf_counter()` just before the fake model yields the chunk that completes a call (measure 4)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    tool_turns: int
+    calls: int = 1
+    tool: str = "add"
+
+    def call_turn(self, turns_taken: int) -> bool:
+        """Whether the model's next turn (after `turns_taken` model turns) calls tools."""
+        return turns_taken < self.tool_turns
+
+
+ONE, FIVE, FIFTY, LAG = Scenario(1), Scenario(5), Scenario(1, 50, "nap"), Scenario(1)
+
+
+async def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first integer.
+        b: The second integer.
+    """
+    STARTS.append(time.perf_counter())
+    return a + b
+
+
+async def nap() -> str:
+    """Sleep 10 ms."""
+    STARTS.append(time.perf_counter())
+    await asyncio.sleep(NAP_S)
+    return "rested"
+
+
+def add_sync(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first integer.
+        b: The second integer.
+    """
+    STARTS.append(time.perf_counter())
+    return a + b
+
+
+def nap_sync() -> str:
+    """Sleep 10 ms."""
+    STARTS.append(time.perf_counter())
+    time.sleep(NAP_S)
+    return "rested"
+
+
+def call_id(turn: int, i: int) -> str:
+    return f"c{turn}-{i}"
+
+
+def arguments(scenario: Scenario, turn: int) -> dict[str, int]:
+    """The tool's arguments in model turn `turn`: they differ per turn, so no call repeats an earlier one."""
+    return {"a": turn, "b": 3} if scenario.tool == "add" else {}
+
+
+def peer(module: str) -> Any:
+    """A peer's module, typed `Any`: its package exists only in the bench environment."""
+    return importlib.import_module(module)
+
+
+class System:
+    """One system under test: a full run for a scenario, and a streamed run for measure 4."""
+
+    name = ""
+    note = ""
+
+    async def run(self, scenario: Scenario) -> None:
+        raise NotImplementedError
+
+    async def streamed(self) -> None:
+        raise NotImplementedError
+
+    def internal_lags_s(self) -> list[float]:
+        return []
+
+
+# ----------------------------------------------------------------------------------------------- floor
+
+
+class Floor(System):
+    """The work itself: fake model, json.loads, pydantic validation, direct await, a message list."""
+
+    def __init__(self) -> None:
+        from pydantic import TypeAdapter
+        from typing_extensions import TypedDict
+
+        class AddArgs(TypedDict):
+            a: int
+            b: int
+
+        self.adapters: dict[str, Any] = {"add": TypeAdapter(AddArgs), "nap": None}
+        self.tools: dict[str, Callable[..., Awaitable[object]]] = {"add": add, "nap": nap}
+
+    def reply(self, messages: list[dict[str, Any]], scenario: Scenario) -> dict[str, Any]:
+        turn = sum(m["role"] == "assistant" for m in messages)
+        if not scenario.call_turn(turn):
+            return {"role": "assistant", "content": "5"}
+        text = json.dumps(arguments(scenario, turn))
+        calls = [
+            {"id": call_id(turn, i), "name": scenario.tool, "arguments": text} for i in range(scenario.calls)
+        ]
+        return {"role": "assistant", "tool_calls": calls}
+
+    async def call(self, call: dict[str, Any]) -> dict[str, Any]:
+        args = json.loads(call["arguments"])
+        adapter = self.adapters[call["name"]]
+        if adapter is not None:
+            args = adapter.validate_python(args)
+        result = await self.tools[call["name"]](**args)
+        return {"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)}
+
+    async def run(self, scenario: Scenario) -> None:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "2+3?"}]
+        while True:
+            message = self.reply(messages, scenario)
+            messages.append(message)
+            calls = message.get("tool_calls")
+            if not calls:
+                return
+            if len(calls) == 1:
+                messages.append(await self.call(calls[0]))
+            else:
+                messages.extend(await asyncio.gather(*(self.call(c) for c in calls)))
+
+    async def stream(self, messages: list[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
+        message = self.reply(messages, LAG)
+        for call in message.get("tool_calls", ()):
+            MARKS.append(time.perf_counter())
+            yield {"call": call}
+            await asyncio.sleep(STREAM_PAUSE_S)
+        yield {"text": message.get("content", "")}
+
+    async def streamed(self) -> None:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "2+3?"}]
+        while True:
+            tasks: list[asyncio.Task[dict[str, Any]]] = []
+            calls: list[dict[str, Any]] = []
+            async for chunk in self.stream(messages):
+                if "call" in chunk:
+                    calls.append(chunk["call"])
+                    tasks.append(asyncio.create_task(self.call(chunk["call"])))
+            messages.append({"role": "assistant", "tool_calls": calls})
+            if not tasks:
+                return
+            messages.extend(await asyncio.gather(*tasks))
+
+
+# ---------------------------------------------------------------------------------------------- tether
+
+
+class Tether(System):
+    """tether's Agent with a fake model: OpenAI Responses events (native) or hermes text, whole turns."""
+
+    def __init__(self, dialect: str) -> None:
+        from tether import Agent, FunctionModel, Model, Policy, tool
+        from tether.models import ModelChunk, ModelRequest
+        from tether.types import AssistantMessage
+
+        self.dialect = dialect
+        self.note = (
+            "native OpenAI Responses events"
+            if dialect == "openai"
+            else "hermes text dialect, parsed from one text chunk per turn"
+        )
+        tools = [tool(side_effects="none")(add), tool(side_effects="none")(nap)]
+        policy = Policy(max_concurrency=50)
+        self.lags: list[float] = []
+
+        def turn(request: ModelRequest, scenario: Scenario) -> list[ModelChunk]:
+            taken = sum(isinstance(m, AssistantMessage) for m in request.messages)
+            if not scenario.call_turn(taken):
+                if dialect == "openai":
+                    return [
+                        {"type": "response.output_text.delta", "delta": "5"},
+                        {"type": "response.completed"},
+                    ]
+                return ["5"]
+            text = json.dumps(arguments(scenario, taken))
+            if dialect == "openai":
+                return [
+                    *(
+                        {
+                            "type": "response.output_item.done",
+                            "item": {
+                                "type": "function_call",
+                                "id": f"fc{call_id(taken, i)}",
+                                "call_id": call_id(taken, i),
+                                "name": scenario.tool,
+                                "arguments": text,
+                            },
+                        }
+                        for i in range(scenario.calls)
+                    ),
+                    {"type": "response.completed"},
+                ]
+            call = f'<tool_call>\n{{"name": "{scenario.tool}", "arguments": {text}}}\n</tool_call>'
+            return ["\n".join([call] * scenario.calls)]
+
+        native = "openai" if dialect == "openai" else None
+
+        def agent(scenario: Scenario) -> Agent:
+            model = FunctionModel(
+                lambda request: turn(request, scenario), chunk_size=10**9, native_dialect=native
+            )
+            return Agent(model, tools, dialect=dialect, policy=policy)
+
+        self.agents = {s: agent(s) for s in (ONE, FIVE, FIFTY)}
+
+        class Streaming(Model):
+            native_dialect = native
+
+            async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+                chunks = turn(request, LAG)
+                if not LAG.call_turn(sum(isinstance(m, AssistantMessage) for m in request.messages)):
+                    for chunk in chunks:
+                        yield chunk
+                    return
+                *calls, tail = chunks if dialect == "openai" else [*chunks, "\nDone."]
+                for chunk in calls:
+                    MARKS.append(time.perf_counter())
+                    yield chunk
+                await asyncio.sleep(STREAM_PAUSE_S)
+                yield tail
+
+        self.streaming = Agent(Streaming(), tools, dialect=dialect, policy=policy)
+
+    async def run(self, scenario: Scenario) -> None:
+        result = await self.agents[scenario].run("2+3?")
+        assert result.reason == "no_calls", result.reason
+
+    async def streamed(self) -> None:
+        result = await self.streaming.run("2+3?")
+        assert result.reason == "no_calls", result.reason
+        self.lags.extend(result.tool_start_lag_s)
+
+    def internal_lags_s(self) -> list[float]:
+        return self.lags
+
+
+# ------------------------------------------------------------------------------------------------ peers
+
+
+class PydanticAI(System):
+    """pydantic-ai `Agent` with `FunctionModel` (async functions, so nothing hops to a thread)."""
+
+    def __init__(self) -> None:
+        pai = peer("pydantic_ai")
+        function = peer("pydantic_ai.models.function")
+        messages = peer("pydantic_ai.messages")
+        self.note = f"pydantic-ai-slim {pai.__version__}, FunctionModel"
+
+        def taken(history: list[Any]) -> int:
+            return sum(isinstance(m, messages.ModelResponse) for m in history)
+
+        def respond(history: list[Any], scenario: Scenario) -> Any:
+            turn = taken(history)
+            if not scenario.call_turn(turn):
+                return messages.ModelResponse(parts=[messages.TextPart("5")])
+            parts = [
+                messages.ToolCallPart(scenario.tool, arguments(scenario, turn), tool_call_id=call_id(turn, i))
+                for i in range(scenario.calls)
+            ]
+            return messages.ModelResponse(parts=parts)
+
+        def agent(scenario: Scenario) -> Any:
+            async def reply(history: list[Any], info: Any) -> Any:
+                return respond(history, scenario)
+
+            return pai.Agent(function.FunctionModel(reply), tools=[add, nap])
+
+        async def stream(history: list[Any], info: Any) -> AsyncIterator[Any]:
+            turn = taken(history)
+            if LAG.call_turn(turn):
+                delta = function.DeltaToolCall(
+                    "add", json.dumps(arguments(LAG, turn)), tool_call_id=call_id(turn, 0)
+                )
+                MARKS.append(time.perf_counter())
+                yield {0: delta}
+                await asyncio.sleep(STREAM_PAUSE_S)
+                return
+            yield "5"
+
+        self.agents = {s: agent(s) for s in (ONE, FIVE, FIFTY)}
+        self.streaming = pai.Agent(function.FunctionModel(stream_function=stream), tools=[add, nap])
+
+    async def run(self, scenario: Scenario) -> None:
+        result = await self.agents[scenario].run("2+3?")
+        assert result.output == "5", result.output
+
+    async def streamed(self) -> None:
+        async def handler(ctx: Any, events: Any) -> None:
+            async for _ in events:
+                pass
+
+        result = await self.streaming.run("2+3?", event_stream_handler=handler)
+        assert result.output == "5", result.output
+
+
+class OpenAIAgents(System):
+    """openai-agents `Runner.run` with a `Model` subclass returning fixed Responses items; tracing off."""
+
+    def __init__(self) -> None:
+        agents = peer("agents")
+        interface = peer("agents.models.interface")
+        items = peer("agents.items")
+        usage = peer("agents.usage")
+        responses = peer("openai.types.responses")
+        version = peer("importlib.metadata").version("openai-agents")
+        self.note = f"openai-agents {version}, Model subclass, tracing disabled"
+
+        def taken(input: Any) -> int:
+            if isinstance(input, str):
+                return 0
+            return sum(
+                1
+                for item in input
+                if isinstance(item, dict)
+                and item.get("type") == "function_call"  # pyright: ignore[reportUnknownMemberType] - SDK dicts
+                and str(item.get("call_id", "")).endswith("-0")  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType] - SDK dicts
+            )
+
+        def output(turn: int, scenario: Scenario) -> list[Any]:
+            if not scenario.call_turn(turn):
+                text = responses.ResponseOutputText(text="5", type="output_text", annotations=[])
+                message = responses.ResponseOutputMessage(
+                    id="m", content=[text], role="assistant", status="completed", type="message"
+                )
+                return [message]
+            return [
+                responses.ResponseFunctionToolCall(
+                    id=f"fc{call_id(turn, i)}",
+                    call_id=call_id(turn, i),
+                    name=scenario.tool,
+                    arguments=json.dumps(arguments(scenario, turn)),
+                    type="function_call",
+                )
+                for i in range(scenario.calls)
+            ]
+
+        class Fake(interface.Model):
+            def __init__(self, scenario: Scenario) -> None:
+                self.scenario = scenario
+
+            async def get_response(
+                self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+            ) -> Any:
+                return items.ModelResponse(
+                    output=output(taken(input), self.scenario), usage=usage.Usage(), response_id=None
+                )
+
+            async def stream_response(
+                self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+            ) -> AsyncIterator[Any]:
+                out = output(taken(input), LAG)
+                for n, item in enumerate(out):
+                    if item.type == "function_call":
+                        MARKS.append(time.perf_counter())
+                    yield responses.ResponseOutputItemDoneEvent(
+                        item=item, output_index=n, sequence_number=n, type="response.output_item.done"
+                    )
+                if out[0].type == "function_call":
+                    await asyncio.sleep(STREAM_PAUSE_S)
+                response = responses.Response(
+                    id="r",
+                    created_at=0,
+                    model="fake",
+                    object="response",
+                    output=out,
+                    parallel_tool_calls=True,
+                    tool_choice="auto",
+                    tools=[],
+                )
+                yield responses.ResponseCompletedEvent(
+                    response=response, sequence_number=len(out), type="response.completed"
+                )
+
+        tools = [agents.function_tool(add), agents.function_tool(nap)]
+        self.config = agents.RunConfig(tracing_disabled=True)
+        self.runner = agents.Runner
+        self.agents = {s: agents.Agent(name="a", model=Fake(s), tools=tools) for s in (ONE, FIVE, FIFTY, LAG)}
+
+    async def run(self, scenario: Scenario) -> None:
+        result = await self.runner.run(self.agents[scenario], "2+3?", run_config=self.config)
+        assert result.final_output == "5", result.final_output
+
+    async def streamed(self) -> None:
+        result = self.runner.run_streamed(self.agents[LAG], "2+3?", run_config=self.config)
+        async for _ in result.stream_events():
+            pass
+        assert result.final_output == "5", result.final_output
+
+
+class LangGraph(System):
+    """langgraph's prebuilt `create_react_agent` with a small `BaseChatModel` subclass."""
+
+    def __init__(self) -> None:
+        warnings.filterwarnings("ignore", message=".*create_react_agent.*")
+        language_models = peer("langchain_core.language_models")
+        lc_messages = peer("langchain_core.messages")
+        outputs = peer("langchain_core.outputs")
+        lc_tools = peer("langchain_core.tools")
+        prebuilt = peer("langgraph.prebuilt")
+        metadata = peer("importlib.metadata")
+        self.note = (
+            f"langgraph {metadata.version('langgraph')}, langchain-core {metadata.version('langchain-core')}"
+        )
+
+        def message(history: list[Any], scenario: Scenario) -> Any:
+            turn = sum(isinstance(m, lc_messages.AIMessage) for m in history)
+            if not scenario.call_turn(turn):
+                return lc_messages.AIMessage(content="5")
+            calls = [
+                {
+                    "name": scenario.tool,
+                    "args": arguments(scenario, turn),
+                    "id": call_id(turn, i),
+                    "type": "tool_call",
+                }
+                for i in range(scenario.calls)
+            ]
+            return lc_messages.AIMessage(content="", tool_calls=calls)
+
+        class Fake(language_models.BaseChatModel):
+            scenario: Any = ONE
+
+            @property
+            def _llm_type(self) -> str:
+                return "fake"
+
+            def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+                return self
+
+            def _generate(
+                self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kw: Any
+            ) -> Any:
+                return outputs.ChatResult(
+                    generations=[outputs.ChatGeneration(message=message(messages, self.scenario))]
+                )
+
+            async def _agenerate(
+                self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kw: Any
+            ) -> Any:
+                return self._generate(messages)
+
+            async def _astream(
+                self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kw: Any
+            ) -> AsyncIterator[Any]:
+                turn = sum(isinstance(m, lc_messages.AIMessage) for m in messages)
+                if not LAG.call_turn(turn):
+                    yield outputs.ChatGenerationChunk(message=lc_messages.AIMessageChunk(content="5"))
+                    return
+                chunk = {
+                    "name": "add",
+                    "args": json.dumps(arguments(LAG, turn)),
+                    "id": call_id(turn, 0),
+                    "index": 0,
+                    "type": "tool_call_chunk",
+                }
+                MARKS.append(time.perf_counter())
+                yield outputs.ChatGenerationChunk(
+                    message=lc_messages.AIMessageChunk(content="", tool_call_chunks=[chunk])
+                )
+                await asyncio.sleep(STREAM_PAUSE_S)
+                yield outputs.ChatGenerationChunk(message=lc_messages.AIMessageChunk(content=""))
+
+        tools = [lc_tools.tool(add), lc_tools.tool(nap)]
+        self.graphs = {
+            s: prebuilt.create_react_agent(Fake(scenario=s), tools) for s in (ONE, FIVE, FIFTY, LAG)
+        }
+
+    async def run(self, scenario: Scenario) -> None:
+        state = await self.graphs[scenario].ainvoke({"messages": [("user", "2+3?")]})
+        assert state["messages"][-1].content == "5"
+
+    async def streamed(self) -> None:
+        last: Any = None
+        stream = self.graphs[LAG].astream(
+            {"messages": [("user", "2+3?")]}, stream_mode=["messages", "values"]
+        )
+        async for mode, chunk in stream:
+            if mode == "values":
+                last = chunk
+        assert last is not None
+        assert last["messages"][-1].content == "5"
+
+
+class Smolagents(System):
+    """smolagents `ToolCallingAgent` with a `Model` subclass; it is synchronous, its tools too.
+
+    A run ends when the model calls `final_answer`, so "2 model turns" here is a call to `add`, then a
+    call to `final_answer`. Parallel calls go to a thread pool (`max_tool_threads=50`); the tools sleep
+    with `time.sleep` since smolagents tools are synchronous.
+    """
+
+    def __init__(self) -> None:
+        smol = peer("smolagents")
+        models = peer("smolagents.models")
+        self.note = f"smolagents {smol.__version__}, sync tools, ends by calling final_answer"
+
+        def taken(history: list[Any]) -> int:
+            return sum(m.role == models.MessageRole.TOOL_CALL for m in history)
+
+        def calls(turn: int, scenario: Scenario) -> list[Any]:
+            if not scenario.call_turn(turn):
+                function = models.ChatMessageToolCallFunction(name="final_answer", arguments={"answer": "5"})
+                return [models.ChatMessageToolCall(function=function, id=call_id(turn, 0), type="function")]
+            tool_name = "add_sync" if scenario.tool == "add" else "nap_sync"
+            return [
+                models.ChatMessageToolCall(
+                    function=models.ChatMessageToolCallFunction(
+                        name=tool_name, arguments=arguments(scenario, turn)
+                    ),
+                    id=call_id(turn, i),
+                    type="function",
+                )
+                for i in range(scenario.calls)
+            ]
+
+        class Fake(models.Model):
+            def __init__(self, scenario: Scenario) -> None:
+                models.Model.__init__(self)
+                self.scenario = scenario
+
+            def generate(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+                return models.ChatMessage(
+                    role=models.MessageRole.ASSISTANT,
+                    content=None,
+                    tool_calls=calls(taken(messages), self.scenario),
+                )
+
+            def generate_stream(self, messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+                for n, call in enumerate(calls(taken(messages), LAG)):
+                    function = models.ChatMessageToolCallFunction(
+                        name=call.function.name, arguments=json.dumps(call.function.arguments)
+                    )
+                    delta = models.ChatMessageToolCallStreamDelta(
+                        index=n, id=call.id, type="function", function=function
+                    )
+                    if call.function.name == "final_answer":
+                        yield models.ChatMessageStreamDelta(content=None, tool_calls=[delta])
+                        continue
+                    MARKS.append(time.perf_counter())
+                    yield models.ChatMessageStreamDelta(content=None, tool_calls=[delta])
+                    time.sleep(STREAM_PAUSE_S)
+
+        tools = [smol.tool(add_sync), smol.tool(nap_sync)]
+
+        def agent(scenario: Scenario, stream: bool = False) -> Any:
+            return smol.ToolCallingAgent(
+                tools=tools,
+                model=Fake(scenario),
+                verbosity_level=-1,
+                max_tool_threads=50,
+                stream_outputs=stream,
+            )
+
+        self.agents = {s: agent(s) for s in (ONE, FIVE, FIFTY)}
+        self.streaming = agent(LAG, stream=True)
+
+    async def run(self, scenario: Scenario) -> None:
+        assert self.agents[scenario].run("2+3?") == "5"
+
+    async def streamed(self) -> None:
+        assert self.streaming.run("2+3?") == "5"
+
+
+# ---------------------------------------------------------------------------------------------- a child
+
+
+def make(name: str) -> System:
+    if name == "floor":
+        return Floor()
+    if name in ("tether", "tether-hermes"):
+        return Tether("openai" if name == "tether" else "hermes")
+    if name == "pydantic-ai":
+        return PydanticAI()
+    if name == "openai-agents":
+        return OpenAIAgents()
+    if name == "langgraph":
+        return LangGraph()
+    if name == "smolagents":
+        return Smolagents()
+    raise SystemExit(f"unknown system {name!r}; one of {', '.join(SYSTEMS)}")
+
+
+async def samples(
+    fn: Callable[[], Awaitable[None]], calls: int, *, budget_s: float, least: int, most: int
+) -> list[float]:
+    """Wall times of `fn()` after warm-up, until `budget_s` is spent (at least `least` runs)."""
+    for _ in range(max(5, least // 10)):
+        await fn()
+    STARTS.clear()
+    times: list[float] = []
+    deadline = time.perf_counter() + budget_s
+    while len(times) < most and (len(times) < least or time.perf_counter() < deadline):
+        start = time.perf_counter()
+        await fn()
+        times.append(time.perf_counter() - start)
+    assert len(STARTS) == calls * len(times), (
+        f"expected {calls} tool calls per run, got {len(STARTS) / len(times)}"
+    )
+    return times
+
+
+async def measure(name: str) -> dict[str, Any]:
+    system = make(name)
+    one = await samples(lambda: system.run(ONE), 1, budget_s=4, least=50, most=5000)
+    five = await samples(lambda: system.run(FIVE), 5, budget_s=4, least=50, most=5000)
+    fifty = await samples(lambda: system.run(FIFTY), 50, budget_s=2, least=20, most=200)
+    MARKS.clear()
+    lag = await samples(system.streamed, 1, budget_s=0, least=30, most=30)
+    assert len(MARKS) >= len(STARTS), (len(MARKS), len(STARTS))
+    marks = MARKS[-len(STARTS) :]
+    return {
+        "note": system.note,
+        "runs": len(one),
+        "one_us": statistics.median(one) * 1e6,
+        "five_us": statistics.median(five) * 1e6,
+        "fifty_ms": statistics.median(fifty) * 1e3,
+        "lag_ms": [(s - m) * 1e3 for s, m in zip(STARTS, marks, strict=True)],
+        "internal_lag_ms": [s * 1e3 for s in system.internal_lags_s()[-len(lag) :]],
+        "run_lag_ms": statistics.median(lag) * 1e3,
+    }
+
+
+def child(name: str) -> None:
+    result = asyncio.run(measure(name))
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
+
+
+# --------------------------------------------------------------------------------------------- parent
+
+
+def spawn(name: str) -> dict[str, Any]:
+    """Run one system in a fresh interpreter; on failure, the reason as `error`."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", name], capture_output=True, text=True, check=False
+    )
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            return json.loads(line[len(RESULT_PREFIX) :])
+    lines = [s for s in done.stderr.strip().splitlines() if s.strip()]
+    return {"error": lines[-1] if lines else f"exit status {done.returncode}"}
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    load = os.getloadavg()
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {sys.version.split()[0]}"
+    )
+    results = {name: spawn(name) for name in SYSTEMS}
+    load = os.getloadavg()
+    print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n")
+    ok = {n: r for n, r in results.items() if "error" not in r}
+    floor = ok.get("floor", {}).get("one_us", float("nan"))
+
+    def failed(name: str) -> str:
+        return f"did not run: {results[name]['error']}"
+
+    print(row("one run: 2 model turns + 1 tool call", "median µs", "x floor", "over floor µs", "setup"))
+    print(row("---", "---:", "---:", "---:", "---"))
+    for name, r in results.items():
+        if "error" in r:
+            print(row(name, "-", "-", "-", failed(name)))
+            continue
+        us = r["one_us"]
+        print(
+            row(
+                name,
+                f"{us:,.1f}",
+                f"{us / floor:,.0f}",
+                f"{us - floor:,.1f}",
+                f"{r['note']}; {r['runs']} runs".lstrip("; "),
+            )
+        )
+    peers = [ok[p]["one_us"] for p in PEERS if p in ok]
+    if peers and "tether" in ok:
+        budget = (min(peers) - floor) / 50
+        over = ok["tether"]["one_us"] - floor
+        verdict = "met" if over <= budget else "not met"
+        print(
+            f"\ntarget: tether's overhead <= 1/50 of the fastest peer's = {budget:,.1f} µs; measured {over:,.1f} µs ({verdict})"
+        )
+
+    print()
+    print(row("marginal cost of a tool turn", "1 tool turn µs", "5 tool turns µs", "per extra tool turn µs"))
+    print(row("---", "---:", "---:", "---:"))
+    for name, r in results.items():
+        if "error" in r:
+            print(row(name, "-", "-", failed(name)))
+            continue
+        print(
+            row(
+                name,
+                f"{r['one_us']:,.1f}",
+                f"{r['five_us']:,.1f}",
+                f"{(r['five_us'] - r['one_us']) / 4:,.1f}",
+            )
+        )
+
+    print()
+    print(row("50 calls to a 10 ms async tool in one model turn", "median wall ms"))
+    print(row("---", "---:"))
+    for name, r in results.items():
+        print(row(name, failed(name) if "error" in r else f"{r['fifty_ms']:.1f}"))
+
+    print()
+    pause = STREAM_PAUSE_S * 1e3
+    print(
+        row(
+            f"stream-to-start lag (model streams on {pause:.0f} ms after the call)",
+            "median ms",
+            "p95 ms",
+            "tool starts",
+        )
+    )
+    print(row("---", "---:", "---:", "---"))
+    for name, r in results.items():
+        if "error" in r:
+            print(row(name, "-", "-", failed(name)))
+            continue
+        lags: list[float] = r["lag_ms"]
+        median, p95 = statistics.median(lags), pct(lags, 0.95)
+        when = "after the response ends" if median >= pause else "while the model streams"
+        print(row(name, f"{median:.3f}", f"{p95:.3f}", when))
+        internal: list[float] = r["internal_lag_ms"]
+        if internal:
+            print(
+                row(
+                    f"{name} (its own `tool_start_lag_s`)",
+                    f"{statistics.median(internal):.3f}",
+                    f"{pct(internal, 0.95):.3f}",
+                    "parser event -> tool task start",
+                )
+            )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        child(sys.argv[2])
+    else:
+        main()
