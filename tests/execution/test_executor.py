@@ -241,3 +241,12 @@ async def test_every_answered_call_gets_a_kalygo_record_and_reaches_recorders() 
     )
     assert run.records[2].toolType == "unknown"
     assert run.records[2].output["error"]["code"] == "UNKNOWN_TOOL"
+
+
+async def test_a_repeated_read_only_call_runs_again_rather_than_replaying_a_stale_result() -> None:
+    executor = Executor(TOOLS)
+    run = Run(session_id="s1")
+    for _ in range(2):
+        assert await executor.execute(call("step", "c1", label="a"), run) == OkEnvelope(data="a")
+    assert started == ["a", "a"]
+    assert await executor.in_doubt() == []

@@ -76,6 +76,7 @@ class Executor:
         self._recorders = tuple(recorders)
         self._journal_limiter = anyio.CapacityLimiter(1)
         self._in_flight: set[str] = set()
+        self._running: set[int | None] = set()
         self.guards: tuple[Guard, ...] = (
             UnknownToolGuard(toolset),
             SchemaGuard(),
@@ -139,7 +140,7 @@ class Executor:
     async def in_doubt(self) -> list[JournalEntry]:
         """Intents in the journal with no result that are not running in this executor, oldest first."""
         entries = await self._offload(self.journal.in_doubt)
-        return [e for e in entries if e.idempotency_key not in self._in_flight]
+        return [e for e in entries if e.id not in self._running and e.idempotency_key not in self._in_flight]
 
     async def resolve(
         self, intent: JournalEntry, *, envelope: AnyEnvelope | None = None, note: str = ""
@@ -185,12 +186,24 @@ class Executor:
     async def _run(
         self, attempt: Attempt, arguments: dict[str, Any]
     ) -> tuple[Outcome, dict[str, Any], float]:
+        tool, validated = attempt.tool, attempt.validated
+        assert tool is not None
+        assert validated is not None
+        intent = attempt.intent  # written by the idempotency guard's claim, if the call is keyed
+        if intent is None:
+            intent = await self._offload(self.journal.append, self._entry("intent", attempt, arguments, None))
+        self._running.add(intent.id)
+        try:
+            return await self._run_tool(attempt, arguments, intent.id)
+        finally:
+            self._running.discard(intent.id)
+
+    async def _run_tool(
+        self, attempt: Attempt, arguments: dict[str, Any], intent_id: int | None
+    ) -> tuple[Outcome, dict[str, Any], float]:
         tool, validated, call, run = attempt.tool, attempt.validated, attempt.call, attempt.run
         assert tool is not None
         assert validated is not None
-        intent = attempt.intent  # written by the idempotency guard's claim, unless idempotency is off
-        if intent is None:
-            intent = await self._offload(self.journal.append, self._entry("intent", attempt, arguments, None))
         started = time.perf_counter()
         try:
             context = ToolContext(call, run.principal.id, run.principal.scopes, run.session_id, run.deps)
@@ -211,7 +224,7 @@ class Executor:
             outcome.envelope,
             outcome.traceback,
             duration_ms,
-            intent.id,
+            intent_id,
         )
         await self._offload(self.journal.append, result)
         return outcome, envelope_json, duration_ms
@@ -232,8 +245,11 @@ class Executor:
             functools.partial(function, *args), limiter=self._journal_limiter
         )
 
-    def _key(self, attempt: Attempt) -> str:
+    def _key(self, attempt: Attempt) -> str | None:
         assert attempt.tool is not None
+        spec = attempt.tool.spec
+        if spec.side_effects == "none" and not spec.idempotency_fields:
+            return None  # reading again is harmless, and a replay could be stale
         run = attempt.run
         scope = run.session_id if run.session_id is not None else run.id
         return idempotency_key(attempt.call, attempt.tool.spec, principal=run.principal.id, scope=scope)

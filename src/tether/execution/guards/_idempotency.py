@@ -1,7 +1,8 @@
 """Guard 8: a call runs at most once (seed 002's idempotency and 409 on duplicates and races).
 
 The key is the tool's declared `idempotency_fields` (per principal) or else the call itself: its session,
-id, tool and arguments. A repeat of a completed call is answered with the recorded envelope (`Replay`); a
+id, tool and arguments. Read-only tools (`side_effects="none"`) without declared fields are not keyed:
+reading again is harmless, and a replayed read could be stale. A repeat of a completed call is answered with the recorded envelope (`Replay`); a
 duplicate of a call still running gets `CONFLICT`; so does a *mutating* call whose earlier attempt is in
 doubt (an intent without a result, e.g. after a crash) until someone resolves it in the journal.
 """
