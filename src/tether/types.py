@@ -378,6 +378,8 @@ class SpeechEvent(_Event):
     utterance: str
     voice_id: str | None = None
     style: str | None = None
+    audio: str | None = None
+    """Path of the synthesized speech (a WAV file) when a speech engine is installed."""
 
 
 class OpenUrlEvent(_Event):

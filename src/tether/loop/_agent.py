@@ -321,20 +321,25 @@ class _Turn:
         )
         started: dict[str, AnyEnvelope] = {}
         raw: list[str] = []
-        async with anyio.create_task_group() as group:
-            async for chunk in agent.model.stream(request):
-                if isinstance(chunk, str):
-                    raw.append(chunk)
-                    self.chars += len(chunk)
-                    events = parser.feed(chunk)
-                else:
-                    events = parser.feed_event(chunk)
-                for event in events:
-                    if isinstance(event, TextDelta) and event.text:
-                        await self.show(ChatModelStreamEvent(data=event.text))
-                    elif isinstance(event, CallCompleted) and self.streamable(event.call):
-                        group.start_soon(self.execute, event.call, started, time.monotonic())
-            parser.close()
+        try:
+            async with anyio.create_task_group() as group:
+                async for chunk in agent.model.stream(request):
+                    if isinstance(chunk, str):
+                        raw.append(chunk)
+                        self.chars += len(chunk)
+                        events = parser.feed(chunk)
+                    else:
+                        events = parser.feed_event(chunk)
+                    for event in events:
+                        if isinstance(event, TextDelta) and event.text:
+                            await self.show(ChatModelStreamEvent(data=event.text))
+                        elif isinstance(event, CallCompleted) and self.streamable(event.call):
+                            group.start_soon(self.execute, event.call, started, time.monotonic())
+                parser.close()
+        except BaseExceptionGroup as errors:
+            if len(errors.exceptions) == 1:  # the model's (or our) one error, not a group of one
+                raise errors.exceptions[0] from errors
+            raise
         parsed = parser.result
         # Stored before any mutating call runs: after a crash, `resume` finds these calls and the journal
         # says which of them ran.
@@ -393,8 +398,16 @@ class _Turn:
         if call.name == "send_chat":
             await self.emit(ChatEvent(data=str(args.get("content", ""))))
         elif call.name == "say":
-            await self.emit(SpeechEvent(utterance=str(args.get("utterance", "")), voice_id=args.get("voiceId"),
-                                        style=args.get("style")))  # fmt: skip
+            data: Any = envelope.data
+            audio = cast(dict[str, Any], data).get("audio") if isinstance(data, dict) else None
+            await self.emit(
+                SpeechEvent(
+                    utterance=str(args.get("utterance", "")),
+                    voice_id=args.get("voiceId"),
+                    style=args.get("style"),
+                    audio=cast(str | None, audio),
+                )
+            )
         elif call.name == "open_url":
             await self.emit(OpenUrlEvent(url=str(args.get("url", ""))))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 from tether.exceptions import ToolError
+from tether.loop._speech import synthesize
 from tether.tools import Toolset, tool
 
 __all__ = ["CORE_TOOL_NAMES", "core_tools"]
@@ -23,15 +24,18 @@ def send_chat(content: str) -> dict[str, str]:
 
 
 @tool(name="say", side_effects="none", category="core")
-def say(utterance: str, voiceId: str | None = None, style: str | None = None) -> dict[str, str]:
+async def say(utterance: str, voiceId: str | None = None, style: str | None = None) -> dict[str, str]:
     """Speak a short utterance aloud (text to speech). Non-blocking; does not end your turn.
 
     Args:
         utterance: What to say.
-        voiceId: A voice to use, if the user chose one.
+        voiceId: A voice to use, if the user chose one (an espeak-ng voice such as "en-us").
         style: A speaking style, e.g. "cheerful".
     """
-    return {"status": "spoken"}
+    audio = await synthesize(utterance, voiceId)
+    if audio is None:
+        return {"status": "shown as text (no speech engine installed)"}
+    return {"status": "spoken", "engine": "espeak-ng", "audio": str(audio)}
 
 
 @tool(name="open_url", side_effects="none", category="core")
