@@ -12,7 +12,8 @@ the first that refuses answers the call:
 6. run quotas           -> `QUOTA_EXCEEDED` (calls, output bytes, wall time per `Run`)
 7. repaired-call policy -> `INVALID_ARGS` for a repaired call to a mutating tool (by default)
 8. idempotency          -> the recorded envelope for a repeat; `CONFLICT` for a duplicate still running or a
-                           mutating call left in doubt by a crash
+                           mutating call left in doubt by a crash (read-only tools are keyed only if they
+                           declare `idempotency_fields`)
 
 Then the journal gets an intent entry, the tool runs (async: awaited; sync: in a thread;
 `isolation="process"`: in a child process killed with its group on timeout), and the journal gets the
