@@ -156,3 +156,19 @@ async def test_native_dialects_offer_tools_through_the_api() -> None:
     result = await Agent(model, [lookup], termination=NoCalls()).run("x")
     assert result.output == "hi"
     assert [t.name for t in model.requests[0].tools] == ["lookup"]
+
+
+async def test_token_and_wall_time_limits_end_the_run_with_their_reasons() -> None:
+    chatty = FunctionModel(lambda request: "x" * 400 + calls(("lookup", {"city": "Oslo"})))
+    result = await Agent(chatty, [lookup], dialect="json_calls", limits=Limits(max_tokens=150)).run("go")
+    assert result.reason == "max_tokens"
+
+    async def slow(request: ModelRequest) -> str:
+        await anyio.sleep(0.05)
+        return calls(("lookup", {"city": "Oslo"}))
+
+    result = await Agent(
+        FunctionModel(slow), [lookup], dialect="json_calls", limits=Limits(max_wall_time_s=0.1)
+    ).run("go")
+    assert result.reason == "max_wall_time"
+    assert result.events[-1].event == "on_chain_end"
