@@ -75,7 +75,7 @@ RESULTS: Sequence[ToolResultMessage] = [
 ]
 
 
-@pytest.mark.parametrize("name", sorted(ISSUE_DIALECTS))
+@pytest.mark.parametrize("name", sorted(n for n in dialect_names() if not n.startswith("test_")))
 def test_every_dialect_renders_its_tool_prompt_and_results(name: str) -> None:
     assert "get_weather" in render_tools(name, [SPEC])
     assert "21" in render_results(name, RESULTS)

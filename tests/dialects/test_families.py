@@ -1,0 +1,49 @@
+import pytest
+
+from .conftest import StreamCheck
+
+CASES = [
+    ("ernie45", '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>\n'),
+    ("jamba", ' <tool_calls>[\n    {"name": "f", "arguments": {"a": 1}}\n]</tool_calls>'),
+    ("minimax", '<tool_calls>\n{"name": "f", "arguments": {"a": 1}}\n</tool_calls>'),
+    ("granite", '<|tool_call|> [{"name": "f", "arguments": {"a": 1}}]'),
+    ("granite_20b_fc", '<function_call> {"name": "f", "arguments": {"a": 1}}'),
+    ("internlm2", '<|action_start|><|plugin|>{"name": "f", "parameters": {"a": 1}}<|action_end|>'),
+    ("longcat", '<longcat_tool_call>{"name": "f", "arguments": {"a": 1}}</longcat_tool_call>'),
+    ("phi4_mini", 'functools[{"name": "f", "arguments": {"a": 1}}]'),
+    ("apertus", '<|tools_prefix|>[{"f": {"a": 1}}]<|tools_suffix|>'),
+    ("gigachat3", '<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "f", "arguments": {"a": 1}}'),
+    ("glm47", "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>"),
+    ("poolside_v1", "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>"),
+    ("step3p5_xml", "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"),
+    (
+        "seed_oss",
+        "<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call>",
+    ),
+    ("lfm2", "<|tool_call_start|>[f(a=1)]<|tool_call_end|>"),
+    ("minicpm5_xml", '<function name="f"><param name="a">1</param></function>\n'),
+    (
+        "step3",
+        '<\uff5ctool_calls_begin\uff5c><\uff5ctool_call_begin\uff5c><steptml:invoke name="f">'
+        '<steptml:parameter name="a">1</steptml:parameter></steptml:invoke><\uff5ctool_call_end\uff5c>'
+        "<\uff5ctool_calls_end\uff5c>",
+    ),
+    (
+        "deepseek_v32",
+        '<\uff5cDSML\uff5cfunction_calls>\n<\uff5cDSML\uff5cinvoke name="f">\n<\uff5cDSML\uff5cparameter name="a" '
+        'string="false">1</\uff5cDSML\uff5cparameter>\n</\uff5cDSML\uff5cinvoke>\n</\uff5cDSML\uff5cfunction_calls>',
+    ),
+    (
+        "deepseek_v4",
+        '<\uff5cDSML\uff5ctool_calls>\n<\uff5cDSML\uff5cinvoke name="f">\n{"a": 1}\n</\uff5cDSML\uff5cinvoke>\n</\uff5cDSML\uff5ctool_calls>',
+    ),
+]
+
+
+@pytest.mark.parametrize(("dialect", "text"), CASES)
+def test_each_family_reads_its_format_whole_and_streamed(
+    check_stream: StreamCheck, dialect: str, text: str
+) -> None:
+    result = check_stream(text, dialect)
+    assert [(c.name, c.arguments) for c in result.calls] == [("f", {"a": 1})]
+    assert result.errors == []
