@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tether.cli import _audit, _corpus, _demo, _parse, _run, _schema, _tools
+from tether.cli import _audit, _chat, _corpus, _demo, _parse, _run, _schema, _tools
 
 __all__ = ["app", "main"]
 
@@ -20,6 +20,7 @@ _tools.register(app)
 _schema.register(app)
 _demo.register(app)
 _run.register(app)
+_chat.register(app)
 _parse.register(app)
 _corpus.register(app)
 _audit.register(app)

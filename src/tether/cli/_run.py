@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import anyio
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from tether.builtin import PackConfig, build_tools
 from tether.cli._errors import user_errors
@@ -75,9 +76,12 @@ class _Printer:
             self.in_text = False
         match event:
             case ToolStartEvent(call=call):
-                args = json.dumps(call.arguments, ensure_ascii=False)
-                why = f"  [italic]why: {call.why}[/]" if call.why else ""
-                c.print(f"[cyan]→ {call.name}[/]({args}){why}", highlight=False)
+                # most dialects carry `why` as an argument: show it as the why, not twice
+                said = call.why if call.why is not None else call.arguments.get("why")
+                shown = {k: v for k, v in call.arguments.items() if k != "why" or call.why is not None}
+                args = json.dumps(shown, ensure_ascii=False, default=str)
+                why = f"  [italic]why: {escape(str(said))}[/]" if said else ""
+                c.print(f"[cyan]→ {call.name}[/]({escape(args)}){why}", highlight=False)
             case ToolEndEvent(envelope=ErrorEnvelope(error=error)):
                 c.print(f"  [red]✗ {error.code}[/] {error.message}", highlight=False)
                 if error.suggestion:
