@@ -636,23 +636,30 @@ def make(name: str) -> System:
     raise SystemExit(f"unknown system {name!r}; one of {', '.join(SYSTEMS)}")
 
 
+@dataclass(slots=True)
+class Samples:
+    wall: list[float]
+    cpu: list[float]
+    """CPU seconds of the whole process (all threads): what the run cost, robust to a busy machine."""
+
+
 async def samples(
     fn: Callable[[], Awaitable[None]], calls: int, *, budget_s: float, least: int, most: int
-) -> list[float]:
-    """Wall times of `fn()` after warm-up, until `budget_s` is spent (at least `least` runs)."""
+) -> Samples:
+    """Times of `fn()` after warm-up, until `budget_s` is spent (at least `least` runs)."""
     for _ in range(max(5, least // 10)):
         await fn()
     STARTS.clear()
-    times: list[float] = []
+    out = Samples([], [])
     deadline = time.perf_counter() + budget_s
-    while len(times) < most and (len(times) < least or time.perf_counter() < deadline):
-        start = time.perf_counter()
+    while len(out.wall) < most and (len(out.wall) < least or time.perf_counter() < deadline):
+        cpu, start = time.process_time(), time.perf_counter()
         await fn()
-        times.append(time.perf_counter() - start)
-    assert len(STARTS) == calls * len(times), (
-        f"expected {calls} tool calls per run, got {len(STARTS) / len(times)}"
-    )
-    return times
+        out.wall.append(time.perf_counter() - start)
+        out.cpu.append(time.process_time() - cpu)
+    runs = len(out.wall)
+    assert len(STARTS) == calls * runs, f"expected {calls} tool calls per run, got {len(STARTS) / runs}"
+    return out
 
 
 async def measure(name: str) -> dict[str, Any]:
@@ -662,23 +669,23 @@ async def measure(name: str) -> dict[str, Any]:
     fifty = await samples(lambda: system.run(FIFTY), 50, budget_s=2, least=20, most=200)
     MARKS.clear()
     lag = await samples(system.streamed, 1, budget_s=0, least=30, most=30)
-    assert len(MARKS) >= len(STARTS), (len(MARKS), len(STARTS))
     marks = MARKS[-len(STARTS) :]
     return {
         "note": system.note,
-        "runs": len(one),
-        "one_us": statistics.median(one) * 1e6,
-        "five_us": statistics.median(five) * 1e6,
-        "fifty_ms": statistics.median(fifty) * 1e3,
+        "runs": [len(one.wall), len(five.wall)],
+        "one_us": statistics.median(one.wall) * 1e6,
+        "one_cpu_us": statistics.median(one.cpu) * 1e6,
+        "five_us": statistics.median(five.wall) * 1e6,
+        "five_cpu_us": statistics.median(five.cpu) * 1e6,
+        "fifty_ms": statistics.median(fifty.wall) * 1e3,
         "lag_ms": [(s - m) * 1e3 for s, m in zip(STARTS, marks, strict=True)],
-        "internal_lag_ms": [s * 1e3 for s in system.internal_lags_s()[-len(lag) :]],
-        "run_lag_ms": statistics.median(lag) * 1e3,
+        "internal_lag_ms": [s * 1e3 for s in system.internal_lags_s()[-len(lag.wall) :]],
     }
 
 
 def child(name: str) -> None:
     result = asyncio.run(measure(name))
-    print(RESULT_PREFIX + json.dumps(result), flush=True)
+    print("\n" + RESULT_PREFIX + json.dumps(result), flush=True)  # on its own line, whatever a peer printed
 
 
 # --------------------------------------------------------------------------------------------- parent
@@ -686,14 +693,13 @@ def child(name: str) -> None:
 
 def spawn(name: str) -> dict[str, Any]:
     """Run one system in a fresh interpreter; on failure, the reason as `error`."""
-    done = subprocess.run(
-        [sys.executable, __file__, "--child", name], capture_output=True, text=True, check=False
-    )
+    command = [sys.executable, __file__, "--child", name]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
     for line in reversed(done.stdout.splitlines()):
         if line.startswith(RESULT_PREFIX):
             return json.loads(line[len(RESULT_PREFIX) :])
     lines = [s for s in done.stderr.strip().splitlines() if s.strip()]
-    return {"error": lines[-1] if lines else f"exit status {done.returncode}"}
+    return {"error": lines[-1] if lines else f"exit status {done.returncode}, no result"}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -701,60 +707,56 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+
+
 def main() -> None:
-    load = os.getloadavg()
-    print(
-        f"machine: {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {sys.version.split()[0]}"
-    )
+    print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average before: {load()}")
     results = {name: spawn(name) for name in SYSTEMS}
-    load = os.getloadavg()
-    print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\n")
+    print(f"load average after: {load()}\n")
     ok = {n: r for n, r in results.items() if "error" not in r}
-    floor = ok.get("floor", {}).get("one_us", float("nan"))
+    floor = ok.get("floor", {"one_us": float("nan"), "one_cpu_us": float("nan")})
 
     def failed(name: str) -> str:
         return f"did not run: {results[name]['error']}"
 
-    print(row("one run: 2 model turns + 1 tool call", "median µs", "x floor", "over floor µs", "setup"))
-    print(row("---", "---:", "---:", "---:", "---"))
+    print(row("one run: 2 model turns + 1 tool call", "median µs", "x floor", "CPU µs", "x floor", "setup"))
+    print(row("---", "---:", "---:", "---:", "---:", "---"))
+    for name, r in results.items():
+        if "error" in r:
+            print(row(name, "-", "-", "-", "-", failed(name)))
+            continue
+        wall, cpu = r["one_us"], r["one_cpu_us"]
+        setup = f"{r['note']}; {r['runs'][0]} runs".lstrip("; ")
+        x_wall, x_cpu = wall / floor["one_us"], cpu / floor["one_cpu_us"]
+        print(row(name, f"{wall:,.1f}", f"{x_wall:,.0f}", f"{cpu:,.1f}", f"{x_cpu:,.0f}", setup))
+    if "tether" in ok and any(p in ok for p in PEERS):
+        print()
+        for key, what in (("one_us", "wall"), ("one_cpu_us", "CPU")):
+            fastest = min((ok[p][key], p) for p in PEERS if p in ok)
+            budget = (fastest[0] - floor[key]) / 50
+            over = ok["tether"][key] - floor[key]
+            verdict = "met" if over <= budget else f"not met, {over / budget:.1f}x over"
+            print(
+                f"target ({what}): tether's overhead over the floor <= 1/50 of the fastest peer's ({fastest[1]}) "
+                f"= {budget:,.1f} µs; measured {over:,.1f} µs ({verdict})"
+            )
+
+    print()
+    print(
+        row(
+            "marginal cost of a tool turn", "1 tool turn µs", "5 tool turns µs", "per extra turn µs", "CPU µs"
+        )
+    )
+    print(row("---", "---:", "---:", "---:", "---:"))
     for name, r in results.items():
         if "error" in r:
             print(row(name, "-", "-", "-", failed(name)))
             continue
-        us = r["one_us"]
-        print(
-            row(
-                name,
-                f"{us:,.1f}",
-                f"{us / floor:,.0f}",
-                f"{us - floor:,.1f}",
-                f"{r['note']}; {r['runs']} runs".lstrip("; "),
-            )
-        )
-    peers = [ok[p]["one_us"] for p in PEERS if p in ok]
-    if peers and "tether" in ok:
-        budget = (min(peers) - floor) / 50
-        over = ok["tether"]["one_us"] - floor
-        verdict = "met" if over <= budget else "not met"
-        print(
-            f"\ntarget: tether's overhead <= 1/50 of the fastest peer's = {budget:,.1f} µs; measured {over:,.1f} µs ({verdict})"
-        )
-
-    print()
-    print(row("marginal cost of a tool turn", "1 tool turn µs", "5 tool turns µs", "per extra tool turn µs"))
-    print(row("---", "---:", "---:", "---:"))
-    for name, r in results.items():
-        if "error" in r:
-            print(row(name, "-", "-", failed(name)))
-            continue
-        print(
-            row(
-                name,
-                f"{r['one_us']:,.1f}",
-                f"{r['five_us']:,.1f}",
-                f"{(r['five_us'] - r['one_us']) / 4:,.1f}",
-            )
-        )
+        extra, extra_cpu = (r["five_us"] - r["one_us"]) / 4, (r["five_cpu_us"] - r["one_cpu_us"]) / 4
+        print(row(name, f"{r['one_us']:,.1f}", f"{r['five_us']:,.1f}", f"{extra:,.1f}", f"{extra_cpu:,.1f}"))
 
     print()
     print(row("50 calls to a 10 ms async tool in one model turn", "median wall ms"))
@@ -764,31 +766,25 @@ def main() -> None:
 
     print()
     pause = STREAM_PAUSE_S * 1e3
-    print(
-        row(
-            f"stream-to-start lag (model streams on {pause:.0f} ms after the call)",
-            "median ms",
-            "p95 ms",
-            "tool starts",
-        )
-    )
+    title = f"stream-to-start lag (the model streams {pause:.0f} ms more after the call)"
+    print(row(title, "median ms", "p95 ms", "tool starts"))
     print(row("---", "---:", "---:", "---"))
     for name, r in results.items():
         if "error" in r:
             print(row(name, "-", "-", failed(name)))
             continue
         lags: list[float] = r["lag_ms"]
-        median, p95 = statistics.median(lags), pct(lags, 0.95)
-        when = "after the response ends" if median >= pause else "while the model streams"
-        print(row(name, f"{median:.3f}", f"{p95:.3f}", when))
+        when = "after the response ends" if statistics.median(lags) >= pause else "while the model streams"
+        print(row(name, f"{statistics.median(lags):.3f}", f"{pct(lags, 0.95):.3f}", when))
         internal: list[float] = r["internal_lag_ms"]
         if internal:
+            median, p95 = statistics.median(internal), pct(internal, 0.95)
             print(
                 row(
-                    f"{name} (its own `tool_start_lag_s`)",
-                    f"{statistics.median(internal):.3f}",
-                    f"{pct(internal, 0.95):.3f}",
-                    "parser event -> tool task start",
+                    f"{name}: its own `tool_start_lag_s`",
+                    f"{median:.3f}",
+                    f"{p95:.3f}",
+                    "parser event to task start",
                 )
             )
 
