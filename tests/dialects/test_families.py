@@ -21,6 +21,8 @@ CASES = [
         "<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_call>",
     ),
     ("lfm2", "<|tool_call_start|>[f(a=1)]<|tool_call_end|>"),
+    ("hunyuan_a13b", '<tool_calls><tool_call>f<tool_sep>{"a": 1}</tool_call></tool_calls>'),
+    ("hunyuan_a13b", '<tool_calls>[{"name": "f", "arguments": {"a": 1}}]</tool_calls>'),
     ("minicpm5_xml", '<function name="f"><param name="a">1</param></function>\n'),
     (
         "step3",

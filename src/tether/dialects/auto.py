@@ -43,6 +43,7 @@ CANDIDATES = (
     "granite_20b_fc",
     "gigachat3",
     "minimax",
+    "hunyuan_a13b",
     "json_calls",
     "fenced",
     "yaml",

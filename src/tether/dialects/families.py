@@ -5,6 +5,7 @@
   `phi4_mini`, `apertus` (`{"name": {args}}`), `gigachat3`.
 - Renamed relatives: `glm47` and `poolside_v1` (GLM-4.5 calls), `step3p5_xml` and `seed_oss` (Qwen3-Coder
   XML), `lfm2` (pythonic calls between `<|tool_call_start|>` and `<|tool_call_end|>`).
+- `hunyuan_a13b`: a JSON list, or `name<tool_sep>{json}` elements, inside `<tool_calls>`.
 - Named-parameter XML: `minicpm5_xml` (`<function name=..><param name=..>`), `step3` (`steptml:invoke`),
   `deepseek_v32` / `deepseek_v4` (DSML `invoke` / `parameter`, values typed by `string="true|false"`).
 """
@@ -20,7 +21,7 @@ from tether.dialects._calls import emit_json_calls
 from tether.dialects._json import parse_value, skip_ws
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._tools import ToolIndex, coerce_text_value
-from tether.dialects.glm45 import Glm45
+from tether.dialects.glm45 import Glm45, arg_pairs
 from tether.dialects.pythonic import emit_pythonic
 from tether.dialects.qwen3_coder_xml import Qwen3CoderXml, read_xml_functions
 from tether.types import Repair, ToolResultMessage
@@ -194,6 +195,61 @@ class Lfm2(Dialect):
         )
 
 
+class _HunyuanParser(RegionParser):
+    """`<tool_calls>` holding a JSON list, or `<tool_call>name<tool_sep>{json}</tool_call>` elements."""
+
+    openers = (
+        Opener("<tool_calls>", ends=("</tool_calls>",)),
+        THINK,
+        Opener("<answer>", "drop"),
+        Opener("</answer>", "drop"),
+    )
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        if body.lstrip()[:1] in ("[", "{"):
+            emit_json_calls(self, body, span, complete)
+            return
+        parts = body.split("<tool_call>")[1:]
+        if not parts:
+            self.fail("no <tool_call> in <tool_calls>", span, body)
+        for part in parts:
+            part = part.split("</tool_call>", 1)[0]
+            name, sep, rest = part.partition("<tool_sep>")
+            name = name.strip()
+            if not sep or not name:
+                self.fail("a call needs name<tool_sep>arguments", span, part)
+                continue
+            if "<arg_key>" in rest:
+                pairs = arg_pairs(rest, 0)
+                args: dict[str, Any] = {}
+                repairs: list[Repair] = []
+                for key, raw in pairs:
+                    args[key], repair = coerce_text_value(raw, self.tools.param_schema(name, key), f"$.{key}")
+                    if repair is not None:
+                        repairs.append(repair)
+                self.call(name, args, span, repairs)
+                continue
+            v = parse_value(rest) if rest.strip() else None
+            value: Any = v.value if v is not None else {}
+            if v is not None and (not v.ok or not isinstance(value, dict)):
+                self.fail(f"arguments of {name} are not a JSON object", span, part)
+                continue
+            self.call(name, cast(dict[str, Any], value), span, v.repairs if v is not None else [])
+
+
+class HunyuanA13b(Dialect):
+    name: ClassVar[str] = "hunyuan_a13b"
+
+    def stream_parser(self, tools: ToolIndex) -> RegionParser:
+        return _HunyuanParser(self.name, tools)
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            f"You can call these functions:\n{tool_json_lines(tools)}\n\n"
+            'To call, write <tool_calls>[{"name": "NAME", "arguments": {...}}]</tool_calls>'
+        )
+
+
 class _InvokeParser(RegionParser):
     """`<P invoke name="f"> <P parameter name="k">v</P parameter> </P invoke>` with a family prefix P."""
 
@@ -299,6 +355,7 @@ FAMILIES: tuple[Dialect, ...] = (
     Step3p5Xml(),
     SeedOss(),
     Lfm2(),
+    HunyuanA13b(),
     _invoke_dialect(
         "minicpm5_xml", "<function", "</function>", "<function", "<param", "</function>", "</param>"
     ),

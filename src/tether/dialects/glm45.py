@@ -16,12 +16,12 @@ from tether.dialects._tools import ToolIndex
 from tether.dialects._xmlargs import typed_arguments
 from tether.types import Repair, ToolResultMessage
 
-__all__ = ["Glm45"]
+__all__ = ["Glm45", "arg_pairs"]
 
 _NAME = re.compile(r"[A-Za-z_][\w.\-:]*")
 
 
-def _pairs(body: str, i: int) -> list[tuple[str, str]]:
+def arg_pairs(body: str, i: int) -> list[tuple[str, str]]:
     """`<arg_key>k</arg_key><arg_value>v</arg_value>` pairs, each bounded by the next key (linear)."""
     out: list[tuple[str, str]] = []
     starts: list[int] = []
@@ -54,7 +54,7 @@ class _Parser(RegionParser):
         if not _NAME.fullmatch(name):
             self.fail("a tool call needs a function name", span, body)
             return
-        pairs = _pairs(body, max(k, 0))
+        pairs = arg_pairs(body, max(k, 0))
         args, repairs = typed_arguments(self.tools, name, pairs)
         if not complete:
             repairs.append(Repair(kind="unterminated", message="the call's closing tag is missing"))
