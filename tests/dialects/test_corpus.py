@@ -24,7 +24,7 @@ FLOORS: dict[str, tuple[int, int, int]] = {
     "deepseek_v4.jsonl": (5, 5, 1),  # of 5 labeled, 1/1 content
     "ernie45.jsonl": (4, 4, 1),  # of 4 labeled, 1/1 content
     "gemma4.jsonl": (8, 8, 2),  # of 8 labeled, 2/2 content
-    "gigachat3.jsonl": (18, 18, 8),  # of 19 labeled, 8/8 content
+    "gigachat3.jsonl": (19, 19, 8),  # of 19 labeled, 8/8 content
     "glm45.jsonl": (13, 13, 3),  # of 13 labeled, 3/3 content
     "glm47.jsonl": (1, 1, 1),  # of 1 labeled, 1/1 content
     "granite.jsonl": (2, 2, 1),  # of 2 labeled, 1/1 content

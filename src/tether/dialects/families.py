@@ -22,6 +22,7 @@ from tether.dialects._json import parse_value, skip_ws
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._tools import ToolIndex, coerce_text_value
 from tether.dialects.glm45 import Glm45, arg_pairs
+from tether.dialects.json_objects import OBJECT_GUARD, OBJECT_VIABLE
 from tether.dialects.pythonic import emit_pythonic
 from tether.dialects.qwen3_coder_xml import Qwen3CoderXml, read_xml_functions
 from tether.types import Repair, ToolResultMessage
@@ -137,6 +138,7 @@ class Gigachat3(TaggedJson):
         openers = (
             Opener(self.start),
             Opener("<|function_call|>"),
+            Opener("{", balanced=True, guard=OBJECT_GUARD, guard_len=24, viable=OBJECT_VIABLE, quotes='"'),
             THINK,
             *(Opener(d, "drop") for d in self.drops),
         )

@@ -15,12 +15,12 @@ from tether.dialects._prompt import tool_json_lines
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolResultMessage
 
-__all__ = ["JsonToolList", "Llama3Json", "Xlam"]
+__all__ = ["OBJECT_GUARD", "OBJECT_VIABLE", "JsonToolList", "Llama3Json", "Xlam"]
 
-_OBJ = re.compile(r"\{\s*\"(?:name|function)\"\s*:")
+OBJECT_GUARD = re.compile(r"\{\s*\"(?:name|function)\"\s*:")
 _LIST = re.compile(r"\[\s*\{\s*\"(?:name|function|arguments|parameters)\"\s*:")
 _FENCE = re.compile(r"```(?:json)?\s*[\[{]\s*(?:\{\s*)?\"(?:name|function|arguments|parameters)\"")
-_OBJ_VIABLE = re.compile(r"\{\s*(?:\"[a-z]{0,10}\"?\s*)?")
+OBJECT_VIABLE = re.compile(r"\{\s*(?:\"[a-z]{0,10}\"?\s*)?")
 _LIST_VIABLE = re.compile(r"\[\s*(?:\{\s*(?:\"[a-z]{0,10}\"?\s*)?)?")
 THINK = Opener("<think>", "reasoning", ends=("</think>",))
 
@@ -48,7 +48,7 @@ class _Parser(RegionParser):
 
 class _Llama3Parser(_Parser):
     openers = (
-        Opener("{", balanced=True, guard=_OBJ, guard_len=24, viable=_OBJ_VIABLE, quotes='"'),
+        Opener("{", balanced=True, guard=OBJECT_GUARD, guard_len=24, viable=OBJECT_VIABLE, quotes='"'),
         Opener("<|python_tag|>", "drop"),
         Opener("<|eom_id|>", "drop"),
         Opener("<|eot_id|>", "drop"),
@@ -67,7 +67,7 @@ class _XlamParser(_Parser):
     openers = (
         Opener("```", ends=("```",), guard=_FENCE, guard_len=48, tag="fenced"),
         Opener("[", balanced=True, guard=_LIST, guard_len=40, viable=_LIST_VIABLE, quotes='"'),
-        Opener("{", balanced=True, guard=_OBJ, guard_len=24, viable=_OBJ_VIABLE, quotes='"'),
+        Opener("{", balanced=True, guard=OBJECT_GUARD, guard_len=24, viable=OBJECT_VIABLE, quotes='"'),
         Opener("<tool_call>", "drop"),
         Opener("</tool_call>", "drop"),
         Opener("[TOOL_CALLS]", "drop"),
@@ -87,7 +87,7 @@ class Llama3Json(Dialect):
         return _Llama3Parser(self.name, tools)
 
     def detect(self, text: str) -> int | None:
-        m = _OBJ.search(text)
+        m = OBJECT_GUARD.search(text)
         return m.start() if m else None
 
     def render_tools(self, tools: ToolIndex) -> str:
