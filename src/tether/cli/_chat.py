@@ -116,7 +116,9 @@ def _turn(agent: Agent, line: str, history: list[Message], console: Console) -> 
 
 def _chat(agent: Agent, console: Console) -> None:
     history: list[Message] = []
-    console.print(f"[bold]tether chat[/] with {escape(agent.model.name)}: /exit or Ctrl-D to leave.")
+    console.print(
+        f"[bold]tether chat[/] with {escape(agent.model.name)}: /exit or Ctrl-D to leave.", highlight=False
+    )
     while True:
         try:
             line = console.input("[bold green]you>[/] ").strip()
