@@ -41,7 +41,6 @@ CANDIDATES = (
     "longcat",
     "granite",
     "granite_20b_fc",
-    "gigachat3",
     "minimax",
     "hunyuan_a13b",
     "json_calls",
@@ -50,6 +49,7 @@ CANDIDATES = (
     "llama3_json",
     "xlam",
     "pythonic",
+    "gigachat3",
 )
 """Text dialects `auto` chooses among, most specific first (ties go to the earlier)."""
 
