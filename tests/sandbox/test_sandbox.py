@@ -14,7 +14,7 @@ def test_a_run_returns_output_exit_code_and_timing(sandbox: Sandbox) -> None:
     assert result == SandboxResult(
         stdout="out\n", stderr="err\n", exit_code=4, duration_ms=result.duration_ms
     )
-    assert 0 < result.duration_ms < 5000
+    assert result.duration_ms > 0
 
 
 def test_stdin_cwd_and_env_reach_the_command(sandbox: Sandbox, workspace: Path) -> None:

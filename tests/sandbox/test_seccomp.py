@@ -61,6 +61,18 @@ def test_io_uring_and_openat2_are_refused_because_the_filter_cannot_see_inside_t
     assert [errno_of(run(program, arch=arch, nr=nr)) for nr in (425, 426, 427, 437)] == [errno.ENOSYS] * 4
 
 
+@pytest.mark.parametrize(
+    ("machine", "arch", "nrs"),
+    [
+        ("x86_64", X86_64, (248, 249, 250, 321, 298, 323)),
+        ("aarch64", AARCH64, (217, 218, 219, 280, 241, 282)),
+    ],
+)
+def test_keyrings_bpf_perf_and_userfaultfd_are_refused(machine: str, arch: int, nrs: tuple[int, ...]) -> None:
+    program = sandbox_filter(machine)
+    assert [errno_of(run(program, arch=arch, nr=nr)) for nr in nrs] == [errno.ENOSYS] * len(nrs)
+
+
 def test_ordinary_syscalls_are_allowed() -> None:
     program = sandbox_filter("x86_64")
     assert [run(program, arch=X86_64, nr=nr) for nr in (0, 1, 2, 57, 59, 231)] == [ALLOW] * 6
