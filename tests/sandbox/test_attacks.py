@@ -210,7 +210,7 @@ def test_a_shell_fork_bomb_ends_with_the_timeout_and_leaves_nothing(workspace: P
     result = Sandbox(workspace, limits=Limits(processes=32, timeout_s=2)).run(
         ["sh", "-c", f"{marker}() {{ {marker} | {marker} & }}; {marker}; sleep 30"]
     )
-    assert result.exit_code in (-9, 0)
+    assert result.duration_ms < 10_000  # it ended (by the timeout, or when the shell could not fork)
     assert _wait_gone(marker) == []
 
 
