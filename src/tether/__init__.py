@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from tether.loop import Limits as Limits
     from tether.loop import NoCalls as NoCalls
     from tether.loop import RunResult as RunResult
+    from tether.loop import Session as Session
+    from tether.models import AnthropicModel as AnthropicModel
     from tether.models import FunctionModel as FunctionModel
     from tether.models import Model as Model
     from tether.models import OpenAIModel as OpenAIModel
@@ -55,6 +57,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "AbstractToolset": "tether.tools",
     "Agent": "tether.loop",
+    "AnthropicModel": "tether.models",
     "EndTurn": "tether.loop",
     "Envelope": "tether.types",
     "ErrorCode": "tether.types",
@@ -77,6 +80,7 @@ _EXPORTS: dict[str, str] = {
     "Principal": "tether.execution",
     "RunResult": "tether.loop",
     "ScriptedModel": "tether.models",
+    "Session": "tether.loop",
     "TetherError": "tether.exceptions",
     "TetherRuntimeError": "tether.exceptions",
     "Tool": "tether.tools",
@@ -97,6 +101,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "AbstractToolset",
     "Agent",
+    "AnthropicModel",
     "EndTurn",
     "Envelope",
     "ErrorCode",
@@ -119,6 +124,7 @@ __all__ = [
     "Principal",
     "RunResult",
     "ScriptedModel",
+    "Session",
     "TetherError",
     "TetherRuntimeError",
     "Tool",

@@ -77,7 +77,7 @@ def test_replay_runs_a_recorded_session_through_the_real_tools(monkeypatch: pyte
 
 
 def test_run_without_a_model_says_how_to_configure_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("TETHER_MODEL", "OPENAI_API_KEY"):
+    for name in ("TETHER_MODEL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     result = runner.invoke(app, ["run", "hello"])
     assert result.exit_code == 2

@@ -172,3 +172,13 @@ async def test_token_and_wall_time_limits_end_the_run_with_their_reasons() -> No
     ).run("go")
     assert result.reason == "max_wall_time"
     assert result.events[-1].event == "on_chain_end"
+
+
+async def test_a_call_id_reused_in_a_later_turn_is_a_new_call() -> None:
+    STARTED.clear()
+    same = calls(("book", {"city": "Rome"}))  # `c0` in both turns, same arguments
+    result = await Agent(ScriptedModel([same, same, "Booked twice."]), [book], dialect="json_calls").run(
+        "2 trips"
+    )
+    assert STARTED == ["book:Rome", "book:Rome"]
+    assert result.output == "Booked twice."

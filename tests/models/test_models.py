@@ -134,6 +134,7 @@ async def test_a_recorded_run_replays_identically(tmp_path: Path) -> None:
 def test_no_configured_model_says_how_to_configure_one(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TETHER_MODEL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(UserError, match="--model openai:gpt-4o-mini"):
         model_from_name(None)
     with pytest.raises(UserError, match="Unknown model 'acme:x'"):

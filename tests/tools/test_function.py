@@ -129,7 +129,7 @@ def test_custom_validators_report_problems_like_schema_checks() -> None:
 
     checked = visit.validate_call(call(visit, place={"city": "oslo"}))
     assert checked.problems == [
-        Problem("$.place.city", "Value error, city names start with a capital letter")
+        Problem("$.place.city", "Value error, city names start with a capital letter", "value_error")
     ]
 
 

@@ -39,12 +39,14 @@ def test_every_problem_is_listed_with_its_path() -> None:
     checked = check({"days": 50, "unit": "kelvin", "filters": {"tags": ["a", 3]}, "extra": 1})
     assert checked.problems == [
         Problem(
-            "$", "unexpected argument `extra`; allowed: city, days, filters, metric, points, ratio, unit"
+            "$",
+            "unexpected argument `extra`; allowed: city, days, filters, metric, points, ratio, unit",
+            "additionalProperties",
         ),
-        Problem("$.city", "missing required argument"),
-        Problem("$.days", "must be <= 10; got 50"),
-        Problem("$.filters.tags[1]", "must be a string; got integer 3"),
-        Problem("$.unit", 'must be one of "c", "f"; got "kelvin"'),
+        Problem("$.city", "missing required argument", "required"),
+        Problem("$.days", "must be <= 10; got 50", "maximum"),
+        Problem("$.filters.tags[1]", "must be a string; got integer 3", "type"),
+        Problem("$.unit", 'must be one of "c", "f"; got "kelvin"', "enum"),
     ]
     assert describe_problems("forecast", checked.problems[:2]) == (
         "2 problems with the arguments of forecast: $: unexpected argument `extra`; allowed: city, days, filters, "

@@ -131,7 +131,12 @@ def register(app: typer.Typer) -> None:
     def run(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
         prompt: Annotated[str, typer.Argument(help="What to ask.")],
         model: Annotated[str | None, typer.Option(help="provider:name, e.g. openai:gpt-4o-mini.")] = None,
-        base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible server's URL.")] = None,
+        base_url: Annotated[
+            str | None,
+            typer.Option(
+                help="The provider's server URL, e.g. an OpenAI-compatible one (Ollama, vLLM, ...)."
+            ),
+        ] = None,
         tools: Annotated[
             list[str] | None, typer.Option("--tools", "-t", help="Tool sources (repeatable).")
         ] = None,

@@ -207,7 +207,8 @@ class _Turn:
         if unanswered:  # resuming: the journal answers what already ran and refuses what is in doubt
             for call in unanswered:
                 await self.emit(ToolStartEvent(data=_describe(call), call=call))
-            envelopes = await agent.executor.execute_all(unanswered, self.run_state)
+            turn = sum(isinstance(m, AssistantMessage) for m in self.messages)
+            envelopes = await agent.executor.execute_all(_journaled(unanswered, turn), self.run_state)
             for call, envelope in zip(unanswered, envelopes, strict=True):
                 await self.finish(call, envelope)
             await self.add(
@@ -312,6 +313,7 @@ class _Turn:
 
     async def model_turn(self) -> tuple[ParseResult, list[AnyEnvelope]]:
         agent = self.agent
+        turn = sum(isinstance(m, AssistantMessage) for m in self.messages) + 1
         await self.emit(ChatModelStartEvent(toolCalls=list(self.run_state.records)))
         parser = stream_parser(agent.dialect, agent.toolset)
         request = ModelRequest(
@@ -334,7 +336,7 @@ class _Turn:
                         if isinstance(event, TextDelta) and event.text:
                             await self.show(ChatModelStreamEvent(data=event.text))
                         elif isinstance(event, CallCompleted) and self.streamable(event.call):
-                            group.start_soon(self.execute, event.call, started, time.monotonic())
+                            group.start_soon(self.execute, event.call, turn, started, time.monotonic())
                 parser.close()
         except BaseExceptionGroup as errors:
             if len(errors.exceptions) == 1:  # the model's (or our) one error, not a group of one
@@ -356,7 +358,7 @@ class _Turn:
             for call in later:
                 await self.emit(ToolStartEvent(data=_describe(call), call=call))
             for call, envelope in zip(
-                later, await agent.executor.execute_all(later, self.run_state), strict=True
+                later, await agent.executor.execute_all(_journaled(later, turn), self.run_state), strict=True
             ):
                 started[call.id] = envelope
                 await self.finish(call, envelope)
@@ -381,10 +383,12 @@ class _Turn:
         tool = self.agent.toolset.get(call.name)
         return tool is not None and tool.spec.side_effects in STREAMABLE and not tool.spec.sequential
 
-    async def execute(self, call: ToolCall, results: dict[str, AnyEnvelope], completed_at: float) -> None:
+    async def execute(
+        self, call: ToolCall, turn: int, results: dict[str, AnyEnvelope], completed_at: float
+    ) -> None:
         self.lags.append(time.monotonic() - completed_at)
         await self.emit(ToolStartEvent(data=_describe(call), call=call))
-        envelope = await self.agent.executor.execute(call, self.run_state)
+        envelope = await self.agent.executor.execute(_journaled([call], turn)[0], self.run_state)
         results[call.id] = envelope
         await self.finish(call, envelope)
 
@@ -410,6 +414,16 @@ class _Turn:
             )
         elif call.name == "open_url":
             await self.emit(OpenUrlEvent(url=str(args.get("url", ""))))
+
+
+def _journaled(calls: Sequence[ToolCall], turn: int) -> list[ToolCall]:
+    """The calls as the executor sees them: ids made unique in the conversation by the turn that made them.
+
+    Text dialects number their calls from `call_0` in every turn and models reuse their own ids (`c1`), but
+    the journal keys repeats by call id: the same id in a later turn is a new call. The number is derived
+    from the conversation, so `resume` after a crash finds the same ids in the journal.
+    """
+    return [call.model_copy(update={"id": f"{call.id}@{turn}"}) for call in calls]
 
 
 def _unanswered(messages: Sequence[Message]) -> list[ToolCall]:

@@ -156,7 +156,14 @@ def _typed_values(
     try:
         return adapter.validate_python(arguments), []
     except ValidationError as e:
-        return None, [Problem(_loc_path(err["loc"]), err["msg"]) for err in e.errors(include_url=False)]
+        return None, [
+            Problem(_loc_path(err["loc"]), err["msg"], _pydantic_kind(err["type"]))
+            for err in e.errors(include_url=False)
+        ]
+
+
+def _pydantic_kind(error_type: str) -> str:
+    return "required" if error_type == "missing" else error_type
 
 
 def _loc_path(loc: tuple[int | str, ...]) -> str:

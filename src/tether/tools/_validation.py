@@ -38,6 +38,9 @@ class Problem:
     path: str
     """JSON path of the argument, e.g. `$.location.city`; `$` for the arguments object itself."""
     message: str
+    kind: str = "invalid"
+    """What failed, for code to act on: the JSON Schema keyword (`required`, `type`, `enum`, ...), or the
+    pydantic error type for a function tool's own validators."""
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -112,7 +115,7 @@ class ArgumentValidator:
             try:
                 self._fast(coerced) if self._fast else None
             except fastjsonschema.JsonSchemaValueException as e:
-                problems = [Problem(_fast_path(e), _strip_name(e.message))]
+                problems = [Problem(_fast_path(e), _strip_name(e.message), str(e.rule or "invalid"))]
         return Validated(coerced, problems, coercions)
 
 
@@ -212,14 +215,14 @@ def _problems(errors: Iterable[ValidationError]) -> list[Problem]:
             for name in _expected(e):
                 if name not in present:
                     problems.append(
-                        Problem(_json_path([*e.absolute_path, name]), "missing required argument")
+                        Problem(_json_path([*e.absolute_path, name]), "missing required argument", "required")
                     )
             continue
         by_path.setdefault(_json_path(e.absolute_path), []).append(e)
     for path, found in by_path.items():
         # "must be one of a, b" already says what "must be a string" would: keep the more specific one.
         specific = [e for e in found if _keyword(e) in ("enum", "const")]
-        problems.extend(Problem(path, _message(e)) for e in (specific or found))
+        problems.extend(Problem(path, _message(e), _keyword(e)) for e in (specific or found))
     problems.sort(key=lambda p: p.path)
     return problems
 

@@ -11,9 +11,7 @@ __all__ = ["SchemaGuard"]
 
 
 def _missing_why(problem: Problem) -> bool:
-    return problem.message == "missing required argument `why`" or (
-        problem.path == "$.why" and problem.message.startswith("missing required")
-    )
+    return problem.kind == "required" and problem.path == "$.why"
 
 
 class SchemaGuard:
