@@ -274,13 +274,13 @@ async def test_a_repaired_call_to_a_read_only_tool_runs() -> None:
     assert envelope == OkEnvelope(data={"city": "Paris", "days": 1})
 
 
-async def test_coercions_count_as_repairs_unless_tolerated() -> None:
+async def test_safe_coercions_are_tolerated_by_default_and_refusable_by_policy() -> None:
     coerced = call("set_volume", level="5")
-    refused = await Executor(TOOLS).execute(coerced)
+    assert await Executor(TOOLS).execute(coerced) == OkEnvelope(data=5)
+    strict = Executor(TOOLS, policy=Policy(tolerated_repairs=frozenset()))
+    refused = await strict.execute(coerced)
     assert isinstance(refused, ErrorEnvelope)
     assert refused.error.code == "INVALID_ARGS"
-    tolerant = Executor(TOOLS, policy=Policy(tolerated_repairs=frozenset({"coerced"})))
-    assert await tolerant.execute(coerced) == OkEnvelope(data=5)
 
 
 async def test_the_repaired_call_policy_can_allow_every_repair() -> None:

@@ -33,8 +33,10 @@ class Policy(BaseModel):
     """Seconds from a run's first call after which it may start no more calls; `None` for no limit."""
     repaired_calls: RepairedCallPolicy = "refuse_mutating"
     """Which calls whose payload tether had to repair are refused rather than run."""
-    tolerated_repairs: frozenset[str] = frozenset()
-    """Repair kinds (e.g. `"coerced"`) that do not count as repairs for `repaired_calls`."""
+    tolerated_repairs: frozenset[str] = frozenset({"coerced"})
+    """Repair kinds that do not count as repairs for `repaired_calls`. By default `coerced`: a value the
+    schema reads unambiguously (`"5"` for an integer, every number in an XML-style format) is not a guess
+    about what the model meant, as a mended bracket or quote is. Set `frozenset()` to refuse those too."""
     idempotency: bool = True
     """Answer a repeated call from the journal instead of running it again."""
     closest_tools: int = Field(default=3, ge=0)
