@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from tether._literals import Flavor, LooseValue, loads, parse_value, skip_ws
 from tether.dialects._base import StreamParser
 from tether.dialects._events import PartialCall
-from tether.dialects._json import Flavor, LooseValue, loads, parse_value, skip_ws
 from tether.types import Repair
 
 __all__ = [

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from tether._literals import loads
 from tether.dialects._api import parse, stream_parser
 from tether.dialects._events import ParseResult
-from tether.dialects._json import loads
 from tether.dialects._registry import dialect_names
 
 __all__ = ["CaseFailure", "FileReport", "corpus_files", "load_exclusions", "run_file"]

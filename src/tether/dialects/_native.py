@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from tether._literals import loads
 from tether.dialects._base import Balancer, StreamParser
 from tether.dialects._events import ParseEvent, PartialCall
-from tether.dialects._json import loads
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tether.dialects._json import Flavor, parse_value, skip_ws
+from tether._literals import Flavor, parse_value, skip_ws
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair
 

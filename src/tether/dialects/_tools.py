@@ -1,60 +1,20 @@
 """What a dialect needs to know about the tools: names, parameter order and parameter types.
 
-`ToolIndex.of(tools)` accepts what `tether.tools.as_toolset` accepts; plain `ToolSpec`s and tool dicts in
-the common formats (OpenAI, Anthropic, Gemini, MCP, BFCL) are read here directly so that a dialect works
-without the tools package.
+`ToolIndex.of(tools)` accepts what `tether.tools.as_toolset` accepts (Toolsets, tools, ToolSpecs, functions,
+tool JSON in every format tether reads, or lists of them).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, cast
 
-from pydantic import ValidationError
-
-from tether.dialects._json import parse_value
+from tether._literals import parse_value
+from tether.tools import as_toolset
 from tether.types import Repair, ToolSpec
 
-__all__ = ["ToolIndex", "coerce_text_value", "spec_from_dict"]
-
-_BFCL_TYPES = {"dict": "object", "float": "number", "tuple": "array", "int": "integer", "bool": "boolean"}
-
-
-def _normalise_schema(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        out: dict[str, Any] = {}
-        for k, v in cast(dict[str, Any], schema).items():
-            if k == "type" and isinstance(v, str):
-                out[k] = _BFCL_TYPES.get(v, v)
-            elif k == "type" and isinstance(v, list):
-                out[k] = [_BFCL_TYPES.get(t, t) if isinstance(t, str) else t for t in cast(list[Any], v)]
-            else:
-                out[k] = _normalise_schema(v)
-        return out
-    if isinstance(schema, list):
-        return [_normalise_schema(x) for x in cast(list[Any], schema)]
-    return schema
-
-
-def spec_from_dict(d: Mapping[str, Any]) -> ToolSpec | None:
-    """A ToolSpec from an OpenAI, Anthropic, Gemini, MCP or BFCL tool dict; `None` if it is none of them."""
-    if d.get("type") == "function" and isinstance(d.get("function"), dict):
-        d = cast(dict[str, Any], d["function"])
-    name = d.get("name")
-    if not isinstance(name, str):
-        return None
-    raw: Any = (
-        d.get("parameters") or d.get("input_schema") or d.get("inputSchema") or d.get("parametersJsonSchema")
-    )
-    schema: dict[str, Any] = (
-        _normalise_schema(raw) if isinstance(raw, dict) else {"type": "object", "properties": {}}
-    )
-    try:
-        return ToolSpec(name=name, description=str(d.get("description") or ""), input_schema=schema)
-    except ValidationError:
-        return None
+__all__ = ["ToolIndex", "coerce_text_value"]
 
 
 class ToolIndex:
@@ -72,20 +32,7 @@ class ToolIndex:
             return cls()
         if isinstance(tools, ToolIndex):
             return tools
-        if isinstance(tools, ToolSpec):
-            return cls([tools])
-        if isinstance(tools, Mapping):
-            mapping = cast(Mapping[str, Any], tools)
-            if "functionDeclarations" in mapping or "function_declarations" in mapping:
-                return cls.of(mapping.get("functionDeclarations") or mapping.get("function_declarations"))
-            spec = spec_from_dict(mapping)
-            return cls([spec] if spec else [])
-        if isinstance(tools, list | tuple):
-            specs: list[ToolSpec] = []
-            for item in cast(Iterable[Any], tools):
-                specs.extend(cls.of(item).specs.values())
-            return cls(specs)
-        return cls(_specs_from_toolset(tools))
+        return cls(as_toolset(tools).specs())
 
     def __bool__(self) -> bool:
         return bool(self.specs)
@@ -110,15 +57,6 @@ class ToolIndex:
             return None
         schema = cast(dict[str, Any], props).get(param)
         return cast(dict[str, Any], schema) if isinstance(schema, dict) else None
-
-
-def _specs_from_toolset(tools: Any) -> list[ToolSpec]:
-    """Use `tether.tools.as_toolset` for anything else (functions, Tools, Toolsets)."""
-    tools_module = importlib.import_module("tether.tools")  # the tools package imports dialects' peers
-    toolset: Any = tools_module.as_toolset(tools)
-    if hasattr(toolset, "specs"):
-        return list(toolset.specs())
-    return [t.spec for t in toolset.tools().values()]
 
 
 def _types_of(schema: dict[str, Any] | None) -> list[str]:

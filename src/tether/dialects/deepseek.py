@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
+from tether._literals import loads
 from tether.dialects._base import Dialect, Opener, RegionParser
-from tether.dialects._json import loads
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolResultMessage

@@ -16,9 +16,9 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
+from tether._literals import parse_value, skip_ws
 from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
 from tether.dialects._calls import emit_json_calls
-from tether.dialects._json import parse_value, skip_ws
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._tools import ToolIndex, coerce_text_value
 from tether.dialects.glm45 import Glm45, arg_pairs

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from tether._literals import skip_ws
 from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
-from tether.dialects._json import skip_ws
 from tether.dialects._pycall import bind_arguments, parse_call
 from tether.dialects._tools import ToolIndex
 from tether.dialects._typescript import signature

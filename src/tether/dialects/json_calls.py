@@ -11,9 +11,9 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
+from tether._literals import loads
 from tether.dialects._base import Dialect, Opener, RegionParser
 from tether.dialects._calls import RepairScopes
-from tether.dialects._json import loads
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolResultMessage
 

@@ -7,9 +7,9 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
+from tether._literals import parse_value, skip_ws
 from tether.dialects._base import Dialect, Opener, RegionParser
 from tether.dialects._calls import emit_json_calls
-from tether.dialects._json import parse_value, skip_ws
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolResultMessage

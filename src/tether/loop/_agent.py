@@ -10,8 +10,8 @@ from typing import Any, cast
 
 import anyio
 
+from tether._literals import loads
 from tether.dialects import CallCompleted, ParseResult, TextDelta, render_results, render_tools, stream_parser
-from tether.dialects._json import loads
 from tether.execution import Executor, Policy, Principal, Run
 from tether.loop._core import CORE_TOOL_NAMES, core_tools
 from tether.loop._modes import Mode, ModeChooser

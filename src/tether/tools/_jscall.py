@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from tether._literals import parse_value, skip_ws
+
 __all__ = ["JsCall", "parse_js_call"]
 
 _NAME = re.compile(r"\s*([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)\s*\(")
@@ -24,7 +26,6 @@ def parse_js_call(text: str, start: int = 0) -> JsCall:
     """Parse `name(args...)` at `start`; never raises: problems come back in `error`."""
     # The lenient literal parser lives with the dialects; importing it here at module level would make
     # tether.tools and tether.dialects import each other.
-    from tether.dialects._json import parse_value, skip_ws
 
     m = _NAME.match(text, start)
     if m is None:

@@ -54,6 +54,7 @@ def _parameters(schema: Any, where: str) -> JsonSchema:
     if schema is None:
         return {"type": "object", "properties": {}}
     normalized = normalize_schema(schema, where=f"{where} parameters")
+    normalized.setdefault("type", "object")  # `{}` and bare `{"properties": ...}` are common in the wild
     if normalized.get("type") != "object":
         raise UserError(
             f"{where}: the parameters schema must describe an object, got {normalized.get('type')!r}."

@@ -13,6 +13,7 @@ import functools
 import json
 import math
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -119,9 +120,17 @@ class ArgumentValidator:
         return Validated(coerced, problems, coercions)
 
 
+_COMPILING = threading.Lock()
+
+
 @functools.lru_cache(maxsize=1024)
 def _compiled(schema_json: str) -> Callable[[Any], Any]:
     """Tools that share a schema (renamed, prefixed, re-loaded) share one compiled validator."""
+    with _COMPILING:  # compile() of generated code is not safe from several threads at once in CPython 3.11
+        return _compile(schema_json)
+
+
+def _compile(schema_json: str) -> Callable[[Any], Any]:
     # use_default=False: validation must never write defaults into the model's arguments.
     return fastjsonschema.compile(_draft7(json.loads(schema_json)), use_default=False)
 

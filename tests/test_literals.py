@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tether.dialects._json import MAX_DEPTH, loads, parse_value
+from tether._literals import MAX_DEPTH, loads, parse_value
 from tether.types import Repair
 
 
