@@ -52,13 +52,15 @@ class Scenario:
     tool_turns: int
     calls: int = 1
     tool: str = "add"
+    streamed: bool = False
+    """Measure 4: the model pauses after each call before ending its response."""
 
     def call_turn(self, turns_taken: int) -> bool:
         """Whether the model's next turn (after `turns_taken` model turns) calls tools."""
         return turns_taken < self.tool_turns
 
 
-ONE, FIVE, FIFTY, LAG = Scenario(1), Scenario(5), Scenario(1, 50, "nap"), Scenario(1)
+ONE, FIVE, FIFTY, LAG = Scenario(1), Scenario(5), Scenario(1, 50, "nap"), Scenario(1, streamed=True)
 
 
 async def add(a: int, b: int) -> int:
@@ -114,7 +116,6 @@ def peer(module: str) -> Any:
 class System:
     """One system under test: a full run for a scenario, and a streamed run for measure 4."""
 
-    name = ""
     note = ""
 
     async def run(self, scenario: Scenario) -> None:
