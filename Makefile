@@ -1,6 +1,7 @@
 # One command per task; every target sets up the pinned environment first (uv + uv.lock).
 UV ?= $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 export UV_PYTHON_DOWNLOADS := never
+export PYRIGHT_PYTHON_IGNORE_WARNINGS := 1
 
 .PHONY: setup lint typecheck test check bench demo
 
