@@ -35,6 +35,8 @@ async def test_every_emitted_event_validates_against_the_exported_schema() -> No
     ).run("go")
     validator = Draft202012Validator(schema_for("agent_streaming_events.v1"))
     adapter: TypeAdapter[Any] = TypeAdapter(SCHEMAS["agent_streaming_events.v1"])
+    assert len({e.run_id for e in result.events}) == 1
+    assert result.events[0].run_id is not None
     kinds: set[str] = set()
     for event in result.events:
         wire = json.loads(adapter.dump_json(event))

@@ -11,7 +11,15 @@ from typing import Any, cast
 import anyio
 
 from tether._literals import loads
-from tether.dialects import CallCompleted, ParseResult, TextDelta, render_results, render_tools, stream_parser
+from tether.dialects import (
+    CallCompleted,
+    ParseResult,
+    TextDelta,
+    ToolIndex,
+    render_results,
+    render_tools,
+    stream_parser,
+)
 from tether.execution import Executor, Policy, Principal, Run
 from tether.loop._core import CORE_TOOL_NAMES, core_tools
 from tether.loop._modes import Mode, ModeChooser
@@ -173,6 +181,11 @@ class _Turn:
         self.held: list[Event] = []
         self.on_event = on_event
         self.run_state = Run(principal=agent.principal, session_id=session.id if session else None)
+        self.run_id = self.run_state.id
+        # Read once per run, not per model turn: the tool prompt, the tools offered and the parser's index.
+        self.system = agent.system()
+        self.specs = agent.toolset.specs()
+        self.tool_index = ToolIndex.of(self.specs)
         self.events: list[Event] = []
         self.messages: list[Message] = []
         self.refusals: dict[str, int] = {}
@@ -181,7 +194,6 @@ class _Turn:
         self.started = time.monotonic()
 
     async def emit(self, event: Event) -> None:
-        event = event.model_copy(update={"run_id": self.run_state.id})
         self.events.append(event)
         if self.on_event is not None:
             maybe = self.on_event(event)
@@ -198,15 +210,15 @@ class _Turn:
 
     async def run(self, prompt: str | None, history: Sequence[Message]) -> RunResult:
         agent = self.agent
-        self.messages = [SystemMessage(content=agent.system()), *history]
+        self.messages = [SystemMessage(content=self.system), *history]
         if prompt is not None:
             await self.add(UserMessage(content=prompt))
         self.mode = cast(Mode, agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt or "")
-        await self.emit(ChainStartEvent())
+        await self.emit(ChainStartEvent(run_id=self.run_id))
         unanswered = _unanswered(self.messages)
         if unanswered:  # resuming: the journal answers what already ran and refuses what is in doubt
             for call in unanswered:
-                await self.emit(ToolStartEvent(data=_describe(call), call=call))
+                await self.emit(ToolStartEvent(run_id=self.run_id, data=_describe(call), call=call))
             turn = sum(isinstance(m, AssistantMessage) for m in self.messages)
             envelopes = await agent.executor.execute_all(_journaled(unanswered, turn), self.run_state)
             for call, envelope in zip(unanswered, envelopes, strict=True):
@@ -238,7 +250,11 @@ class _Turn:
                     return await self.end(value, "final_response")
                 final_attempts += 1
                 if final_attempts >= agent.termination.attempts:
-                    await self.emit(ErrorEvent(data={"error": "INVALID_FINAL_RESPONSE", "message": problem}))
+                    await self.emit(
+                        ErrorEvent(
+                            run_id=self.run_id, data={"error": "INVALID_FINAL_RESPONSE", "message": problem}
+                        )
+                    )
                     return await self.end(None, "invalid_final_response")
                 await self.add(UserMessage(content=f"{problem}\n\n{_format_request(agent.termination)}"))
                 continue
@@ -260,7 +276,9 @@ class _Turn:
                 count = self.refusals[call.name] = self.refusals.get(call.name, 0) + 1
                 if count > self.agent.limits.retry_budget:
                     message = f"{call.name} was refused {count} times in this run; stopping."
-                    await self.emit(ErrorEvent(data={"error": "RETRY_BUDGET", "message": message}))
+                    await self.emit(
+                        ErrorEvent(run_id=self.run_id, data={"error": "RETRY_BUDGET", "message": message})
+                    )
                     return await self.end(None, "retry_budget")
         if isinstance(termination, EndTurn):
             ok = [c for c, e in zip(parsed.calls, envelopes, strict=True) if isinstance(e, OkEnvelope)]
@@ -277,13 +295,17 @@ class _Turn:
     async def end(self, output: Any, reason: str) -> RunResult:
         if self.agent.responder is not None and reason in ("no_calls", "end_turn"):
             output = await self.respond()
-        await self.emit(ChainEndEvent(data=output, toolCalls=list(self.run_state.records), reason=reason))
+        await self.emit(
+            ChainEndEvent(
+                run_id=self.run_id, data=output, toolCalls=list(self.run_state.records), reason=reason
+            )
+        )
         return RunResult(output, reason, self.messages, self.events, self.lags)
 
     async def respond(self) -> str:
         """Planner -> executor -> responder: the responder writes the reply from the whole conversation."""
         assert self.agent.responder is not None
-        await self.emit(ChatModelStartEvent(toolCalls=list(self.run_state.records)))
+        await self.emit(ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records)))
         request = ModelRequest(
             messages=[*_as_text(self.messages, self.agent.dialect), UserMessage(content=RESPOND)],
             system=self.agent.system_prompt,
@@ -292,7 +314,7 @@ class _Turn:
         async for chunk in self.agent.responder.stream(request):
             if isinstance(chunk, str) and chunk:
                 parts.append(chunk)
-                await self.emit(ChatModelStreamEvent(data=chunk))
+                await self.emit(ChatModelStreamEvent(run_id=self.run_id, data=chunk))
         reply = "".join(parts)
         await self.add(AssistantMessage(content=reply))
         return reply
@@ -314,12 +336,12 @@ class _Turn:
     async def model_turn(self) -> tuple[ParseResult, list[AnyEnvelope]]:
         agent = self.agent
         turn = sum(isinstance(m, AssistantMessage) for m in self.messages) + 1
-        await self.emit(ChatModelStartEvent(toolCalls=list(self.run_state.records)))
-        parser = stream_parser(agent.dialect, agent.toolset)
+        await self.emit(ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records)))
+        parser = stream_parser(agent.dialect, self.tool_index)
         request = ModelRequest(
             messages=self.messages if agent.native else _as_text(self.messages, agent.dialect),
-            tools=agent.toolset.specs() if agent.native else (),
-            system=agent.system(),
+            tools=self.specs if agent.native else (),
+            system=self.system,
         )
         started: dict[str, AnyEnvelope] = {}
         raw: list[str] = []
@@ -334,7 +356,7 @@ class _Turn:
                         events = parser.feed_event(chunk)
                     for event in events:
                         if isinstance(event, TextDelta) and event.text:
-                            await self.show(ChatModelStreamEvent(data=event.text))
+                            await self.show(ChatModelStreamEvent(run_id=self.run_id, data=event.text))
                         elif isinstance(event, CallCompleted) and self.streamable(event.call):
                             group.start_soon(self.execute, event.call, turn, started, time.monotonic())
                 parser.close()
@@ -356,7 +378,7 @@ class _Turn:
         later = [c for c in parsed.calls if c.id not in started]
         if later:
             for call in later:
-                await self.emit(ToolStartEvent(data=_describe(call), call=call))
+                await self.emit(ToolStartEvent(run_id=self.run_id, data=_describe(call), call=call))
             for call, envelope in zip(
                 later, await agent.executor.execute_all(_journaled(later, turn), self.run_state), strict=True
             ):
@@ -387,25 +409,26 @@ class _Turn:
         self, call: ToolCall, turn: int, results: dict[str, AnyEnvelope], completed_at: float
     ) -> None:
         self.lags.append(time.monotonic() - completed_at)
-        await self.emit(ToolStartEvent(data=_describe(call), call=call))
+        await self.emit(ToolStartEvent(run_id=self.run_id, data=_describe(call), call=call))
         envelope = await self.agent.executor.execute(_journaled([call], turn)[0], self.run_state)
         results[call.id] = envelope
         await self.finish(call, envelope)
 
     async def finish(self, call: ToolCall, envelope: AnyEnvelope) -> None:
-        await self.emit(ToolEndEvent(call_id=call.id, envelope=envelope))
+        await self.emit(ToolEndEvent(run_id=self.run_id, call_id=call.id, envelope=envelope))
         if isinstance(envelope, NeedsEnvelope):
-            await self.emit(NeedsEvent(call_id=call.id, needs=envelope.needs))
+            await self.emit(NeedsEvent(run_id=self.run_id, call_id=call.id, needs=envelope.needs))
         if not isinstance(envelope, OkEnvelope) or call.name not in CORE_TOOL_NAMES:
             return
         args = call.arguments
         if call.name == "send_chat":
-            await self.emit(ChatEvent(data=str(args.get("content", ""))))
+            await self.emit(ChatEvent(run_id=self.run_id, data=str(args.get("content", ""))))
         elif call.name == "say":
             data: Any = envelope.data
             audio = cast(dict[str, Any], data).get("audio") if isinstance(data, dict) else None
             await self.emit(
                 SpeechEvent(
+                    run_id=self.run_id,
                     utterance=str(args.get("utterance", "")),
                     voice_id=args.get("voiceId"),
                     style=args.get("style"),
@@ -413,7 +436,7 @@ class _Turn:
                 )
             )
         elif call.name == "open_url":
-            await self.emit(OpenUrlEvent(url=str(args.get("url", ""))))
+            await self.emit(OpenUrlEvent(run_id=self.run_id, url=str(args.get("url", ""))))
 
 
 def _journaled(calls: Sequence[ToolCall], turn: int) -> list[ToolCall]:
