@@ -14,7 +14,17 @@ from rich.status import Status
 from tether.cli._errors import user_errors
 
 # one printer, tool loader and termination for `run` and `chat`
-from tether.cli._run import _Printer, _termination, _tools  # pyright: ignore[reportPrivateUsage]
+from tether.cli._run import (
+    BaseUrlOption,
+    DialectOption,
+    EventPrinter,
+    ModelOption,
+    PackOption,
+    RootOption,
+    ToolsOption,
+    agent_tools,
+    termination_named,
+)
 from tether.exceptions import UserError
 from tether.loop import Agent, RunResult
 from tether.models import Model, load_cassette, model_from_name
@@ -36,7 +46,7 @@ QUIET_ENDS = frozenset({"no_calls", "end_turn"})
 """Reasons a turn ends normally: its answer was already streamed (or sent as chat events)."""
 
 
-class _ChatPrinter(_Printer):
+class _ChatPrinter(EventPrinter):
     """`tether run`'s printer, plus a spinner while tools run; the streamed answer is the reply, not dimmed."""
 
     def __init__(self, console: Console):
@@ -140,25 +150,12 @@ def _chat(agent: Agent, console: Console) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("chat")
     def chat(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
-        model: Annotated[
-            str | None,
-            typer.Option(help="provider:name, e.g. openai:gpt-4o-mini or anthropic:claude-sonnet-5-5."),
-        ] = None,
-        base_url: Annotated[
-            str | None, typer.Option(help="The provider's server URL, e.g. Ollama's.")
-        ] = None,
-        tools: Annotated[
-            list[str] | None, typer.Option("--tools", "-t", help="Tool sources (repeatable).")
-        ] = None,
-        pack: Annotated[
-            list[str] | None, typer.Option(help="Built-in packs: fs, search, exec, memory, web.")
-        ] = None,
-        root: Annotated[
-            list[str] | None, typer.Option(help="Folders the packs may use (default: .).")
-        ] = None,
-        dialect: Annotated[
-            str | None, typer.Option(help="A text dialect; default: the model's native tools.")
-        ] = None,
+        model: ModelOption = None,
+        base_url: BaseUrlOption = None,
+        tools: ToolsOption = None,
+        pack: PackOption = None,
+        root: RootOption = None,
+        dialect: DialectOption = None,
         until: Annotated[
             str | None, typer.Option(help="When a turn ends: no_calls (default), end_turn or final_response.")
         ] = None,
@@ -174,12 +171,12 @@ def register(app: typer.Typer) -> None:
         """Talk with a model and its tools: each line continues the conversation; Ctrl-C cancels a turn."""
         console = Console(emoji=False)  # `:x:` in a name or a tool's output is text
         with user_errors():
-            toolset: AbstractToolset = _tools(tools or [], pack or [], root or [])
+            toolset: AbstractToolset = agent_tools(tools or [], pack or [], root or [])
             chosen: Model
             if replay is not None:
                 header, chosen = load_cassette(replay)
                 # the cassette's paths are relative to itself, as `tether replay` reads them
-                recorded = _tools(
+                recorded = agent_tools(
                     header.get("tools", []),
                     header.get("packs", []),
                     header.get("roots", []),
@@ -195,7 +192,7 @@ def register(app: typer.Typer) -> None:
                 chosen,
                 toolset,
                 dialect=dialect,
-                termination=_termination(until or "no_calls"),
+                termination=termination_named(until or "no_calls"),
                 system_prompt=system,
             )
             _chat(agent, console)

@@ -30,18 +30,44 @@ from tether.types import (
     ToolStartEvent,
 )
 
-__all__ = ["register", "replay_cassette"]
+__all__ = [
+    "BaseUrlOption",
+    "DialectOption",
+    "EventPrinter",
+    "ModelOption",
+    "PackOption",
+    "RootOption",
+    "ToolsOption",
+    "agent_tools",
+    "register",
+    "replay_cassette",
+    "termination_named",
+]
+
+# Options `run` and `chat` share.
+ModelOption = Annotated[
+    str | None, typer.Option(help="provider:name, e.g. openai:gpt-4o-mini or anthropic:claude-sonnet-5-5.")
+]
+BaseUrlOption = Annotated[
+    str | None, typer.Option(help="The provider's server URL, e.g. an OpenAI-compatible one (Ollama, vLLM).")
+]
+ToolsOption = Annotated[list[str] | None, typer.Option("--tools", "-t", help="Tool sources (repeatable).")]
+PackOption = Annotated[list[str] | None, typer.Option(help="Built-in packs: fs, search, exec, memory, web.")]
+RootOption = Annotated[list[str] | None, typer.Option(help="Folders the packs may use (default: .).")]
+DialectOption = Annotated[str | None, typer.Option(help="A text dialect; default: the model's native tools.")]
 
 TERMINATIONS = {"no_calls": NoCalls, "end_turn": EndTurn, "final_response": FinalResponse}
 
 
-def _termination(name: str) -> Termination:
+def termination_named(name: str) -> Termination:
     if name not in TERMINATIONS:
         raise UserError(f"--until must be one of {', '.join(TERMINATIONS)}, not {name!r}.")
     return TERMINATIONS[name]()
 
 
-def _tools(sources: list[str], packs: list[str], roots: list[str], base: Path = Path()) -> AbstractToolset:
+def agent_tools(
+    sources: list[str], packs: list[str], roots: list[str], base: Path = Path()
+) -> AbstractToolset:
     """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`)."""
     toolset: AbstractToolset = Toolset()
     for source in sources:
@@ -56,7 +82,7 @@ def _relative(path: str, start: Path) -> str:
     return os.path.relpath(Path(path).resolve(), start)
 
 
-class _Printer:
+class EventPrinter:
     """Shows a run as it happens: streamed text, each tool call with its why, and its envelope."""
 
     def __init__(self, console: Console, *, show_stream: bool):
@@ -107,7 +133,7 @@ class _Printer:
 
 
 def _run(agent: Agent, prompt: str, console: Console, *, show_stream: bool) -> RunResult:
-    printer = _Printer(console, show_stream=show_stream)
+    printer = EventPrinter(console, show_stream=show_stream)
     return anyio.run(lambda: agent.run(prompt, on_event=printer))
 
 
@@ -117,9 +143,11 @@ def replay_cassette(path: Path, console: Console) -> RunResult:
     agent = Agent(
         model,
         # paths in a cassette are relative to the cassette itself, so it replays from any directory
-        _tools(header.get("tools", []), header.get("packs", []), header.get("roots", []), base=path.parent),
+        agent_tools(
+            header.get("tools", []), header.get("packs", []), header.get("roots", []), base=path.parent
+        ),
         dialect=header.get("dialect"),
-        termination=_termination(header.get("termination", "no_calls")),
+        termination=termination_named(header.get("termination", "no_calls")),
         system_prompt=header.get("system_prompt", ""),
     )
     console.print(f"[bold]user:[/] {header['prompt']}", highlight=False)
@@ -130,25 +158,12 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
         prompt: Annotated[str, typer.Argument(help="What to ask.")],
-        model: Annotated[str | None, typer.Option(help="provider:name, e.g. openai:gpt-4o-mini.")] = None,
-        base_url: Annotated[
-            str | None,
-            typer.Option(
-                help="The provider's server URL, e.g. an OpenAI-compatible one (Ollama, vLLM, ...)."
-            ),
-        ] = None,
-        tools: Annotated[
-            list[str] | None, typer.Option("--tools", "-t", help="Tool sources (repeatable).")
-        ] = None,
-        pack: Annotated[
-            list[str] | None, typer.Option(help="Built-in packs: fs, search, exec, memory, web.")
-        ] = None,
-        root: Annotated[
-            list[str] | None, typer.Option(help="Folders the packs may use (default: .).")
-        ] = None,
-        dialect: Annotated[
-            str | None, typer.Option(help="A text dialect; default: the model's native tools.")
-        ] = None,
+        model: ModelOption = None,
+        base_url: BaseUrlOption = None,
+        tools: ToolsOption = None,
+        pack: PackOption = None,
+        root: RootOption = None,
+        dialect: DialectOption = None,
         until: Annotated[str, typer.Option(help="no_calls, end_turn or final_response.")] = "no_calls",
         record: Annotated[
             Path | None, typer.Option(help="Save every model response to this cassette.")
@@ -169,7 +184,10 @@ def register(app: typer.Typer) -> None:
                 }  # fmt: skip
                 chosen = RecordingModel(chosen, record, header)
             agent = Agent(
-                chosen, _tools(sources, packs, roots), dialect=dialect, termination=_termination(until)
+                chosen,
+                agent_tools(sources, packs, roots),
+                dialect=dialect,
+                termination=termination_named(until),
             )
             _run(agent, prompt, console, show_stream=True)
 
