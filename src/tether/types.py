@@ -379,7 +379,8 @@ class SpeechEvent(_Event):
     voice_id: str | None = None
     style: str | None = None
     audio: str | None = None
-    """Path of the synthesized speech (a WAV file) when a speech engine is installed."""
+    """Path of the synthesized speech (a WAV file in the temp directory) when a speech engine is installed;
+    whoever plays it owns it and may delete it."""
 
 
 class OpenUrlEvent(_Event):

@@ -1,6 +1,6 @@
-import ctypes
 import shutil
-import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +121,9 @@ async def test_both_engines_agree_on_a_larger_tree(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-async def test_a_directory_swapped_for_a_symlink_mid_search_never_leaks(tmp_path: Path, engine: str) -> None:
+async def test_a_directory_swapped_for_a_symlink_mid_search_never_leaks(
+    tmp_path: Path, engine: str, exchanging: Callable[[Path, Path], AbstractContextManager[None]]
+) -> None:
     """Sandboxed code shares the workspace: it may exchange a directory and a symlink out while we search."""
     root, host = tmp_path / "root", tmp_path / "host"
     (root / "d").mkdir(parents=True)
@@ -129,20 +131,7 @@ async def test_a_directory_swapped_for_a_symlink_mid_search_never_leaks(tmp_path
     (root / "d" / "f.txt").write_text("harmless token\n")
     (host / "f.txt").write_text("SECRET token\n")
     (root / "e").symlink_to(host)
-    libc = ctypes.CDLL(None, use_errno=True)
-    a, b = bytes(root / "d"), bytes(root / "e")
-    stop = threading.Event()
-
-    def racer() -> None:
-        while not stop.is_set():
-            libc.renameat2(-100, a, -100, b, 2)  # AT_FDCWD, RENAME_EXCHANGE
-
-    thread = threading.Thread(target=racer)
-    thread.start()
-    try:
+    with exchanging(root / "d", root / "e"):
         seen = [r["content"] for _ in range(60) for r in (await call(root, engine, query="token")).data]
-    finally:
-        stop.set()
-        thread.join()
     assert seen
     assert not [line for line in seen if "SECRET" in line]

@@ -3,13 +3,13 @@
 Network attacks only ever target listeners this file starts on 127.0.0.1.
 """
 
-import ctypes
 import os
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -282,7 +282,7 @@ def test_setsid_children_do_not_outlive_a_normal_exit(sandbox: Sandbox) -> None:
 
 
 def test_handing_the_workspace_over_never_follows_a_symlink_swapped_in(
-    workspace: Path, tmp_path: Path
+    workspace: Path, tmp_path: Path, exchanging: Callable[[Path, Path], AbstractContextManager[None]]
 ) -> None:
     """As root the workspace is chowned to the sandbox uid before a run. A concurrent sandbox on the same
     workspace swapping a directory and a symlink to a host directory (renameat2 RENAME_EXCHANGE, atomic) must
@@ -295,22 +295,9 @@ def test_handing_the_workspace_over_never_follows_a_symlink_swapped_in(
     (workspace / "d").mkdir()
     (workspace / "d" / "f").write_text("x")
     (workspace / "e").symlink_to(host_dir)
-    libc = ctypes.CDLL(None, use_errno=True)
-    a, b = bytes(workspace / "d"), bytes(workspace / "e")
-    stop = threading.Event()
-
-    def racer() -> None:
-        while not stop.is_set():
-            libc.renameat2(-100, a, -100, b, 2)  # AT_FDCWD, RENAME_EXCHANGE
-
-    thread = threading.Thread(target=racer)
-    thread.start()
-    try:
+    with exchanging(workspace / "d", workspace / "e"):
         for _ in range(3000):
             _hand_over(workspace, 65534)
-    finally:
-        stop.set()
-        thread.join()
     assert (host_dir / "precious").stat().st_uid == 0
     assert host_dir.stat().st_uid == 0
 

@@ -26,8 +26,7 @@ from tether.loop._modes import Mode, ModeChooser
 from tether.loop._session import Session
 from tether.loop._termination import EndTurn, FinalResponse, Limits, NoCalls, Termination
 from tether.models import Model, ModelRequest
-from tether.tools import AbstractToolset, ToolsLike, as_toolset
-from tether.tools._validation import ArgumentValidator
+from tether.tools import AbstractToolset, ArgumentValidator, ToolsLike, as_toolset
 from tether.types import (
     AssistantMessage,
     ChainEndEvent,

@@ -20,6 +20,7 @@ from sqlalchemy import (
     select,
 )
 
+from tether.store._entries import DEFAULT_URL
 from tether.types import Message
 
 __all__ = ["SessionStore"]
@@ -42,7 +43,7 @@ class SessionStore:
     Pass the journal's engine (`SessionStore(journal.engine)`) to keep both in one database.
     """
 
-    def __init__(self, target: str | Engine = "sqlite:///tether-journal.db"):
+    def __init__(self, target: str | Engine = DEFAULT_URL):
         self.engine = create_engine(target) if isinstance(target, str) else target
         _metadata.create_all(self.engine)
 

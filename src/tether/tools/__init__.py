@@ -32,6 +32,7 @@ from tether.tools._toolset import AbstractToolset as AbstractToolset
 from tether.tools._toolset import Toolset as Toolset
 from tether.tools._toolset import provider_alias as provider_alias
 from tether.tools._typescript import specs_from_typescript as specs_from_typescript
+from tether.tools._validation import ArgumentValidator as ArgumentValidator
 from tether.tools._validation import Problem as Problem
 from tether.tools._validation import describe_problems as describe_problems
 from tether.tools._yaml import dump_yaml as dump_yaml
@@ -39,6 +40,7 @@ from tether.tools._yaml import specs_from_yaml as specs_from_yaml
 
 __all__ = [
     "AbstractToolset",
+    "ArgumentValidator",
     "CombinedToolset",
     "ExportFormat",
     "FilteredToolset",
