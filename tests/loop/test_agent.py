@@ -91,6 +91,30 @@ async def test_a_side_effect_free_tool_starts_while_the_model_is_still_streaming
     assert result.tool_start_lag_s[0] < 0.05
 
 
+async def test_a_model_failing_mid_stream_raises_its_own_error_and_cancels_the_started_tool() -> None:
+    cancelled: list[str] = []
+
+    @tool(side_effects="none")
+    async def slow(city: str) -> str:
+        """Take a while."""
+        try:
+            await anyio.sleep(5)
+        except anyio.get_cancelled_exc_class():
+            cancelled.append(city)
+            raise
+        return city
+
+    class Broken(ScriptedModel):
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+            yield '<tool_call>{"name": "slow", "arguments": {"city": "Oslo"}}</tool_call>'
+            await anyio.sleep(0.01)  # the tool has started
+            raise ConnectionError("the provider hung up")
+
+    with anyio.fail_after(2), pytest.raises(ConnectionError, match="hung up"):
+        await Agent(Broken([]), [slow], dialect="hermes").run("go")
+    assert cancelled == ["Oslo"]  # not left running behind the failed turn
+
+
 async def test_results_return_to_the_model_in_call_order_in_the_dialects_feedback_format() -> None:
     model = ScriptedModel([calls(("book", {"city": "Oslo"}), ("lookup", {"city": "Rome"})), "ok"])
     result = await Agent(model, [lookup, book], dialect="json_calls").run("go")

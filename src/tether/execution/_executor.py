@@ -113,6 +113,8 @@ class Executor:
         started before it and runs alone.
         """
         run = run if run is not None else Run()
+        if len(calls) == 1:  # nothing to order or overlap
+            return [await self.execute(calls[0], run)]
         results: list[AnyEnvelope | None] = [None] * len(calls)
         order = sorted(range(len(calls)), key=lambda i: -self._priority(calls[i]))
         slots = anyio.Semaphore(self.policy.max_concurrency)

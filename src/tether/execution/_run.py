@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ class Run:
     session_id: str | None = None
     deps: Any = None
     """Passed to tools through `ToolContext.deps`."""
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = field(default_factory=lambda: secrets.token_hex(16))
     started_at: float | None = None
     """`time.monotonic()` when the first call reached the quota guard."""
     calls: int = 0

@@ -57,6 +57,7 @@ class Tool(Generic[P, R]):
         "_validator",
         "context_parameter",
         "function",
+        "is_async",
         "spec",
     )
 
@@ -74,6 +75,8 @@ class Tool(Generic[P, R]):
         self._arguments = arguments
         self._properties: dict[str, Any] = spec.input_schema.get("properties", {})
         self._validator = ArgumentValidator(spec.input_schema, tool_name=spec.name)
+        self.is_async: bool = function is not None and inspect.iscoroutinefunction(function)
+        """Whether calling the function returns an awaitable (checked once: the executor asks per call)."""
         if function is not None:
             self.__dict__["__wrapped__"] = function
             self.__dict__["__doc__"] = function.__doc__
@@ -81,10 +84,6 @@ class Tool(Generic[P, R]):
     @property
     def name(self) -> str:
         return self.spec.name
-
-    @property
-    def is_async(self) -> bool:
-        return self.function is not None and inspect.iscoroutinefunction(self.function)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if self.function is None:
