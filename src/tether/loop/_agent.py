@@ -79,7 +79,8 @@ class RunResult:
 
 
 class Agent:
-    """A model, a dialect, tools and the rules of the loop.
+    """A model, a dialect, tools and the rules of the loop. `run` needs an asyncio event loop
+    (`asyncio.run`, or `anyio.run` with its default backend).
 
     Args:
         model: The model to drive (`ScriptedModel`/`FunctionModel` in tests, a provider in production).
@@ -368,8 +369,8 @@ class _Turn:
                 tasks.extend(
                     asyncio.create_task(self.execute(call, turn, started, time.monotonic())) for call in ready
                 )
-            if tasks:
-                await asyncio.gather(*tasks)
+            for task in tasks:
+                await task
         except BaseException:
             for task in tasks:
                 task.cancel()
