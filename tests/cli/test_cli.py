@@ -4,9 +4,12 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from tether.cli import app
+from tether.cli._run import EventPrinter
+from tether.types import OkEnvelope, ToolCall, ToolEndEvent, ToolStartEvent
 
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER = ROOT / "examples" / "weather"
@@ -82,3 +85,14 @@ def test_run_without_a_model_says_how_to_configure_one(monkeypatch: pytest.Monke
     result = runner.invoke(app, ["run", "hello"])
     assert result.exit_code == 2
     assert "No model is configured" in result.output
+
+
+def test_a_result_that_does_not_follow_its_call_names_its_tool() -> None:
+    console = Console(record=True, width=200)
+    printer = EventPrinter(console, show_stream=False)
+    for name in ("slow", "fast"):
+        call = ToolCall(id=name, name=name, arguments={})
+        printer(ToolStartEvent(run_id="r", data="", call=call))
+    printer(ToolEndEvent(run_id="r", call_id="fast", envelope=OkEnvelope(data=1)))
+    printer(ToolEndEvent(run_id="r", call_id="slow", envelope=OkEnvelope(data=2)))
+    assert console.export_text().splitlines()[2:] == ["  ✓ 1", "  ✓ slow: 2"]

@@ -89,6 +89,14 @@ class EventPrinter:
         self.console = console
         self.show_stream = show_stream
         self.in_text = False
+        self.names: dict[str, str] = {}
+        self.last_started: str | None = None
+
+    def _owner(self, call_id: str) -> str:
+        """Calls run concurrently: a result that does not follow its own call names the tool it is from."""
+        if call_id == self.last_started:
+            return ""
+        return f"{escape(self.names.get(call_id, call_id))}: "
 
     def __call__(self, event: Event) -> None:
         c = self.console
@@ -108,15 +116,17 @@ class EventPrinter:
                 args = json.dumps(shown, ensure_ascii=False, default=str)
                 why = f"  [italic]why: {escape(str(said))}[/]" if said else ""
                 c.print(f"[cyan]→ {call.name}[/]({escape(args)}){why}", highlight=False)
-            case ToolEndEvent(envelope=ErrorEnvelope(error=error)):
-                c.print(f"  [red]✗ {error.code}[/] {error.message}", highlight=False)
+                self.names[call.id] = call.name
+                self.last_started = call.id
+            case ToolEndEvent(call_id=call_id, envelope=ErrorEnvelope(error=error)):
+                c.print(f"  [red]✗ {self._owner(call_id)}{error.code}[/] {error.message}", highlight=False)
                 if error.suggestion:
                     c.print(f"    [yellow]suggestion:[/] {error.suggestion}", highlight=False)
-            case ToolEndEvent(envelope=NeedsEnvelope(needs=needs)):
-                c.print(f"  [yellow]? needs[/] {json.dumps(needs)}", highlight=False)
-            case ToolEndEvent(envelope=envelope):
+            case ToolEndEvent(call_id=call_id, envelope=NeedsEnvelope(needs=needs)):
+                c.print(f"  [yellow]? {self._owner(call_id)}needs[/] {json.dumps(needs)}", highlight=False)
+            case ToolEndEvent(call_id=call_id, envelope=envelope):
                 data = json.dumps(getattr(envelope, "data", None), ensure_ascii=False, default=str)
-                c.print(f"  [green]✓[/] {data[:200]}", highlight=False)
+                c.print(f"  [green]✓[/] {self._owner(call_id)}{data[:200]}", highlight=False)
             case ChatEvent(data=text):
                 c.print(f"[bold]chat:[/] {text}", highlight=False)
             case SpeechEvent(utterance=text):
