@@ -54,9 +54,35 @@ class _Llama3Parser(_Parser):
         Opener("<|eot_id|>", "drop"),
     )
 
+    _after_call: str | None = None
+    """Text after a call while it is only whitespace: a ';' next separates calls and is dropped."""
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        self._flush()
+        super().on_region(opener, body, span, complete)
+        self._after_call = ""
+
     def after_text(self, text: str) -> None:
-        if text.strip() != ";":  # several calls are separated by ';'
+        held = self._after_call
+        if held is None:
             self.text(text)
+            return
+        text = held + text
+        rest = text.lstrip()
+        if not rest:
+            self._after_call = text
+            return
+        self._after_call = None
+        self.text(rest[1:] if rest[0] == ";" else text)
+
+    def _flush(self) -> None:
+        if self._after_call:
+            self.text(self._after_call)
+        self._after_call = None
+
+    def _close(self) -> None:
+        super()._close()
+        self._flush()
 
 
 class _ListParser(_Parser):
