@@ -1,6 +1,7 @@
 """`harmony`: gpt-oss's channels. `<|channel|>analysis<|message|>...<|end|>` is reasoning,
 `<|channel|>final<|message|>...` is content, and a message addressed `to=functions.name` is a call whose
-arguments are the message (`<|call|>` ends it)."""
+arguments are the message (`<|call|>` ends it). Built-in tools addressed as `to=browser.search` (on any
+channel) are calls to the tool of that dotted name."""
 
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ class _Parser(RegionParser):
         self._args = []
         self._call_id = None
         self._call_start = position
-        if self._recipient and self._recipient.startswith("functions."):
+        if self._recipient and "." in self._recipient:
             self._call_id = self.new_id()
             self.started(self._call_id, self._recipient.removeprefix("functions."))
         elif self._channel == "analysis" or (self._channel == "commentary" and self._recipient):
@@ -145,7 +146,7 @@ class Harmony(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "".join(
-            f"<|start|>functions.{r.name} to=assistant<|channel|>commentary<|message|>"
+            f"<|start|>{'' if '.' in r.name else 'functions.'}{r.name} to=assistant<|channel|>commentary<|message|>"
             f"{r.envelope.model_dump_json(exclude_none=True)}<|end|>"
             for r in results
         )
