@@ -10,7 +10,7 @@ import pytest
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls
 from tether.models import FunctionModel, ModelChunk, ModelRequest, ScriptedModel
 from tether.tools import tool
-from tether.types import ErrorEnvelope, OkEnvelope, ToolResultMessage, UserMessage
+from tether.types import ErrorEnvelope, Event, OkEnvelope, ToolResultMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -113,6 +113,25 @@ async def test_a_model_failing_mid_stream_raises_its_own_error_and_cancels_the_s
     with anyio.fail_after(2), pytest.raises(ConnectionError, match="hung up"):
         await Agent(Broken([]), [slow], dialect="hermes").run("go")
     assert cancelled == ["Oslo"]  # not left running behind the failed turn
+
+
+async def test_a_cancelled_run_closes_the_models_stream_at_once() -> None:
+    closed: list[bool] = []
+
+    class Endless(ScriptedModel):
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+            try:
+                while True:
+                    yield "thinking... "
+            finally:
+                closed.append(True)  # where a provider releases its HTTP response
+
+    async def slow_viewer(event: Event) -> None:
+        await anyio.sleep(0.001)  # e.g. sending each event to a browser
+
+    with anyio.move_on_after(0.05):  # cancelled while the loop, not the model, is waiting
+        await Agent(Endless([]), [lookup], dialect="hermes").run("go", on_event=slow_viewer)
+    assert closed == [True]
 
 
 async def test_results_return_to_the_model_in_call_order_in_the_dialects_feedback_format() -> None:

@@ -371,11 +371,13 @@ class _Turn:
                 )
             for task in tasks:
                 await task
-        except BaseException:
+        except BaseException:  # the model failed or the run was cancelled: stop what this turn started
             for task in tasks:
                 task.cancel()
             with anyio.CancelScope(shield=True):
                 await asyncio.gather(*tasks, return_exceptions=True)
+                if (aclose := getattr(stream, "aclose", None)) is not None:
+                    await aclose()  # the provider's response is released now, not when collected
             raise
         parser.close()
         parsed = parser.result

@@ -60,13 +60,16 @@ class OpenAIModel(Model):
             stream = await self.client.chat.completions.create(
                 model=self.model, messages=messages, stream=True
             )
-        async for chunk in stream:
-            if self.native_dialect is not None:
-                yield chunk.model_dump(exclude_none=True)
-            else:
-                for choice in chunk.choices:
-                    if choice.delta.content:
-                        yield choice.delta.content
+        try:
+            async for chunk in stream:
+                if self.native_dialect is not None:
+                    yield chunk.model_dump(exclude_none=True)
+                else:
+                    for choice in chunk.choices:
+                        if choice.delta.content:
+                            yield choice.delta.content
+        finally:
+            await stream.close()  # release the connection when the turn is cancelled midway
 
 
 def _tools(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
