@@ -8,11 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from tether.cli import app
 from tether.dialects import parse
 from tether.dialects._corpus import FileReport, calls_match, load_exclusions, run_file
 
 MISLABELED = Path(__file__).with_name("mislabeled.json")
+runner = CliRunner()
 
 # file -> (exact call matches, stream passes, content matches) reached; raise these as dialects improve.
 # json_repair/partial_json hold other libraries' repair semantics: every case is read as expected except
@@ -105,3 +108,15 @@ def test_auto_reads_the_labeled_cases_of_every_file(corpora_dir: Path) -> None:
                 result = parse(row["text"], "auto", row["tools"])
                 exact += calls_match(result, row["expected_calls"], bool(row.get("expected_args_subset")))
     assert exact >= AUTO_FLOOR, f"auto read {exact} of {total}"
+
+
+def test_the_corpus_command_says_how_many_cases_are_labeled_and_excluded(corpora_dir: Path) -> None:
+    args = ["corpus", str(corpora_dir), "-f", "hermes", "--json"]
+    without = runner.invoke(app, args)
+    listed = runner.invoke(app, [*args, "--mislabeled", str(MISLABELED)])
+    total = [json.loads(out.splitlines()[-1]) for out in (without.output, listed.output)]
+    assert [t["file"] for t in total] == ["total", "total"]
+    assert (total[0]["excluded"], total[1]["excluded"]) == (0, 1)
+    assert total[0]["labeled"] == total[1]["labeled"] + 1
+    table = runner.invoke(app, ["corpus", str(corpora_dir), "-f", "hermes"], terminal_width=200).output
+    assert "excluded as mislabeled (none: no --mislabeled file given)" in " ".join(table.split())

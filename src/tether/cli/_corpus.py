@@ -10,11 +10,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from tether.dialects._corpus import corpus_files, load_exclusions, run_file
+from tether.dialects._corpus import FileReport, corpus_files, load_exclusions, run_file
 
 __all__ = ["register"]
 
 _DEFAULT = Path("..") / "shared" / "corpora"
+_COLUMNS = ("file", "dialect", "cases", "labeled", "exact", "exact %", "content", "stream", "excluded")
+
+
+def _percent(exact: int, labeled: int) -> str:
+    return f"{100 * exact / labeled:.1f}" if labeled else "-"
 
 
 def register(app: typer.Typer) -> None:
@@ -25,44 +30,55 @@ def register(app: typer.Typer) -> None:
             list[str] | None, typer.Option("--file", "-f", help="Only these files (stems).")
         ] = None,
         mislabeled: Annotated[
-            Path | None, typer.Option(help="JSON list of {file, line, reason} cases to exclude.")
+            Path | None,
+            typer.Option(
+                help="JSON list of {file, line, reason} cases judged mislabeled, excluded from the counts "
+                "(tether's own: tests/dialects/mislabeled.json). Without it no case is excluded."
+            ),
         ] = None,
         failures: Annotated[int, typer.Option(help="Show up to this many failing cases per file.")] = 0,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON lines instead of a table.")] = False,
     ) -> None:
-        """Run every corpus case through its dialect: exact call matches, content and streaming per file."""
+        """Run every corpus case through its dialect: exact call matches, content and streaming per file.
+
+        `labeled` counts the cases with an expectation that are not excluded; `exact %` is exact of labeled.
+        """
         exclusions: dict[tuple[str, int], str] = {}
         content_only: frozenset[tuple[str, int]] = frozenset()
         if mislabeled is not None:
             exclusions, content_only = load_exclusions(mislabeled)
         console = Console()
-        table = Table("file", "dialect", "cases", "labeled", "exact", "content", "stream", "excluded")
+        table = Table(*_COLUMNS)
+        total = FileReport("total", None)
         for path in corpus_files(directory):
             if files and path.stem not in files:
                 continue
             report = run_file(path, exclusions=exclusions, content_only=content_only)
+            for name in ("cases", "labeled", "exact", "content_cases", "content_ok", "stream_ok", "excluded"):
+                setattr(total, name, getattr(total, name) + getattr(report, name))
             row = report.as_dict()
             if as_json:
                 typer.echo(json.dumps(row))
             else:
-                table.add_row(
-                    *(
-                        str(row[k])
-                        for k in (
-                            "file",
-                            "dialect",
-                            "cases",
-                            "labeled",
-                            "exact",
-                            "content",
-                            "stream",
-                            "excluded",
-                        )
-                    )
-                )
+                table.add_row(*_cells(row, report))
             for f in report.failures[:failures]:
                 console.print(
                     f"  {path.name}:{f.line} {f.what}: {f.text[:160]!r} {f.detail[:200]}", highlight=False
                 )
-        if not as_json:
-            console.print(table)
+        if as_json:
+            typer.echo(json.dumps(total.as_dict()))
+            return
+        table.add_section()
+        table.add_row(*_cells(total.as_dict(), total))
+        console.print(table)
+        source = f"listed in {mislabeled}" if mislabeled is not None else "none: no --mislabeled file given"
+        console.print(
+            f"{total.labeled} labeled cases (expectation known, not excluded), {total.exact} exact "
+            f"({_percent(total.exact, total.labeled)}%); {total.excluded} excluded as mislabeled ({source}).",
+            highlight=False,
+        )
+
+
+def _cells(row: dict[str, object], report: FileReport) -> list[str]:
+    row = {**row, "exact %": _percent(report.exact, report.labeled), "dialect": row["dialect"] or "-"}
+    return [str(row[k]) for k in _COLUMNS]
