@@ -12,7 +12,9 @@ fewer than N tool turns have been taken, then a text turn. Measures:
 
 The floor is a loop with nothing but the work itself: the same fake model, `json.loads` of the arguments,
 pydantic validation and a direct `await` of the tool, results appended to a message list; it starts a
-streamed call as a task as soon as its chunk arrives. The peers run in a bench-only environment (the
+streamed call as a task as soon as its chunk arrives. The bound adds to the floor what the issue asks
+every run to keep (events, typed messages, journal entries, a timeout, records), with tether's types but no
+framework: what is left above it is the cost of the framework itself. The peers run in a bench-only environment (the
 `bench` dependency group), never as runtime dependencies; they are imported dynamically, so this file
 type-checks with or without them installed.
 """
@@ -34,7 +36,16 @@ from typing import Any
 
 from _timing import row
 
-SYSTEMS = ("floor", "tether", "tether-hermes", "pydantic-ai", "openai-agents", "langgraph", "smolagents")
+SYSTEMS = (
+    "floor",
+    "bound",
+    "tether",
+    "tether-hermes",
+    "pydantic-ai",
+    "openai-agents",
+    "langgraph",
+    "smolagents",
+)
 PEERS = ("pydantic-ai", "openai-agents", "langgraph", "smolagents")
 STREAM_PAUSE_S = 0.020
 """How long the fake model keeps streaming after it has yielded a complete call (measure 4)."""
@@ -197,6 +208,70 @@ class Floor(System):
             if not tasks:
                 return
             messages.extend(await asyncio.gather(*tasks))
+
+
+class Bound(Floor):
+    """A lower bound for any runtime that keeps the records the issue asks for: the floor, plus, written
+    straight-line with tether's own types and no framework, the run's seven events, the conversation as
+    typed messages, each call as a ToolCall with an intent and a result journal entry, a timeout around the
+    tool, its envelope and Kalygo's record. No guards, no parser, no redaction, no session."""
+
+    note = "floor + tether's events, messages, 2 journal entries, timeout, record; no guards or parsing"
+
+    def __init__(self) -> None:
+        super().__init__()
+        import anyio
+
+        from tether import store, types
+
+        self.anyio, self.store, self.t = anyio, store, types
+        self.events: list[Any] = []
+        self.records: list[Any] = []
+
+    async def call(self, call: dict[str, Any]) -> dict[str, Any]:
+        t, run_id = self.t, "bound"
+        typed = t.ToolCall(id=call["id"], name=call["name"], arguments=json.loads(call["arguments"]))
+        self.events.append(t.ToolStartEvent(run_id=run_id, data="", call=typed))
+        adapter = self.adapters[typed.name]
+        args = typed.arguments if adapter is None else adapter.validate_python(typed.arguments)
+        entry = self.store.JournalEntry
+        entry(kind="intent", call_id=typed.id, tool=typed.name, created_at=time.time(), arguments=args)
+        with self.anyio.move_on_after(30):
+            result = await self.tools[typed.name](**args)
+        envelope = t.OkEnvelope(data=result)
+        entry(kind="result", call_id=typed.id, tool=typed.name, created_at=time.time(), arguments=args)
+        self.records.append(
+            t.ToolCallRecord(toolType="function", toolName=typed.name, input=args, output=result)
+        )
+        self.events.append(t.ToolEndEvent(run_id=run_id, call_id=typed.id, envelope=envelope))
+        return {
+            "role": "tool",
+            "message": t.ToolResultMessage(call_id=typed.id, name=typed.name, envelope=envelope),
+        }
+
+    async def run(self, scenario: Scenario) -> None:
+        t, run_id = self.t, "bound"
+        self.events, self.records = [t.ChainStartEvent(run_id=run_id)], []
+        typed: list[Any] = [t.SystemMessage(content=""), t.UserMessage(content="2+3?")]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "2+3?"}]
+        while True:
+            self.events.append(t.ChatModelStartEvent(run_id=run_id, toolCalls=list(self.records)))
+            message = self.reply(messages, scenario)
+            messages.append(message)
+            calls = message.get("tool_calls")
+            if not calls:
+                self.events.append(t.ChatModelStreamEvent(run_id=run_id, data=message["content"]))
+                typed.append(t.AssistantMessage(content=message["content"]))
+                self.events.append(t.ChainEndEvent(run_id=run_id, data=message["content"], reason="no_calls"))
+                return
+            typed.append(t.AssistantMessage(content=""))
+            results = (
+                [await self.call(calls[0])]
+                if len(calls) == 1
+                else await asyncio.gather(*map(self.call, calls))
+            )
+            messages.extend(results)
+            typed.extend(r["message"] for r in results)
 
 
 # ---------------------------------------------------------------------------------------------- tether
@@ -624,6 +699,8 @@ class Smolagents(System):
 def make(name: str) -> System:
     if name == "floor":
         return Floor()
+    if name == "bound":
+        return Bound()
     if name in ("tether", "tether-hermes"):
         return Tether("openai" if name == "tether" else "hermes")
     if name == "pydantic-ai":
