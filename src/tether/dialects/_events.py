@@ -1,7 +1,8 @@
 """What parsing produces: stream events, parse errors and the final `ParseResult` (data, never exceptions).
 
-Stream events are frozen slotted dataclasses (cheap enough to make one per delta); `ParseEvent` validates
-and serialises them with pydantic (`TypeAdapter(ParseEvent)`) like any other model.
+Stream events are slotted dataclasses, one per delta, so they are not frozen (a frozen one costs twice as
+much to make, which streaming pays on every delta): treat them as values. `ParseEvent` validates and
+serialises them with pydantic (`TypeAdapter(ParseEvent)`) like any other model.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class ParseError(_Frozen):
     """The id the failed call would have had, when the parser had already announced it."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TextDelta:
     """Text a user would see, as soon as it can no longer be part of a call."""
 
@@ -52,7 +53,7 @@ class TextDelta:
     kind: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReasoningDelta:
     """Thinking text, where the format marks it."""
 
@@ -60,7 +61,7 @@ class ReasoningDelta:
     kind: Literal["reasoning"] = "reasoning"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallStarted:
     """A call began; its name is known."""
 
@@ -69,7 +70,7 @@ class CallStarted:
     kind: Literal["call_started"] = "call_started"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallDelta:
     """More of a call's arguments, as JSON text fragments (join them for the arguments' JSON text)."""
 
@@ -78,7 +79,7 @@ class CallDelta:
     kind: Literal["call_delta"] = "call_delta"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallCompleted:
     """A call is complete and parsed (possibly with repairs, see `call.provenance.repairs`)."""
 
@@ -86,7 +87,7 @@ class CallCompleted:
     kind: Literal["call_completed"] = "call_completed"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallFailed:
     """A call could not be read; the other calls are unaffected."""
 
