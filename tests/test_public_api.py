@@ -44,6 +44,15 @@ def test_import_tether_loads_no_heavy_dependency() -> None:
     assert out.strip() == "[]"
 
 
+def test_an_agent_without_a_store_loads_neither_sqlalchemy_nor_a_provider_sdk() -> None:
+    heavy = "('sqlalchemy', 'openai', 'anthropic', 'typer', 'rich')"
+    code = (
+        f"import sys; from tether import Agent, tool; print(sorted(m for m in {heavy} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 def test_lazy_exports_are_the_real_objects() -> None:
     assert tether.tool is importlib.import_module("tether.tools").tool
     assert tether.ToolCall is importlib.import_module("tether.types").ToolCall

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from tether.store import SessionStore
 from tether.types import Message
+
+if TYPE_CHECKING:  # SQLAlchemy loads only when a store is used
+    from tether.store import SessionStore
 
 __all__ = ["Session"]
 
