@@ -12,6 +12,7 @@ CASES = [
     ("tether: `import tether`", "tether", "import tether"),
     ("tether: first use (`tether.tool`, loads pydantic)", "tether", "import tether; tether.tool"),
     ("tether: tools + a @tool function", "tether", "import tether\n@tether.tool\ndef f(x: int) -> int: return x"),
+    ("tether: an agent (`from tether import Agent, tool`)", "tether", "from tether import Agent, tool"),
     ("floor: `import pydantic` + one BaseModel", "pydantic", "import pydantic\nclass M(pydantic.BaseModel): x: int"),
     ("peer: pydantic-ai (`import pydantic_ai`)", "pydantic_ai", "import pydantic_ai"),
     ("peer: openai-agents (`import agents`)", "agents", "import agents"),
