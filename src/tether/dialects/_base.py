@@ -316,6 +316,27 @@ class RegionParser(StreamParser):
         self._keep = {o: max((len(e) for e in o.ends), default=1) - 1 for o in openers}
         firsts = sorted({o.start[0] for o in self._openers})
         self._first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
+        self._plain_text_is_content = type(self).after_text is RegionParser.after_text
+
+    def feed(self, delta: str) -> list[ParseEvent]:
+        # The common case inline, as it costs most of streaming: plain text between regions, which is content.
+        if (
+            self._region is None
+            and not self._hold
+            and not self._at_start
+            and self._plain_text_is_content
+            and delta
+            and not self._closed
+            and not self._broken
+            and (self._first is None or self._first.search(delta) is None)
+        ):
+            self._fed += len(delta)
+            self._last_char = delta[-1]
+            self._content.append(delta)
+            events: list[ParseEvent] = [TextDelta(delta)]
+            self._events = events
+            return events
+        return super().feed(delta)
 
     @property
     def busy_since(self) -> int | None:
