@@ -52,7 +52,7 @@ class StreamParser(ABC):
         self._closed = False
         self._broken = False
         self._next_id = 0
-        self._fed = 0
+        self._fed: int = 0
         """Characters fed so far: the absolute offset of the next delta."""
         self.first_call_at: int | None = None
         """Where the first complete call began (for `auto`)."""
