@@ -96,3 +96,21 @@ def test_a_result_that_does_not_follow_its_call_names_its_tool() -> None:
     printer(ToolEndEvent(run_id="r", call_id="fast", envelope=OkEnvelope(data=1)))
     printer(ToolEndEvent(run_id="r", call_id="slow", envelope=OkEnvelope(data=2)))
     assert console.export_text().splitlines()[2:] == ["  ✓ 1", "  ✓ slow: 2"]
+
+
+def test_parse_reads_tools_from_any_definition_file_for_positional_arguments() -> None:
+    output = '```tool\nreturn get_weather("Oslo", 3);\n```'
+    for source in ("weather.ts", "weather.py", "weather.yaml", "weather.openai.json"):
+        result = runner.invoke(
+            app, ["parse", "--dialect", "fenced", "--tools", str(WEATHER / source)], input=output
+        )
+        assert result.exit_code == 0, result.output
+        calls = json.loads(result.output)["calls"]
+        assert [(c["name"], c["arguments"]) for c in calls] == [("get_weather", {"city": "Oslo", "days": 3})]
+
+
+def test_parse_with_a_missing_tools_file_is_one_clear_line(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["parse", "--tools", str(tmp_path / "nope.json")], input="hi")
+    assert result.exit_code == 2
+    assert "No such tool definition file" in result.output
+    assert "Traceback" not in result.output

@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-import yaml
 
+from tether.cli._errors import user_errors
 from tether.dialects import dialect_names, parse
-from tether.exceptions import UserError
+from tether.tools import load_tools
 
 __all__ = ["register"]
-
-
-def _load_tools(path: Path | None) -> Any:
-    if path is None:
-        return None
-    text = path.read_text(encoding="utf-8")
-    if path.suffix in (".yaml", ".yml"):
-        return yaml.safe_load(text)
-    return json.loads(text)
 
 
 def register(app: typer.Typer) -> None:
@@ -33,14 +23,17 @@ def register(app: typer.Typer) -> None:
         ] = "hermes",
         tools: Annotated[
             Path | None,
-            typer.Option("--tools", help="Tool definitions: JSON or YAML (OpenAI, Anthropic, Gemini, BFCL)."),
+            typer.Option(
+                "--tools",
+                help="Tool definitions (.py, .yaml, .ts, or .json in OpenAI, Anthropic, Gemini, MCP or BFCL "
+                "form): positional arguments get their names and text values their types.",
+            ),
         ] = None,
     ) -> None:
         """Parse a model output read from stdin; prints calls, content, reasoning and errors as JSON."""
         if dialect not in dialect_names():
             raise typer.BadParameter(f"unknown dialect {dialect!r}; known: {', '.join(dialect_names())}")
-        try:
-            result = parse(sys.stdin.read(), dialect, _load_tools(tools))
-        except UserError as e:
-            raise typer.BadParameter(str(e)) from None
+        with user_errors():
+            toolset = load_tools(tools) if tools is not None else None
+            result = parse(sys.stdin.read(), dialect, toolset)
         typer.echo(result.model_dump_json(indent=2))
