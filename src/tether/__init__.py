@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from tether.dialects import ParseResult as ParseResult
     from tether.dialects import parse as parse
     from tether.dialects import stream_parser as stream_parser
+    from tether.exceptions import ModelError as ModelError
     from tether.exceptions import NeedsInput as NeedsInput
     from tether.exceptions import TetherError as TetherError
     from tether.exceptions import TetherRuntimeError as TetherRuntimeError
@@ -71,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "Message": "tether.types",
     "Model": "tether.models",
     "NeedsEnvelope": "tether.types",
+    "ModelError": "tether.exceptions",
     "NeedsInput": "tether.exceptions",
     "NoCalls": "tether.loop",
     "OkEnvelope": "tether.types",
@@ -114,6 +116,7 @@ __all__ = [
     "Limits",
     "Message",
     "Model",
+    "ModelError",
     "NeedsEnvelope",
     "NeedsInput",
     "NoCalls",

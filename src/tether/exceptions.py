@@ -6,6 +6,7 @@
     │   ├── ToolError           -> {ok: false, error: {code, message, recoverable, suggestion}}
     │   └── NeedsInput          -> {ok: false, needs: {...}}
     └── TetherRuntimeError      anything else that went wrong inside tether at run time
+        └── ModelError          the model's provider failed (network, key, rate limit, server error)
 
 Model output never raises: parsers and the executor turn bad output into errors and envelopes the model
 can act on. Exceptions are for developers' mistakes and for tools that want to refuse.
@@ -13,7 +14,15 @@ can act on. Exceptions are for developers' mistakes and for tools that want to r
 
 from __future__ import annotations
 
-__all__ = ["NeedsInput", "TetherError", "TetherRuntimeError", "ToolError", "ToolSignal", "UserError"]
+__all__ = [
+    "ModelError",
+    "NeedsInput",
+    "TetherError",
+    "TetherRuntimeError",
+    "ToolError",
+    "ToolSignal",
+    "UserError",
+]
 
 
 class TetherError(Exception):
@@ -26,6 +35,11 @@ class UserError(TetherError):
 
 class TetherRuntimeError(TetherError):
     """Something went wrong inside tether at run time that is neither misuse nor a tool's answer."""
+
+
+class ModelError(TetherRuntimeError):
+    """The model's provider failed: unreachable, a refused key, a rate limit, a server error. The message names
+    the model and the provider's own error, which is kept as `__cause__`."""
 
 
 class ToolSignal(TetherError):

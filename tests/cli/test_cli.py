@@ -9,6 +9,8 @@ from typer.testing import CliRunner
 
 from tether.cli import app
 from tether.cli._run import EventPrinter
+from tether.exceptions import ModelError
+from tether.models import FunctionModel, Model, ModelRequest
 from tether.types import OkEnvelope, ToolCall, ToolEndEvent, ToolStartEvent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,4 +115,18 @@ def test_parse_with_a_missing_tools_file_is_one_clear_line(tmp_path: Path) -> No
     result = runner.invoke(app, ["parse", "--tools", str(tmp_path / "nope.json")], input="hi")
     assert result.exit_code == 2
     assert "No such tool definition file" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_run_reports_a_provider_failure_in_one_line_and_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unreachable(request: ModelRequest) -> str:
+        raise ModelError("openai:x at http://127.0.0.1:9/v1/: APIConnectionError: Connection error.")
+
+    def fake_model(name: str | None, *, base_url: str | None = None, native_tools: bool = True) -> Model:
+        return FunctionModel(unreachable)
+
+    monkeypatch.setattr("tether.cli._run.model_from_name", fake_model)
+    result = runner.invoke(app, ["run", "hi"])
+    assert result.exit_code == 1
+    assert "error: openai:x at http://127.0.0.1:9/v1/: APIConnectionError" in result.output
     assert "Traceback" not in result.output

@@ -7,6 +7,7 @@ import httpx2 as httpx  # the transport layer of anthropic 2.x
 import pytest
 from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
+from tether.exceptions import UserError
 from tether.loop import Agent
 from tether.models import AnthropicModel, ModelRequest, model_from_name
 from tether.tools import tool
@@ -229,3 +230,10 @@ def test_anthropic_names_and_keys_resolve_to_an_anthropic_model(monkeypatch: pyt
     assert (chosen.name, chosen.native_dialect) == ("anthropic:claude-sonnet-5-5", "anthropic")
     text_only = model_from_name("anthropic:claude-haiku-4-5", native_tools=False)
     assert (text_only.name, text_only.native_dialect) == ("anthropic:claude-haiku-4-5", None)
+
+
+def test_without_a_key_the_model_says_so_before_any_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    with pytest.raises(UserError, match="ANTHROPIC_API_KEY is not set"):
+        AnthropicModel("claude-sonnet-5-5")

@@ -8,7 +8,7 @@ import httpx2 as httpx  # the transport layer of openai 3.x
 import pytest
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
-from tether.exceptions import UserError
+from tether.exceptions import ModelError, UserError
 from tether.loop import Agent
 from tether.models import (
     FunctionModel,
@@ -148,3 +148,26 @@ def test_a_file_that_is_not_a_cassette_is_a_user_error(tmp_path: Path) -> None:
     (tmp_path / "x.jsonl").write_text('{"turn": 0}\n', encoding="utf-8")
     with pytest.raises(UserError, match="not a tether cassette"):
         load_cassette(tmp_path / "x.jsonl")
+
+
+async def test_a_provider_failure_is_a_model_error_naming_the_model_and_the_cause() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(429, json={"error": {"message": "Rate limit reached", "type": "rate_limit"}})
+
+    client = AsyncOpenAI(
+        api_key="test",
+        max_retries=0,
+        http_client=DefaultAsyncHttpxClient(transport=httpx.MockTransport(refuse)),
+    )
+    model = OpenAIModel("gpt-4o-mini", client=client)
+    with pytest.raises(ModelError, match=r"openai:gpt-4o-mini .*RateLimitError.*Rate limit reached"):
+        await Agent(model, [add]).run("2 + 3?")
+
+
+def test_openai_needs_a_key_only_for_its_own_service(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(UserError, match=r"OPENAI_API_KEY is not set.*--base-url"):
+        OpenAIModel("gpt-4o-mini")
+    local = OpenAIModel("qwen2.5:7b", base_url="http://localhost:11434/v1")  # Ollama needs no key
+    assert str(local.client.base_url) == "http://localhost:11434/v1/"

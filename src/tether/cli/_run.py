@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from tether.builtin import PackConfig, build_tools
-from tether.cli._errors import user_errors
-from tether.exceptions import UserError
+from tether.cli._errors import stderr, user_errors
+from tether.exceptions import ModelError, UserError
 from tether.loop import Agent, EndTurn, FinalResponse, NoCalls, RunResult, Termination
 from tether.models import Model, RecordingModel, load_cassette, model_from_name
 from tether.tools import AbstractToolset, Toolset, load_tools
@@ -144,7 +144,11 @@ class EventPrinter:
 
 def _run(agent: Agent, prompt: str, console: Console, *, show_stream: bool) -> RunResult:
     printer = EventPrinter(console, show_stream=show_stream)
-    return anyio.run(lambda: agent.run(prompt, on_event=printer))
+    try:
+        return anyio.run(lambda: agent.run(prompt, on_event=printer))
+    except ModelError as e:  # the provider or the network failed: one line and exit 1, not a traceback
+        stderr.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
+        raise typer.Exit(1) from e
 
 
 def replay_cassette(path: Path, console: Console) -> RunResult:

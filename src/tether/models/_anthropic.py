@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from tether.exceptions import UserError
+from tether.exceptions import ModelError, UserError
 from tether.models._base import Model, ModelChunk, ModelRequest
 from tether.tools import Toolset, export_tools
 from tether.types import (
@@ -60,7 +61,11 @@ class AnthropicModel(Model):
         self.model = model
         self.max_tokens = max_tokens
         self.native_dialect = "anthropic" if native_tools else None
-        self.client = client or anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url)
+        if client is None:
+            if not (api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+                raise UserError("ANTHROPIC_API_KEY is not set: export it, or pass api_key=....")
+            client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url)
+        self.client = client
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         params: dict[str, Any] = {
@@ -73,20 +78,25 @@ class AnthropicModel(Model):
             params["system"] = request.system
         if request.tools:
             params["tools"] = export_tools(Toolset(*request.tools), "anthropic")
+        import anthropic
+
         # one call for every SDK version: the overloads' `Omit`/`NotGiven` sentinels changed over time
         create = cast(_Create, self.client.messages.create)
-        stream = await create(**params)
         try:
-            async for event in stream:
-                data = cast(dict[str, Any], event.model_dump(exclude_none=True))
-                if self.native_dialect is not None:
-                    yield data
-                elif data.get("type") == "content_block_delta":
-                    delta = cast(dict[str, Any], data.get("delta") or {})
-                    if delta.get("type") == "text_delta" and delta.get("text"):
-                        yield str(delta["text"])
-        finally:
-            await stream.close()  # release the connection when the turn is cancelled midway
+            stream = await create(**params)
+            try:
+                async for event in stream:
+                    data = cast(dict[str, Any], event.model_dump(exclude_none=True))
+                    if self.native_dialect is not None:
+                        yield data
+                    elif data.get("type") == "content_block_delta":
+                        delta = cast(dict[str, Any], data.get("delta") or {})
+                        if delta.get("type") == "text_delta" and delta.get("text"):
+                            yield str(delta["text"])
+            finally:
+                await stream.close()  # release the connection when the turn is cancelled midway
+        except anthropic.AnthropicError as e:
+            raise ModelError(f"{self.name} at {self.client.base_url}: {type(e).__name__}: {e}") from e
 
 
 def _messages(request: ModelRequest) -> list[dict[str, Any]]:

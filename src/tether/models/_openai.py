@@ -4,10 +4,11 @@ LM Studio — any server that speaks the Chat Completions API, with native tools
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from tether.exceptions import UserError
+from tether.exceptions import ModelError, UserError
 from tether.models._base import Model, ModelChunk, ModelRequest
 from tether.tools import Toolset, export_tools
 from tether.types import AssistantMessage, Message, SystemMessage, ToolResultMessage, ToolSpec, UserMessage
@@ -25,7 +26,7 @@ class OpenAIModel(Model):
     Args:
         model: The model name, e.g. `gpt-4o-mini` or `qwen2.5:7b` on Ollama.
         base_url: Another OpenAI-compatible server, e.g. `http://localhost:11434/v1`.
-        api_key: Defaults to `OPENAI_API_KEY`.
+        api_key: Defaults to `OPENAI_API_KEY`; not needed with a `base_url` (local servers ignore it).
         native_tools: Offer tools through the API's `tools` parameter and read `tool_calls` (the `openai`
             dialect). With False the model is asked for plain text, and the agent's text dialect applies.
         client: A configured `openai.AsyncOpenAI` (overrides base_url and api_key).
@@ -47,29 +48,45 @@ class OpenAIModel(Model):
         self.name = f"openai:{model}"
         self.model = model
         self.native_dialect = "openai" if native_tools else None
-        self.client = client or openai.AsyncOpenAI(base_url=base_url, api_key=api_key)
+        if client is None:
+            base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+            api_key = api_key or os.environ.get("OPENAI_API_KEY")
+            if api_key is None:
+                if base_url is None:
+                    raise UserError(
+                        "OPENAI_API_KEY is not set: export it, pass api_key=..., or point --base-url (base_url=) "
+                        "at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio), which needs no key."
+                    )
+                api_key = "unused"  # local servers ignore the key; the SDK insists on one
+            client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key)
+        self.client = client
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        import openai
+
         messages = cast("list[ChatCompletionMessageParam]", _messages(request))
-        if request.tools:
-            tools = cast("list[ChatCompletionToolParam]", _tools(request.tools))
-            stream = await self.client.chat.completions.create(
-                model=self.model, messages=messages, tools=tools, stream=True
-            )
-        else:
-            stream = await self.client.chat.completions.create(
-                model=self.model, messages=messages, stream=True
-            )
         try:
-            async for chunk in stream:
-                if self.native_dialect is not None:
-                    yield chunk.model_dump(exclude_none=True)
-                else:
-                    for choice in chunk.choices:
-                        if choice.delta.content:
-                            yield choice.delta.content
-        finally:
-            await stream.close()  # release the connection when the turn is cancelled midway
+            if request.tools:
+                tools = cast("list[ChatCompletionToolParam]", _tools(request.tools))
+                stream = await self.client.chat.completions.create(
+                    model=self.model, messages=messages, tools=tools, stream=True
+                )
+            else:
+                stream = await self.client.chat.completions.create(
+                    model=self.model, messages=messages, stream=True
+                )
+            try:
+                async for chunk in stream:
+                    if self.native_dialect is not None:
+                        yield chunk.model_dump(exclude_none=True)
+                    else:
+                        for choice in chunk.choices:
+                            if choice.delta.content:
+                                yield choice.delta.content
+            finally:
+                await stream.close()  # release the connection when the turn is cancelled midway
+        except openai.OpenAIError as e:
+            raise ModelError(f"{self.name} at {self.client.base_url}: {type(e).__name__}: {e}") from e
 
 
 def _tools(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:
