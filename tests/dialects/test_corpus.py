@@ -120,3 +120,9 @@ def test_the_corpus_command_says_how_many_cases_are_labeled_and_excluded(corpora
     assert total[0]["labeled"] == total[1]["labeled"] + 1
     table = runner.invoke(app, ["corpus", str(corpora_dir), "-f", "hermes"], terminal_width=200).output
     assert "excluded as mislabeled (none: no --mislabeled file given)" in " ".join(table.split())
+
+
+def test_the_corpus_command_refuses_a_missing_folder_in_one_line(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["corpus", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2
+    assert "No corpora folder at" in result.output

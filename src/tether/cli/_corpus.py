@@ -10,7 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from tether.cli._errors import user_errors
 from tether.dialects._corpus import FileReport, corpus_files, load_exclusions, run_file
+from tether.exceptions import UserError
 
 __all__ = ["register"]
 
@@ -43,6 +45,11 @@ def register(app: typer.Typer) -> None:
 
         `labeled` counts the cases with an expectation that are not excluded; `exact %` is exact of labeled.
         """
+        with user_errors():
+            if not directory.is_dir():
+                raise UserError(f"No corpora folder at {directory}: pass the folder of *.jsonl corpus files.")
+            if mislabeled is not None and not mislabeled.is_file():
+                raise UserError(f"No exclusions file at {mislabeled}.")
         exclusions: dict[tuple[str, int], str] = {}
         content_only: frozenset[tuple[str, int]] = frozenset()
         if mislabeled is not None:
