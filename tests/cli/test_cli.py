@@ -130,3 +130,11 @@ def test_run_reports_a_provider_failure_in_one_line_and_exits_1(monkeypatch: pyt
     assert result.exit_code == 1
     assert "error: openai:x at http://127.0.0.1:9/v1/: APIConnectionError" in result.output
     assert "Traceback" not in result.output
+
+
+def test_schema_export_to_an_unwritable_place_is_one_clear_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    result = runner.invoke(app, ["schema", "export", str(blocker / "schemas")])
+    assert result.exit_code == 2
+    assert "Cannot write the schemas to" in result.output

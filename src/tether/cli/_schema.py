@@ -6,6 +6,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from tether.cli._errors import user_errors
+from tether.exceptions import UserError
 from tether.schemas import export_schemas
 
 __all__ = ["register"]
@@ -20,7 +22,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write tool_call.v1.json, envelope.v1.json, ... generated from tether's models."""
         console = Console()
-        for path in export_schemas(directory):
+        with user_errors():
+            try:
+                written = export_schemas(directory)
+            except OSError as e:
+                raise UserError(f"Cannot write the schemas to {directory}: {e.strerror or e}.") from e
+        for path in written:
             console.print(f"wrote {path}", highlight=False)
 
     app.add_typer(schema, name="schema")
