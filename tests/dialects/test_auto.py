@@ -1,6 +1,9 @@
+import json
+from pathlib import Path
+
 import pytest
 
-from tether.dialects import parse, stream_parser
+from tether.dialects import CallCompleted, ReasoningDelta, TextDelta, parse, stream_parser
 
 from .conftest import StreamCheck
 
@@ -40,3 +43,32 @@ def test_auto_commits_while_streaming_once_the_first_call_is_certain() -> None:
     assert p.result.dialect == "hermes"
     events = p.feed(" more")
     assert [e.kind for e in events] == ["text"]
+
+
+def test_a_reply_without_calls_streams_before_the_output_ends() -> None:
+    p = stream_parser("auto")
+    events = [e for piece in ["The forecast ", "for Lisbon ", "is sunny."] for e in p.feed(piece)]
+    shown = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert shown.startswith("The forecast for Lisbon")  # not held back until close
+    shown += "".join(e.text for e in p.close() if isinstance(e, TextDelta))
+    assert shown == p.result.content == "The forecast for Lisbon is sunny."
+
+
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_streamed_events_add_up_to_the_result_on_the_corpora(corpora_dir: Path, size: int) -> None:
+    checked = 0
+    for path in sorted(corpora_dir.glob("*.jsonl")):
+        if path.stem in ("json_repair", "partial_json", "openai_json_arguments", "pythonic"):
+            continue  # not text-format outputs (pythonic: its 3,800 BFCL lines are covered by test_corpus)
+        for line in path.read_text(encoding="utf-8").splitlines()[::3]:
+            text = json.loads(line)["text"]
+            p = stream_parser("auto")
+            events = [e for i in range(0, len(text), size) for e in p.feed(text[i : i + size])] + p.close()
+            result = p.result
+            assert result == parse(text, "auto"), f"{path.name}: {text[:80]!r}"
+            assert "".join(e.text for e in events if isinstance(e, TextDelta)) == result.content, path.name
+            reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+            assert reasoning == (result.reasoning or ""), path.name
+            assert [e.call for e in events if isinstance(e, CallCompleted)] == result.calls, path.name
+            checked += 1
+    assert checked > 300

@@ -3,17 +3,19 @@
 Every candidate dialect parses the output side by side (linear, a constant factor slower). `auto` commits to
 the candidate whose first complete call begins earliest (ties go to the more specific format) as soon as no
 other candidate still holds undecided text that begins at or before it; from then on it is that dialect.
-Until it commits, its events are held back. Output with no call at all is read as plain text (with
-`<think>` reasoning).
+Until it commits, text that every candidate has already passed on as content, unchanged, streams at once
+(so a reply with no call streams as it comes); everything else is held back. Output with no call at all is
+read as plain text (with `<think>` reasoning).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import ClassVar
 
 from tether.dialects._base import Dialect, StreamParser
-from tether.dialects._events import ParseEvent, ParseResult, PartialCall
+from tether.dialects._events import ParseEvent, ParseResult, PartialCall, TextDelta
 from tether.dialects._registry import get_dialect
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolResultMessage
@@ -62,6 +64,11 @@ class AutoParser(StreamParser):
         self._candidates = [get_dialect(name).stream_parser(tools) for name in candidates]
         self._held: list[list[ParseEvent]] = [[] for _ in self._candidates]
         self._chosen: StreamParser | None = None
+        self._agreed: list[int] | None = [0] * len(self._candidates)
+        """Per candidate, how much of the output it has passed on as content, unchanged and before anything
+        else; None once one has done something else (from then on nothing streams until `auto` commits)."""
+        self._released = 0
+        self._output = _Output()
 
     @property
     def chosen(self) -> str | None:
@@ -72,9 +79,37 @@ class AutoParser(StreamParser):
         if self._chosen is not None:
             self._events.extend(self._chosen.feed(delta))
             return
-        for held, p in zip(self._held, self._candidates, strict=True):
-            held.extend(p.feed(delta))
+        self._output.append(delta)
+        for n, (held, p) in enumerate(zip(self._held, self._candidates, strict=True)):
+            events = p.feed(delta)
+            held.extend(events)
+            self._agree(n, events, delta, start)
         self._decide(final=False)
+        if self._chosen is None and self._agreed is not None:
+            upto = min(self._agreed)
+            if upto > self._released:
+                self.text(self._output.slice(self._released, upto))
+                self._released = upto
+                self._output.forget(upto)
+
+    def _agree(self, n: int, events: list[ParseEvent], delta: str, start: int) -> None:
+        agreed = self._agreed
+        if agreed is None:
+            return
+        for e in events:
+            at = agreed[n]
+            if not isinstance(e, TextDelta):
+                self._agreed = None
+                return
+            text = e.text
+            if at >= start:  # the common case: text from the delta just fed
+                same = delta.startswith(text, at - start)
+            else:
+                same = self._output.slice(at, at + len(text)) == text
+            if not same:
+                self._agreed = None
+                return
+            agreed[n] = at + len(text)
 
     def _close(self) -> None:
         if self._chosen is not None:
@@ -102,9 +137,10 @@ class AutoParser(StreamParser):
                 if since is not None and since <= best_at and p.first_call_at is None:
                     return  # another format may still read a call that begins earlier
         self._chosen = self._candidates[best]
-        self._events.extend(self._held[best])
+        self._events.extend(_without_text(self._held[best], self._released))
         self._held = []
         self._candidates = []
+        self._agreed = None
 
     @property
     def result(self) -> ParseResult:
@@ -114,6 +150,52 @@ class AutoParser(StreamParser):
 
     def partial_calls(self) -> list[PartialCall]:
         return self._chosen.partial_calls() if self._chosen else []
+
+
+def _without_text(events: list[ParseEvent], chars: int) -> list[ParseEvent]:
+    """`events` less their first `chars` characters of text (already passed on)."""
+    out: list[ParseEvent] = []
+    for e in events:
+        if chars and isinstance(e, TextDelta):
+            if len(e.text) <= chars:
+                chars -= len(e.text)
+                continue
+            e, chars = TextDelta(e.text[chars:]), 0
+        out.append(e)
+    return out
+
+
+class _Output:
+    """The output fed so far, as the pieces it came in, read back by offset without joining it all."""
+
+    __slots__ = ("ends", "first", "pieces")
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.ends: list[int] = []
+        """The offset just past each piece."""
+        self.first = 0
+        """Pieces before this one are forgotten (no longer needed)."""
+
+    def append(self, piece: str) -> None:
+        self.pieces.append(piece)
+        self.ends.append((self.ends[-1] if self.ends else 0) + len(piece))
+
+    def slice(self, start: int, stop: int) -> str:
+        i = bisect_right(self.ends, start, lo=self.first)
+        parts: list[str] = []
+        while start < stop and i < len(self.pieces):
+            begin = self.ends[i] - len(self.pieces[i])
+            part = self.pieces[i][start - begin : stop - begin]
+            parts.append(part)
+            start += len(part)
+            i += 1
+        return "".join(parts)
+
+    def forget(self, before: int) -> None:
+        while self.first < len(self.pieces) and self.ends[self.first] <= before:
+            self.pieces[self.first] = ""
+            self.first += 1
 
 
 class Auto(Dialect):
