@@ -56,6 +56,8 @@ class StreamParser(ABC):
         """Characters fed so far: the absolute offset of the next delta."""
         self.first_call_at: int | None = None
         """Where the first complete call began (for `auto`)."""
+        self._announced: str | None = None
+        """The id of a call announced before it was read, which the next call or failure takes."""
 
     # ------------------------------------------------------------------------------------------ public
 
@@ -169,6 +171,9 @@ class StreamParser(ABC):
         **extra: Any,
     ) -> ToolCall | None:
         """Record a complete call; emits started/delta events too unless `announced` already did."""
+        early = self._announced if call_id is None else None
+        if early is not None:  # announced by name: its arguments follow now, whole
+            call_id, self._announced = early, None
         call_id = call_id or self.new_id()
         try:
             tool_call = ToolCall(
@@ -182,7 +187,8 @@ class StreamParser(ABC):
             self.fail(f"invalid call: {e}", span, "", call_id=call_id)
             return None
         if not announced:
-            self.started(call_id, name)
+            if early is None:
+                self.started(call_id, name)
             self.delta(call_id, json.dumps(arguments, ensure_ascii=False))
         self._calls.append(tool_call)
         if self.first_call_at is None:
@@ -194,6 +200,8 @@ class StreamParser(ABC):
         self, message: str, span: tuple[int, int] | None, raw: str, *, call_id: str | None = None
     ) -> None:
         """Record a call that could not be read (the other calls are unaffected)."""
+        if call_id is None and self._announced is not None:
+            call_id, self._announced = self._announced, None
         if len(raw) > _RAW_LIMIT:
             raw = raw[: _RAW_LIMIT // 2] + " … " + raw[-_RAW_LIMIT // 2 :]
         error = ParseError(message=message, dialect=self.dialect, span=span, raw=raw, call_id=call_id)
@@ -228,6 +236,11 @@ class Opener:
         output_start: The opener is tried only at the first non-blank character of the output, where
             `start` may be empty (the guard alone decides).
         quotes: String quote characters, for `balanced` regions.
+        announce: For call regions: a pattern matched at the start of the body whose group 1 is the tool's
+            name; once it matches (within the first 256 characters), the call is announced (`CallStarted`)
+            before its region ends, and the region's first call or failure carries that id. It must match
+            a prefix of a body the same way as the whole body (end it with a terminator the name cannot
+            hold), so the ids are the same however the output is split.
     """
 
     start: str
@@ -242,6 +255,7 @@ class Opener:
     quotes: str = "\"'"
     tag: str = ""
     """A name for the dialect's own use (to tell openers apart)."""
+    announce: re.Pattern[str] | None = None
 
 
 class Balancer:
@@ -292,6 +306,11 @@ class _Region:
     balancer: Balancer | None = None
     keep: int = 0
     """How many trailing characters may begin an end marker."""
+    head: str | None = ""
+    """The body so far while its call may still be announced (see `Opener.announce`); None after."""
+
+
+_ANNOUNCE_WITHIN = 256
 
 
 class RegionParser(StreamParser):
@@ -534,7 +553,25 @@ class RegionParser(StreamParser):
             region.parts.append(data)
             region.size += len(data)
             if region.opener.kind == "call":
+                self._announce(region, data, final=False)
                 self.on_progress(region.opener, data, region.start)
+
+    def _announce(self, region: _Region, data: str, *, final: bool) -> None:
+        """Announce the region's call once its name is known (for openers with `announce`)."""
+        pattern, head = region.opener.announce, region.head
+        if pattern is None or head is None:
+            return
+        head += data
+        # only what can no longer turn out to be the start of the end marker is surely body
+        known = len(head) if final else len(head) - region.keep
+        m = pattern.match(head, 0, min(known, _ANNOUNCE_WITHIN))
+        if m is not None:
+            call_id = self.new_id()
+            self.started(call_id, m.group(1).strip())
+            self._announced = call_id
+            region.head = None
+        else:
+            region.head = None if final or known >= _ANNOUNCE_WITHIN else head
 
     def _trim(self, region: _Region, n: int) -> None:
         body = "".join(region.parts)[: region.size - n]
@@ -550,8 +587,12 @@ class RegionParser(StreamParser):
             return
         if last:
             region.parts.append(last)
+        if o.kind == "call":
+            self._announce(region, last, final=True)
+        if last:
             self.on_progress(o, last, region.start)
         self.on_region(o, "".join(region.parts), (region.start, end + marker_len), complete)
+        self._announced = None
 
 
 def _guard(o: Opener, data: str, p: int, eof: bool) -> str:

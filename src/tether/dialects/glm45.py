@@ -44,7 +44,9 @@ def arg_pairs(body: str, i: int) -> list[tuple[str, str]]:
 
 class _Parser(RegionParser):
     openers = (
-        Opener("<tool_call>", ends=("</tool_call>",)),
+        Opener(
+            "<tool_call>", ends=("</tool_call>",), announce=re.compile(rf"\s*({_NAME.pattern})\s*<arg_key>")
+        ),
         Opener("<think>", "reasoning", ends=("</think>",)),
     )
 

@@ -59,8 +59,8 @@ def read_xml_functions(parser: RegionParser, body: str, span: tuple[int, int], c
 
 class _Parser(RegionParser):
     openers = (
-        Opener("<tool_call>", ends=("</tool_call>",)),
-        Opener("<function=", ends=("</function>",), tag="bare"),
+        Opener("<tool_call>", ends=("</tool_call>",), announce=re.compile(r"\s*<function=([^<>\n]+)>")),
+        Opener("<function=", ends=("</function>",), tag="bare", announce=re.compile(r"([^<>\n]+)>")),
         Opener("<think>", "reasoning", ends=("</think>",)),
     )
 
