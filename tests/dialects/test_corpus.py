@@ -33,7 +33,7 @@ FLOORS: dict[str, tuple[int, int, int]] = {
     "glm47.jsonl": (1, 1, 1),  # of 1 labeled, 1/1 content
     "granite.jsonl": (2, 2, 1),  # of 2 labeled, 1/1 content
     "granite_20b_fc.jsonl": (2, 2, 1),  # of 2 labeled, 1/1 content
-    "harmony.jsonl": (0, 0, 4),  # of 0 labeled, 4/4 content (6 content expectations excluded)
+    "harmony.jsonl": (0, 0, 5),  # of 0 labeled, 5/5 content (5 content expectations excluded)
     "hermes.jsonl": (13, 13, 3),  # of 13 labeled, 3/3 content
     "hunyuan_a13b.jsonl": (13, 13, 3),  # of 13 labeled, 3/3 content
     "internlm2.jsonl": (2, 2, 1),  # of 2 labeled, 1/1 content

@@ -1,5 +1,7 @@
 from tether.dialects import parse
 
+from .conftest import StreamCheck
+
 
 def test_a_message_to_a_built_in_tool_is_a_call_on_any_channel() -> None:
     text = '<|channel|>analysis to=browser.search<|message|>{"query": "SGLang"}<|call|>'
@@ -17,3 +19,15 @@ def test_analysis_is_reasoning_and_final_is_content() -> None:
     result = parse(text, "harmony")
     assert (result.reasoning, result.content) == ("think", "done")
     assert [(c.name, c.arguments) for c in result.calls] == [("f", {"a": 1})]
+
+
+def test_output_with_its_special_tokens_stripped_is_still_read(check_stream: StreamCheck) -> None:
+    result = check_stream("analysisThe user wants the weather.assistantfinal It is sunny.", "harmony")
+    assert (result.reasoning, result.content) == ("The user wants the weather.", "It is sunny.")
+    assert check_stream("assistantfinal The direct answer.", "harmony").content == "The direct answer."
+
+
+def test_text_that_merely_begins_with_the_word_analysis_is_content(check_stream: StreamCheck) -> None:
+    for text in ("analysis of the data: fine", "analytics", "analysis"):
+        result = check_stream(text, "harmony")
+        assert (result.content, result.reasoning) == (text, None)

@@ -367,6 +367,13 @@ class RegionParser(StreamParser):
         """The openers in force (override to vary them with the tools or options)."""
         return self.openers
 
+    def use_openers(self, openers: Sequence[Opener]) -> None:
+        """Change the openers in force from here on (e.g. once the output's start has shown its variant)."""
+        self._openers = tuple(o for o in openers if not o.output_start)
+        self._keep.update({o: max((len(e) for e in o.ends), default=1) - 1 for o in openers})
+        firsts = sorted({o.start[0] for o in self._openers})
+        self._first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
+
     # ------------------------------------------------------------------------------------------ hooks
 
     @abstractmethod
@@ -448,6 +455,8 @@ class RegionParser(StreamParser):
             return None if eof else (0, None, "maybe")
         for o in self._start_openers:
             if not data.startswith(o.start, q):
+                if not eof and o.start.startswith(data[q:]):  # the marker may still be arriving
+                    return q, None, "maybe"
                 continue
             if o.guard is not None:
                 verdict = _guard(o, data, q, eof)

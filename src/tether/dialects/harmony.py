@@ -1,7 +1,11 @@
 """`harmony`: gpt-oss's channels. `<|channel|>analysis<|message|>...<|end|>` is reasoning,
 `<|channel|>final<|message|>...` is content, and a message addressed `to=functions.name` is a call whose
 arguments are the message (`<|call|>` ends it). Built-in tools addressed as `to=browser.search` (on any
-channel) are calls to the tool of that dotted name."""
+channel) are calls to the tool of that dotted name.
+
+Servers that strip special tokens turn that into plain `analysisThe user asks...assistantfinal...`: output
+that begins that way (`analysis` directly followed by text) or with `assistantfinal` is read in that form, the
+analysis as reasoning and what follows `assistantfinal` as content."""
 
 from __future__ import annotations
 
@@ -21,6 +25,9 @@ _TO = re.compile(r"to=([^\s<]+)")
 _END_MARKS = ("<|end|>", "<|call|>", "<|return|>")
 
 
+_STRIPPED_FINAL = Opener("assistantfinal", "drop", tag="stripped_final")
+
+
 class _Parser(RegionParser):
     openers = (
         Opener("<|start|>", "drop", tag="start"),
@@ -28,6 +35,17 @@ class _Parser(RegionParser):
         Opener("<|constrain|>", "drop", tag="constrain"),
         Opener("<|message|>", "drop", tag="message"),
         *(Opener(m, "drop", tag="end") for m in _END_MARKS),
+        # `analysis` then text with no space between, as stripping `<|message|>` leaves it ("analysis of"
+        # is English, not this form)
+        Opener(
+            "analysis",
+            "drop",
+            output_start=True,
+            guard=re.compile(r"analysis\S"),
+            guard_len=9,
+            tag="stripped_analysis",
+        ),
+        Opener("assistantfinal", "drop", output_start=True, tag="stripped_final"),
     )
 
     def __init__(self, dialect: str, tools: ToolIndex):
@@ -39,6 +57,8 @@ class _Parser(RegionParser):
         self._args: list[str] = []
         self._call_id: str | None = None
         self._call_start = 0
+        self._lstrip = False
+        """Drop the whitespace that follows a stripped `assistantfinal`."""
 
     @property
     def busy_since(self) -> int | None:
@@ -49,6 +69,15 @@ class _Parser(RegionParser):
 
     def on_marker(self, opener: Opener, position: int) -> None:
         tag = opener.tag
+        if tag.startswith("stripped_"):  # special tokens stripped: `analysis...assistantfinal...`
+            self.use_openers((_STRIPPED_FINAL,))
+            self._finish_body(position, complete=True)
+            self._channel = "analysis" if tag == "stripped_analysis" else "final"
+            self._state, self._recipient, self._call_id, self._args = "body", None, None, []
+            self._lstrip = tag == "stripped_final"
+            if tag == "stripped_analysis":
+                self.reasoning("")
+            return
         if tag == "start":
             self._finish_body(position, complete=False)
             self._state, self._header = "header", []
@@ -108,6 +137,12 @@ class _Parser(RegionParser):
         )
 
     def after_text(self, text: str) -> None:
+        if self._lstrip:
+            stripped = text.lstrip()
+            if not stripped:
+                return
+            self._lstrip = False
+            text = stripped
         if self._state == "header":
             self._header.append(text)
         elif self._state == "body":
