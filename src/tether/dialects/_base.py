@@ -306,8 +306,8 @@ class _Region:
     balancer: Balancer | None = None
     keep: int = 0
     """How many trailing characters may begin an end marker."""
-    head: str | None = ""
-    """The body so far while its call may still be announced (see `Opener.announce`); None after."""
+    head: str | None = None
+    """The body so far while its call may still be announced (see `Opener.announce`), else None."""
 
 
 _ANNOUNCE_WITHIN = 256
@@ -435,7 +435,10 @@ class RegionParser(StreamParser):
                     data, offset = data[p + skip :], offset + p + skip
                     self.on_marker(opener, offset - skip)
                     continue
-                self._region = _Region(opener, offset + p, offset + p + skip, keep=self._keep[opener])
+                head = "" if opener.announce is not None and opener.kind == "call" else None
+                self._region = _Region(
+                    opener, offset + p, offset + p + skip, keep=self._keep[opener], head=head
+                )
                 if opener.balanced:
                     self._region.balancer = Balancer(opener.quotes)
                 elif opener.kind == "reasoning":
@@ -562,14 +565,15 @@ class RegionParser(StreamParser):
             region.parts.append(data)
             region.size += len(data)
             if region.opener.kind == "call":
-                self._announce(region, data, final=False)
+                if region.head is not None:
+                    self._announce(region, data, final=False)
                 self.on_progress(region.opener, data, region.start)
 
     def _announce(self, region: _Region, data: str, *, final: bool) -> None:
         """Announce the region's call once its name is known (for openers with `announce`)."""
         pattern, head = region.opener.announce, region.head
-        if pattern is None or head is None:
-            return
+        assert pattern is not None
+        assert head is not None
         head += data
         # only what can no longer turn out to be the start of the end marker is surely body
         known = len(head) if final else len(head) - region.keep
@@ -596,7 +600,7 @@ class RegionParser(StreamParser):
             return
         if last:
             region.parts.append(last)
-        if o.kind == "call":
+        if region.head is not None:
             self._announce(region, last, final=True)
         if last:
             self.on_progress(o, last, region.start)
