@@ -329,12 +329,10 @@ class RegionParser(StreamParser):
         self._last_char = "\n"
         self._region: _Region | None = None
         openers = self.active_openers()
-        self._openers = tuple(o for o in openers if not o.output_start)
         self._start_openers = tuple(o for o in openers if o.output_start)
         self._at_start = bool(self._start_openers)
-        self._keep = {o: max((len(e) for e in o.ends), default=1) - 1 for o in openers}
-        firsts = sorted({o.start[0] for o in self._openers})
-        self._first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
+        self._keep: dict[Opener, int] = {}
+        self.use_openers(openers)
         self._plain_text_is_content = type(self).after_text is RegionParser.after_text
 
     def feed(self, delta: str) -> list[ParseEvent]:
@@ -368,11 +366,14 @@ class RegionParser(StreamParser):
         return self.openers
 
     def use_openers(self, openers: Sequence[Opener]) -> None:
-        """Change the openers in force from here on (e.g. once the output's start has shown its variant)."""
-        self._openers = tuple(o for o in openers if not o.output_start)
+        """Set the openers in force from here on (a dialect may change them once the output's start has shown
+        which variant of its format it is)."""
+        self._openers: tuple[Opener, ...] = tuple(o for o in openers if not o.output_start)
         self._keep.update({o: max((len(e) for e in o.ends), default=1) - 1 for o in openers})
         firsts = sorted({o.start[0] for o in self._openers})
-        self._first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
+        self._first: re.Pattern[str] | None = (
+            re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
+        )
 
     # ------------------------------------------------------------------------------------------ hooks
 
