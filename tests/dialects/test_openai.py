@@ -1,7 +1,7 @@
 import json
 from typing import Any
 
-from tether.dialects import CallDelta, CallStarted, PartialCall, parse, stream_parser
+from tether.dialects import CallCompleted, CallDelta, CallStarted, PartialCall, parse, stream_parser
 from tether.types import Provenance, ToolCall
 
 
@@ -79,3 +79,37 @@ def test_a_whole_message_with_bad_arguments_reports_an_error_and_keeps_the_good_
         ("b", {"x": 1}, ["trailing_comma"])
     ]
     assert [(e.call_id, e.message) for e in result.errors] == [("a", "arguments are not a JSON object: list")]
+
+
+def test_a_call_is_complete_once_the_next_one_begins_so_it_can_start_before_the_response_ends() -> None:
+    p = stream_parser("openai")
+    for c in CHUNKS[:4]:
+        p.feed_event(c)
+    events = p.feed_event(CHUNKS[4])  # call_b begins: call_a's arguments are complete JSON
+    assert [e.call.id for e in events if isinstance(e, CallCompleted)] == ["call_a"]
+    rest = [e for c in CHUNKS[5:] for e in p.feed_event(c)] + p.close()
+    assert [e.call.id for e in rest if isinstance(e, CallCompleted)] == ["call_b"]
+    whole = stream_parser("openai")
+    for c in CHUNKS:
+        whole.feed_event(c)
+    whole.close()
+    assert p.result == whole.result
+
+
+def test_a_call_whose_arguments_are_not_yet_complete_waits_for_the_end() -> None:
+    chunks: list[dict[str, Any]] = [
+        _tool_delta(0, '{"city": "Pa', "call_a", "get_weather"),
+        _tool_delta(1, '{"tz": "UTC"}', "call_b", "now"),  # interleaved: call_a is not done yet
+        _tool_delta(0, 'ris"}'),
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    p = stream_parser("openai")
+    early = [e for c in chunks[:2] for e in p.feed_event(c) if isinstance(e, CallCompleted)]
+    assert early == []
+    for c in chunks[2:]:
+        p.feed_event(c)
+    p.close()
+    assert [(c.id, c.arguments) for c in p.result.calls] == [
+        ("call_a", {"city": "Paris"}),
+        ("call_b", {"tz": "UTC"}),
+    ]

@@ -1,9 +1,12 @@
 """Models: the public test doubles, the OpenAI provider over the SDK's real HTTP layer, record and replay."""
 
 import json
+import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2 as httpx  # the transport layer of openai 3.x
 import pytest
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
@@ -171,3 +174,41 @@ def test_openai_needs_a_key_only_for_its_own_service(monkeypatch: pytest.MonkeyP
         OpenAIModel("gpt-4o-mini")
     local = OpenAIModel("qwen2.5:7b", base_url="http://localhost:11434/v1")  # Ollama needs no key
     assert str(local.client.base_url) == "http://localhost:11434/v1/"
+
+
+async def test_parallel_calls_streamed_by_the_sdk_start_before_the_response_ends() -> None:
+    started: list[float] = []
+    finished_streaming: list[float] = []
+
+    @tool(side_effects="none")
+    async def lookup(city: str) -> str:
+        """Look a city up."""
+        started.append(time.monotonic())
+        return city
+
+    first = [
+        chunk({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+               "function": {"name": "lookup", "arguments": '{"city": "Oslo"}'}}]}),
+        chunk({"tool_calls": [{"index": 1, "id": "call_2", "type": "function",
+               "function": {"name": "lookup", "arguments": '{"city": "Rome"}'}}]}),
+        chunk({}, "tool_calls"),
+    ]  # fmt: skip
+    turns = [first, [chunk({"role": "assistant", "content": "Done."}), chunk({}, "stop")]]
+
+    async def body(chunks: list[dict[str, Any]]) -> AsyncIterator[bytes]:
+        for c in chunks:
+            yield sse(c)[: -len(b"data: [DONE]\n\n")]
+            await anyio.sleep(0.05)  # the model is still generating
+        finished_streaming.append(time.monotonic())
+        yield b"data: [DONE]\n\n"
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body(turns.pop(0)), headers={"content-type": "text/event-stream"})
+
+    client = AsyncOpenAI(
+        api_key="test", http_client=DefaultAsyncHttpxClient(transport=httpx.MockTransport(handle))
+    )
+    result = await Agent(OpenAIModel("gpt-4o-mini", client=client), [lookup]).run("Oslo and Rome?")
+    assert result.output == "Done."
+    assert len(started) == 2
+    assert started[0] < finished_streaming[0] - 0.05  # Oslo's call ran while Rome's was still streaming

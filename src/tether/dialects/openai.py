@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
+from tether._literals import loads
 from tether.dialects._base import Dialect
 from tether.dialects._native import NativeParser
 from tether.dialects._prompt import openai_tool_json
@@ -75,11 +76,23 @@ class _Parser(NativeParser):
             t = _d(tc)
             key = ("d", t.get("index", 0))
             fn = _d(t.get("function"))
-            if t.get("id") and key in self._pending and self._pending[key].id != t["id"]:
-                self.finish(key)  # a new call reusing the index
+            if t.get("id"):  # a new call begins
+                if key in self._pending and self._pending[key].id != t["id"]:
+                    self.finish(key)  # a new call reusing the index
+                self._finish_before(key)
             call = self.pending(key, t.get("id") or None, fn.get("name"))
             if isinstance(fn.get("arguments"), str):
                 self.add_arguments(call, fn["arguments"])
+
+    def _finish_before(self, key: tuple[str, Any]) -> None:
+        """Providers stream parallel calls one after another: when call `key` begins, the calls before it whose
+        arguments are already complete JSON are done, and can start while the model goes on."""
+        for other in [k for k in self._pending if k[0] == "d" and k != key]:
+            if isinstance(other[1], int) and isinstance(key[1], int) and other[1] < key[1]:
+                parts = self._pending[other].parts
+                parsed = loads("".join(parts), strip_extra=False) if parts else None
+                if parsed is not None and parsed.ok and not parsed.repairs:
+                    self.finish(other)
 
     def _item(self, item: dict[str, Any]) -> None:
         kind = item.get("type")
