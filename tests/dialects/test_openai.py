@@ -113,3 +113,14 @@ def test_a_call_whose_arguments_are_not_yet_complete_waits_for_the_end() -> None
         ("call_a", {"city": "Paris"}),
         ("call_b", {"tz": "UTC"}),
     ]
+
+
+def test_a_malformed_index_does_not_break_the_parse() -> None:
+    p = stream_parser("openai")
+    p.feed_event(_tool_delta(0, '{"city": "Paris"}', "call_a", "get_weather"))
+    p.feed_event(
+        _chunk(tool_calls=[{"index": "1", "id": "call_b", "function": {"name": "now", "arguments": "{}"}}])
+    )
+    p.close()
+    assert [c.id for c in p.result.calls] == ["call_a", "call_b"]
+    assert p.result.errors == []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, ClassVar, cast
 
 from tether._literals import loads
@@ -45,7 +46,7 @@ class _Parser(RegionParser):
             guard_len=9,
             tag="stripped_analysis",
         ),
-        Opener("assistantfinal", "drop", output_start=True, tag="stripped_final"),
+        replace(_STRIPPED_FINAL, output_start=True),
     )
 
     def __init__(self, dialect: str, tools: ToolIndex):

@@ -87,12 +87,15 @@ class _Parser(NativeParser):
     def _finish_before(self, key: tuple[str, Any]) -> None:
         """Providers stream parallel calls one after another: when call `key` begins, the calls before it whose
         arguments are already complete JSON are done, and can start while the model goes on."""
-        for other in [k for k in self._pending if k[0] == "d" and k != key]:
-            if isinstance(other[1], int) and isinstance(key[1], int) and other[1] < key[1]:
-                parts = self._pending[other].parts
-                parsed = loads("".join(parts), strip_extra=False) if parts else None
-                if parsed is not None and parsed.ok and not parsed.repairs:
-                    self.finish(other)
+        index = key[1]
+        if not isinstance(index, int):
+            return
+        earlier = [k for k in self._pending if k[0] == "d" and isinstance(k[1], int) and k[1] < index]
+        for other in earlier:
+            parts = self._pending[other].parts
+            parsed = loads("".join(parts), strip_extra=False) if parts else None
+            if parsed is not None and parsed.ok and not parsed.repairs:
+                self.finish(other)
 
     def _item(self, item: dict[str, Any]) -> None:
         kind = item.get("type")

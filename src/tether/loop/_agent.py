@@ -138,15 +138,13 @@ class Agent:
         The tool prompt is rendered again only when the tools offered change (`specs`, default: the
         toolset's now).
         """
-        specs = self.toolset.specs() if specs is None else specs
-        if self.native or not specs:
+        offered = tuple(self.toolset.specs() if specs is None else specs)
+        if self.native or not offered:
             return self.system_prompt
-        cached_specs, prompt = self._tool_prompt
-        if len(cached_specs) != len(specs) or any(
-            a is not b for a, b in zip(cached_specs, specs, strict=True)
-        ):
-            prompt = render_tools(self.dialect, specs)
-            self._tool_prompt = (tuple(specs), prompt)
+        cached, prompt = self._tool_prompt
+        if offered != cached:  # tuples compare by identity first: the usual case costs no spec comparison
+            prompt = render_tools(self.dialect, offered)
+            self._tool_prompt = (offered, prompt)
         return "\n\n".join(p for p in (self.system_prompt, prompt) if p)
 
     async def run(

@@ -33,9 +33,7 @@ def model_from_name(name: str | None, *, base_url: str | None = None, native_too
         raise UserError(HOW_TO_CONFIGURE)
     provider, _, model = name.partition(":")
     if provider == "openai" and model:
-        return OpenAIModel(
-            model, base_url=base_url or os.environ.get("OPENAI_BASE_URL"), native_tools=native_tools
-        )
+        return OpenAIModel(model, base_url=base_url, native_tools=native_tools)
     if provider == "anthropic" and model:
         return AnthropicModel(model, base_url=base_url, native_tools=native_tools)
     raise UserError(
