@@ -56,7 +56,29 @@ def explicit_envelope() -> NeedsEnvelope:
     return NeedsEnvelope(needs={"city": True})
 
 
+@tool(side_effects="none")
+async def own_timeout() -> str:
+    await anyio.lowlevel.checkpoint()
+    raise TimeoutError("the upstream API timed out")
+
+
+@tool(side_effects="none")
+async def many_waits(times: int) -> int:
+    for _ in range(times):
+        await anyio.lowlevel.checkpoint()
+    return times
+
+
+@tool(side_effects="none")
+async def fails_after_waiting() -> str:
+    await anyio.lowlevel.checkpoint()
+    raise KeyError("gone")
+
+
 TOOLS = Toolset(
+    own_timeout,
+    many_waits,
+    fails_after_waiting,
     nap,
     blocking_nap,
     slow,
@@ -111,6 +133,34 @@ async def test_the_policy_default_timeout_applies_to_tools_without_one() -> None
     envelope = await Executor(TOOLS, policy=Policy(default_timeout_s=0.05)).execute(call("nap", seconds=5))
     assert isinstance(envelope, ErrorEnvelope)
     assert envelope.error.code == "TIMEOUT"
+
+
+async def test_a_sync_tool_over_its_timeout_gets_timeout_and_its_thread_is_abandoned() -> None:
+    started = time.perf_counter()
+    executor = Executor(TOOLS, policy=Policy(default_timeout_s=0.05))
+    envelope = await executor.execute(call("blocking_nap", seconds=0.5))
+    assert isinstance(envelope, ErrorEnvelope)
+    assert envelope.error.code == "TIMEOUT"
+    assert time.perf_counter() - started < 0.4
+
+
+async def test_a_tools_own_timeout_error_is_a_failure_not_a_timeout() -> None:
+    envelope = await Executor(TOOLS).execute(call("own_timeout"))
+    assert isinstance(envelope, ErrorEnvelope)
+    assert envelope.error.code == "INTERNAL"
+    assert envelope.error.message.startswith("own_timeout failed: it raised TimeoutError.")
+
+
+async def test_async_tools_that_wait_run_to_their_result_or_failure_under_the_timeout() -> None:
+    executor = Executor(TOOLS, policy=Policy(default_timeout_s=5))
+    assert await executor.execute(call("many_waits", times=0)) == OkEnvelope(data=0)
+    assert await executor.execute(call("many_waits", times=25)) == OkEnvelope(data=25)
+    failed = await executor.execute(call("fails_after_waiting"))
+    assert isinstance(failed, ErrorEnvelope)
+    assert failed.error.message.startswith("fails_after_waiting failed: it raised KeyError.")
+    trace = executor.journal.entries()[-1].traceback
+    assert trace is not None
+    assert "KeyError: 'gone'" in trace
 
 
 async def test_a_stuck_sync_tool_in_process_isolation_is_killed(tmp_path: Path) -> None:

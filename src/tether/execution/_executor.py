@@ -33,17 +33,20 @@ from tether.execution.guards import (
     WhyGuard,
     idempotency_key,
 )
+from tether.execution.guards._base import applies
 from tether.store._entries import EntryKind, JournalEntry, Lookup
 from tether.store._entries import Outcome as Outcome_
 from tether.store._journal import Journal, MemoryJournal, resolution
 from tether.store._redact import redact
-from tether.tools import ToolContext, ToolsLike, as_toolset
+from tether.tools import Tool, ToolContext, ToolsLike, as_toolset
 from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, OkEnvelope, ToolCall
 
 __all__ = ["Executor"]
 
 T = TypeVar("T")
 _HOST = socket.gethostname()
+_process = {"pid": os.getpid()}  # os.getpid() is a system call; a forked child sets its own
+os.register_at_fork(after_in_child=lambda: _process.update(pid=os.getpid()))
 
 
 class Executor:
@@ -77,6 +80,7 @@ class Executor:
         self._journal_limiter = anyio.CapacityLimiter(1)
         self._in_flight: set[str] = set()
         self._running: set[int | None] = set()
+        self._plans: dict[int, tuple[Tool[..., Any] | None, tuple[Guard, ...]]] = {}
         self.guards: tuple[Guard, ...] = (
             UnknownToolGuard(toolset),
             SchemaGuard(),
@@ -88,7 +92,8 @@ class Executor:
             RepairedCallGuard(),
             IdempotencyGuard(self._claim, self._in_flight),
         )
-        """The pipeline, in the order it runs (see `tether.execution`)."""
+        """The pipeline, in the order it runs (see `tether.execution`); each call passes the guards that
+        apply to its tool."""
 
     # ------------------------------------------------------------------------------------------ public
 
@@ -154,9 +159,21 @@ class Executor:
 
     # ----------------------------------------------------------------------------------------- pipeline
 
+    def _guards_for(self, tool: Tool[..., Any] | None) -> tuple[Guard, ...]:
+        """The guards that could refuse a call to `tool`, worked out once per tool."""
+        found = self._plans.get(id(tool))
+        if found is not None and found[0] is tool:
+            return found[1]
+        if len(self._plans) > 4096:  # toolsets that make new tool objects as they go: stay bounded
+            self._plans.clear()
+        guards = tuple(g for g in self.guards if applies(g, tool, self.policy))
+        self._plans[id(tool)] = (tool, guards)
+        return guards
+
     async def _execute(self, call: ToolCall, run: Run) -> AnyEnvelope:
-        attempt = Attempt(call, self.toolset.get(call.name), run, self.policy)
-        for guard in self.guards:
+        tool = self.toolset.get(call.name)
+        attempt = Attempt(call, tool, run, self.policy)
+        for guard in self._guards_for(tool):
             decision = await guard.check(attempt)
             if isinstance(decision, Allow):
                 if decision.validated is not None:
@@ -208,7 +225,9 @@ class Executor:
         assert validated is not None
         started = time.perf_counter()
         try:
-            context = ToolContext(call, run.principal.id, run.principal.scopes, run.session_id, run.deps)
+            context = None
+            if tool.context_parameter is not None:
+                context = ToolContext(call, run.principal.id, run.principal.scopes, run.session_id, run.deps)
             kwargs = tool.call_arguments(validated, context)
         except Exception:
             outcome = Outcome(_internal_error(tool.name), traceback.format_exc())
@@ -308,7 +327,7 @@ class Executor:
             envelope=envelope_json,
             duration_ms=duration_ms,
             traceback=trace,
-            pid=os.getpid(),
+            pid=_process["pid"],
             host=_HOST,
         )
 

@@ -1,6 +1,6 @@
 """Running one tool under its timeout and turning whatever happens into exactly one envelope.
 
-Async tools are awaited; sync tools run in a worker thread; tools whose sandbox asks for
+Async tools are awaited (the timeout's clock starts only if one waits); sync tools run in a worker thread; tools whose sandbox asks for
 `isolation="process"` run in a child process. On timeout an async tool is cancelled and an isolated one
 killed with its process group; a sync tool in a thread cannot be stopped (Python has no way to), so its
 thread is abandoned while the model gets `TIMEOUT` — declare `isolation="process"` for tools that may hang.
@@ -10,8 +10,11 @@ to show a model, the traceback kept for the journal. Cancellation from outside p
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import traceback
+import types
+from collections.abc import Coroutine, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,19 +44,24 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
     function = tool.function
     if function is None:
         return _internal(tool.name, "it is declared only, with no implementation in this process", None)
+    deadline = None if timeout_s is None else asyncio.get_running_loop().time() + timeout_s
+    timer = asyncio.timeout_at(deadline)
     result: Any = None
     try:
-        with anyio.move_on_after(timeout_s) as scope:
-            if tool.spec.sandbox.isolation == "process":
+        if tool.spec.sandbox.isolation == "process":
+            async with timer:
                 result = await run_in_process(function, kwargs)
-            elif tool.is_async:
-                result = await function(**kwargs)
-            else:
+        elif tool.is_async:
+            result = await _until(function(**kwargs), timer)
+        else:
+            async with timer:
                 result = await anyio.to_thread.run_sync(
                     functools.partial(function, **kwargs), abandon_on_cancel=True
                 )
-        if scope.cancelled_caught:
-            return Outcome(_timeout(tool, timeout_s))
+    except TimeoutError:
+        if not timer.expired():
+            return _internal(tool.name, "it raised TimeoutError", traceback.format_exc())
+        return Outcome(_timeout(tool, timeout_s))
     except ToolError as e:
         suggestion = e.suggestion if e.suggestion is not None else DEFAULT_SUGGESTIONS.get(e.code)
         info = ErrorInfo(code=e.code, message=e.message, recoverable=e.recoverable, suggestion=suggestion)
@@ -67,6 +75,38 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
     if isinstance(result, OkEnvelope | NeedsEnvelope | ErrorEnvelope):
         return Outcome(result)
     return Outcome(OkEnvelope(data=result))
+
+
+async def _until(coroutine: Coroutine[Any, Any, Any], timer: asyncio.Timeout) -> Any:
+    """`await coroutine` within `timer`, whose clock is armed only if the coroutine waits: a tool that
+    answers without ever waiting cannot be interrupted anyway, and skipping the timer saves ~5 µs a call."""
+    try:
+        waiting_on = coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    async with timer:
+        return await _resume(coroutine, waiting_on)
+
+
+@types.coroutine
+def _resume(coroutine: Coroutine[Any, Any, Any], waiting_on: Any) -> Generator[Any, Any, Any]:
+    """Go on with a coroutine that has already yielded `waiting_on` to the event loop, as `await` would."""
+    while True:
+        try:
+            sent = yield waiting_on
+        except GeneratorExit:
+            coroutine.close()
+            raise
+        except BaseException as e:  # cancellation (e.g. the timer's) or anything else thrown in goes on down
+            try:
+                waiting_on = coroutine.throw(e)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                waiting_on = coroutine.send(sent)
+            except StopIteration as done:
+                return done.value
 
 
 def _timeout(tool: Tool[..., Any], timeout_s: float | None) -> ErrorEnvelope:

@@ -12,7 +12,7 @@ from tether.store._entries import JournalEntry
 from tether.tools import Tool, ValidatedCall
 from tether.types import ToolCall
 
-__all__ = ["Attempt", "Guard"]
+__all__ = ["Attempt", "Guard", "applies"]
 
 
 @dataclass(slots=True)
@@ -33,6 +33,19 @@ class Attempt:
 
 
 class Guard(Protocol):
-    """A check a call must pass before its tool runs; returns a decision, never raises on model output."""
+    """A check a call must pass before its tool runs; returns a decision, never raises on model output.
+
+    A guard may also define `applies(tool, policy) -> bool`, saying whether it could ever refuse a call to
+    `tool` (`None`: a tool the toolset does not have) under `policy`; the executor asks once per tool and
+    skips the guard where it cannot. A guard without `applies` checks every call to a known tool.
+    """
 
     async def check(self, attempt: Attempt) -> Decision: ...
+
+
+def applies(guard: Guard, tool: Tool[..., Any] | None, policy: Policy) -> bool:
+    """Whether `guard` must check calls to `tool` (see `Guard`)."""
+    test = getattr(guard, "applies", None)
+    if test is None:
+        return tool is not None
+    return bool(test(tool, policy))

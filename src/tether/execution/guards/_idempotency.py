@@ -15,9 +15,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tether.execution._decisions import Allow, Decision, Replay, refusal
+from tether.execution._policy import Policy
 from tether.execution.guards._base import Attempt
 from tether.store._entries import Lookup
 from tether.store._journal import writer_alive
+from tether.tools import Tool
 from tether.types import ErrorCode, ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolCall, ToolSpec
 
 __all__ = ["IdempotencyGuard", "envelope_from_json", "idempotency_key"]
@@ -50,6 +52,12 @@ class IdempotencyGuard:
     def __init__(self, claim: Callable[[Attempt], Awaitable[Lookup]], in_flight: set[str]):
         self._claim = claim
         self._in_flight = in_flight
+
+    def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
+        """Read-only tools without declared fields are never keyed (see the module's docstring)."""
+        if tool is None or not policy.idempotency:
+            return False
+        return tool.spec.side_effects != "none" or bool(tool.spec.idempotency_fields)
 
     async def check(self, attempt: Attempt) -> Decision:
         tool, key = attempt.tool, attempt.idempotency_key

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._policy import Policy
 from tether.execution.guards._base import Attempt
+from tether.tools import Tool
 from tether.types import ErrorCode
 
 __all__ = ["PrincipalGuard"]
@@ -12,6 +16,9 @@ __all__ = ["PrincipalGuard"]
 class PrincipalGuard:
     """Refuses anonymous calls to tools with scopes (or to any tool, if the policy requires a principal),
     and calls whose principal lacks one of the tool's scopes."""
+
+    def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
+        return tool is not None and (bool(tool.spec.scopes) or policy.require_principal)
 
     async def check(self, attempt: Attempt) -> Decision:
         tool = attempt.tool

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._policy import Policy
 from tether.execution.guards._base import Attempt
+from tether.tools import Tool
 from tether.types import ErrorCode
 
 __all__ = ["QuotaGuard"]
@@ -13,6 +16,9 @@ __all__ = ["QuotaGuard"]
 
 class QuotaGuard:
     """Counts a call against the run's quota when it passes; output bytes are added by the executor."""
+
+    def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
+        return tool is not None  # every call counts against the run
 
     async def check(self, attempt: Attempt) -> Decision:
         run, policy = attempt.run, attempt.policy

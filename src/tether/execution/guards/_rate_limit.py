@@ -6,9 +6,12 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._policy import Policy
 from tether.execution.guards._base import Attempt
+from tether.tools import Tool
 from tether.types import ErrorCode, RateLimit
 
 __all__ = ["RateLimitGuard", "TokenBucket"]
@@ -39,6 +42,9 @@ class RateLimitGuard:
     def __init__(self, clock: Callable[[], float] = time.monotonic):
         self._clock = clock
         self._buckets: dict[tuple[str, str | None], TokenBucket] = {}
+
+    def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
+        return tool is not None and tool.spec.rate_limit is not None
 
     async def check(self, attempt: Attempt) -> Decision:
         tool = attempt.tool

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._policy import Policy
 from tether.execution.guards._base import Attempt
+from tether.tools import Tool
 from tether.types import ErrorCode
 
 __all__ = ["RepairedCallGuard"]
@@ -11,6 +15,11 @@ __all__ = ["RepairedCallGuard"]
 
 class RepairedCallGuard:
     """Refuses repaired calls according to `Policy.repaired_calls`, ignoring `Policy.tolerated_repairs`."""
+
+    def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
+        if tool is None or policy.repaired_calls == "allow":
+            return False
+        return policy.repaired_calls == "refuse_all" or tool.spec.side_effects == "mutating"
 
     async def check(self, attempt: Attempt) -> Decision:
         tool = attempt.tool

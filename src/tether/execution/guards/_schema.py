@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._policy import Policy
 from tether.execution.guards._base import Attempt
-from tether.tools import Problem, describe_problems
+from tether.tools import Problem, Tool, describe_problems
 from tether.types import ErrorCode
 
 __all__ = ["SchemaGuard"]
@@ -16,6 +19,9 @@ def _missing_why(problem: Problem) -> bool:
 
 class SchemaGuard:
     """Validates (and safely coerces) the arguments; a missing `why` is left to the `why` guard."""
+
+    def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
+        return tool is not None
 
     async def check(self, attempt: Attempt) -> Decision:
         tool = attempt.tool

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._policy import Policy
 from tether.execution.guards._base import Attempt
+from tether.tools import Tool
 from tether.types import ErrorCode
 
 __all__ = ["ClosestNames", "UnknownToolGuard"]
@@ -21,6 +23,9 @@ class UnknownToolGuard:
 
     def __init__(self, toolset: ClosestNames):
         self._toolset = toolset
+
+    def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
+        return tool is None
 
     async def check(self, attempt: Attempt) -> Decision:
         if attempt.tool is not None:

@@ -8,9 +8,12 @@ for `fs.read` says what the call does, not what it is for.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._policy import Policy
 from tether.execution.guards._base import Attempt
+from tether.tools import Tool
 from tether.types import ErrorCode, ToolCall
 
 __all__ = ["WhyGuard", "is_content_free", "why_of"]
@@ -44,6 +47,9 @@ def is_content_free(why: str, tool_name: str) -> bool:
 
 class WhyGuard:
     """Refuses calls to `requires_why` tools whose `why` is missing, empty or content-free."""
+
+    def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
+        return tool is not None and tool.spec.requires_why
 
     async def check(self, attempt: Attempt) -> Decision:
         tool = attempt.tool
