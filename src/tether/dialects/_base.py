@@ -10,6 +10,7 @@ of a stream equals the one-shot result for every split of the text.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from abc import ABC, abstractmethod
@@ -175,14 +176,12 @@ class StreamParser(ABC):
         if early is not None:  # announced by name: its arguments follow now, whole
             call_id, self._announced = early, None
         call_id = call_id or self.new_id()
+        if span is None and not repairs:
+            provenance = _plain_provenance(self.dialect)  # frozen, so one serves every such call
+        else:
+            provenance = Provenance(dialect=self.dialect, span=span, repairs=tuple(repairs))
         try:
-            tool_call = ToolCall(
-                id=call_id,
-                name=name,
-                arguments=arguments,
-                provenance=Provenance(dialect=self.dialect, span=span, repairs=tuple(repairs)),
-                **extra,
-            )
+            tool_call = ToolCall(id=call_id, name=name, arguments=arguments, provenance=provenance, **extra)
         except ValueError as e:
             self.fail(f"invalid call: {e}", span, "", call_id=call_id)
             return None
@@ -651,3 +650,8 @@ class Dialect(ABC):
 def render_envelope(result: ToolResultMessage) -> str:
     """The result's envelope as compact JSON."""
     return result.envelope.model_dump_json(exclude_none=True)
+
+
+@functools.cache
+def _plain_provenance(dialect: str) -> Provenance:
+    return Provenance(dialect=dialect)

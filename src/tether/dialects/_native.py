@@ -47,10 +47,16 @@ class NativeParser(StreamParser):
     def feed_event(self, event: Any) -> list[ParseEvent]:
         """Feed one already-parsed event: a dict, or an SDK object with `model_dump()`."""
         self._events = []
-        if hasattr(event, "model_dump"):
-            event = event.model_dump(exclude_none=True)
-        if isinstance(event, Mapping):
-            self._guarded(lambda: self.on_event(cast(Mapping[str, Any], event)))
+        if type(event) is not dict:  # the usual case first: an ABC check costs more than the rest
+            if hasattr(event, "model_dump"):
+                event = event.model_dump(exclude_none=True)
+            if not isinstance(event, Mapping):
+                return self._events
+        if not self._broken:
+            try:
+                self.on_event(cast(Mapping[str, Any], event))
+            except Exception as e:  # a parser bug must not take the caller down with the model's output
+                self._internal_error(e)
         return self._events
 
     def _feed(self, delta: str, start: int) -> None:
@@ -128,6 +134,8 @@ class NativeParser(StreamParser):
             text = "".join(call.parts)
             if not text.strip():
                 args = {}
+            elif isinstance(strict := _strict_object(text), dict):  # what providers send: no repair needed
+                args = strict
             else:
                 parsed = loads(text)
                 value: Any = parsed.value
@@ -159,6 +167,15 @@ class NativeParser(StreamParser):
                 args = cast(dict[str, Any], value) if isinstance(value, dict) else {}
             out.append(PartialCall(id=call.id, name=call.name, arguments=args))
         return out
+
+
+def _strict_object(text: str) -> dict[str, Any] | None:
+    """`text` as a JSON object when it is exactly one (C speed), else None (then the lenient reader)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return cast(dict[str, Any], value) if isinstance(value, dict) else None
 
 
 def _next_value(s: str, i: int) -> int:
