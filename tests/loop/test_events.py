@@ -11,6 +11,7 @@ from tether.loop import Agent, EndTurn
 from tether.models import ScriptedModel
 from tether.schemas import SCHEMAS, schema_for
 from tether.tools import tool
+from tether.types import ToolStartEvent
 
 pytestmark = pytest.mark.anyio
 
@@ -45,3 +46,18 @@ async def test_every_emitted_event_validates_against_the_exported_schema() -> No
         kinds.add(wire["event"])
     assert kinds == {"on_chain_start", "on_chat_model_start", "on_tool_start", "on_tool_end", "speech", "open_url",
                      "chat", "on_chain_end"}  # fmt: skip
+
+
+async def test_tool_start_data_is_seed_004s_line() -> None:
+    turn = json.dumps({"toolCalls": [
+        {"type": "lookup", "id": "l1", "operation": "look up", "parameters": {"city": "Oslo"}},
+        {"type": "end_turn", "id": "e1", "operation": "end_turn", "parameters": {}},
+    ]})  # fmt: skip
+    result = await Agent(ScriptedModel([turn]), [lookup], dialect="json_calls", termination=EndTurn()).run(
+        "go"
+    )
+    starts = [e.data for e in result.events if isinstance(e, ToolStartEvent)]
+    assert starts == [
+        "Starting tool: lookup with inputs: {'city': 'Oslo'}",
+        "Starting tool: end_turn with inputs: {}",
+    ]

@@ -205,36 +205,31 @@ class Executor:
     async def _run(
         self, attempt: Attempt, arguments: dict[str, Any]
     ) -> tuple[Outcome, dict[str, Any], float]:
-        tool, validated = attempt.tool, attempt.validated
+        """Intent, tool, result: the journal has the intent before the tool starts."""
+        tool, validated, call, run = attempt.tool, attempt.validated, attempt.call, attempt.run
         assert tool is not None
         assert validated is not None
         intent = attempt.intent  # written by the idempotency guard's claim, if the call is keyed
         if intent is None:
             intent = await self._offload(self.journal.append, self._entry("intent", attempt, arguments, None))
         self._running.add(intent.id)
-        try:
-            return await self._run_tool(attempt, arguments, intent.id)
-        finally:
-            self._running.discard(intent.id)
-
-    async def _run_tool(
-        self, attempt: Attempt, arguments: dict[str, Any], intent_id: int | None
-    ) -> tuple[Outcome, dict[str, Any], float]:
-        tool, validated, call, run = attempt.tool, attempt.validated, attempt.call, attempt.run
-        assert tool is not None
-        assert validated is not None
         started = time.perf_counter()
         try:
-            context = None
-            if tool.context_parameter is not None:
-                context = ToolContext(call, run.principal.id, run.principal.scopes, run.session_id, run.deps)
-            kwargs = tool.call_arguments(validated, context)
-        except Exception:
-            outcome = Outcome(_internal_error(tool.name), traceback.format_exc())
-        else:
-            timeout_ms = tool.spec.sandbox.timeout_ms
-            timeout_s = timeout_ms / 1000 if timeout_ms is not None else self.policy.default_timeout_s
-            outcome = await run_tool(tool, kwargs, timeout_s=timeout_s)
+            try:
+                context = None
+                if tool.context_parameter is not None:
+                    context = ToolContext(
+                        call, run.principal.id, run.principal.scopes, run.session_id, run.deps
+                    )
+                kwargs = tool.call_arguments(validated, context)
+            except Exception:
+                outcome = Outcome(_internal_error(tool.name), traceback.format_exc())
+            else:
+                timeout_ms = tool.spec.sandbox.timeout_ms
+                timeout_s = timeout_ms / 1000 if timeout_ms is not None else self.policy.default_timeout_s
+                outcome = await run_tool(tool, kwargs, timeout_s=timeout_s)
+        finally:
+            self._running.discard(intent.id)
         duration_ms = (time.perf_counter() - started) * 1000
         envelope_json = _envelope_json(outcome.envelope, tool.spec.output_schema)
         result = self._entry(
@@ -245,7 +240,7 @@ class Executor:
             outcome.envelope,
             outcome.traceback,
             duration_ms,
-            intent_id,
+            intent.id,
         )
         await self._offload(self.journal.append, result)
         return outcome, envelope_json, duration_ms

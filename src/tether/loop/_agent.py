@@ -131,6 +131,14 @@ class Agent:
         self.mode: Mode | ModeChooser = mode
         self.responder = responder
         self._tool_prompt: tuple[tuple[ToolSpec, ...], str] = ((), "")
+        self._system_message = SystemMessage(content=system_prompt)
+
+    def system_message(self, specs: Sequence[ToolSpec]) -> SystemMessage:
+        """`system(specs)` as the conversation's first message (made again only when it changes)."""
+        text = self.system(specs)
+        if text != self._system_message.content:
+            self._system_message = SystemMessage(content=text)
+        return self._system_message
 
     def system(self, specs: Sequence[ToolSpec] | None = None) -> str:
         """The system prompt the model sees: yours, then (for text dialects) how to call the tools.
@@ -197,7 +205,8 @@ class _Turn:
         self.run_id = self.run_state.id
         # Read once per run, not per model turn: the tool prompt, the tools offered and the parser's index.
         self.specs = agent.toolset.specs()
-        self.system = agent.system(self.specs)
+        self.system_message = agent.system_message(self.specs)
+        self.system = self.system_message.content
         self.tool_index = ToolIndex(self.specs)
         self.events: list[Event] = []
         self.messages: list[Message] = []
@@ -223,7 +232,9 @@ class _Turn:
 
     async def run(self, prompt: str | None, history: Sequence[Message]) -> RunResult:
         agent = self.agent
-        self.messages = [SystemMessage(content=self.system), *history]
+        self.messages = [self.system_message, *history]
+        self.turns = sum(isinstance(m, AssistantMessage) for m in history)
+        """Model turns in the conversation so far; the journal ids of calls are made unique with it."""
         if prompt is not None:
             await self.add(UserMessage(content=prompt))
         self.mode = cast(Mode, agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt or "")
@@ -232,8 +243,7 @@ class _Turn:
         if unanswered:  # resuming: the journal answers what already ran and refuses what is in doubt
             for call in unanswered:
                 await self.emit(ToolStartEvent(run_id=self.run_id, data=_describe(call), call=call))
-            turn = sum(isinstance(m, AssistantMessage) for m in self.messages)
-            envelopes = await agent.executor.execute_all(_journaled(unanswered, turn), self.run_state)
+            envelopes = await agent.executor.execute_all(_journaled(unanswered, self.turns), self.run_state)
             for call, envelope in zip(unanswered, envelopes, strict=True):
                 await self.finish(call, envelope)
             await self.add(
@@ -274,10 +284,10 @@ class _Turn:
             ended = await self.judge(parsed, envelopes)
             if ended is not None:
                 return ended
-            called = {
-                c.name for c, e in zip(parsed.calls, envelopes, strict=True) if isinstance(e, OkEnvelope)
-            }
-            if isinstance(agent.termination, FinalResponse) and "finalResponse" in called:
+            if isinstance(agent.termination, FinalResponse) and any(
+                c.name == "finalResponse" and isinstance(e, OkEnvelope)
+                for c, e in zip(parsed.calls, envelopes, strict=True)
+            ):
                 awaiting_final = True
                 await self.add(UserMessage(content=_format_request(agent.termination)))
 
@@ -348,7 +358,8 @@ class _Turn:
 
     async def model_turn(self) -> tuple[ParseResult, list[AnyEnvelope]]:
         agent = self.agent
-        turn = sum(isinstance(m, AssistantMessage) for m in self.messages) + 1
+        self.turns += 1
+        turn = self.turns
         await self.emit(ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records)))
         parser = stream_parser(agent.dialect, self.tool_index)
         request = ModelRequest(
@@ -508,7 +519,8 @@ def _unanswered(messages: Sequence[Message]) -> list[ToolCall]:
 
 
 def _describe(call: ToolCall) -> str:
-    text = f"Starting tool: {call.name} with inputs: {json.dumps(call.arguments, ensure_ascii=False, default=str)}"
+    """Seed 004's line, to the letter: `Starting tool: search_docs with inputs: {'query': 'ollama'}`."""
+    text = f"Starting tool: {call.name} with inputs: {call.arguments!r}"
     return text if len(text) <= 300 else text[:299] + "…"
 
 
