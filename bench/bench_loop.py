@@ -220,11 +220,11 @@ class Bound(Floor):
 
     def __init__(self) -> None:
         super().__init__()
-        import anyio
+        from tether import store, tool, types
+        from tether.execution._runner import run_tool
 
-        from tether import store, types
-
-        self.anyio, self.store, self.t = anyio, store, types
+        self.store, self.t, self.run_tool = store, types, run_tool
+        self.typed_tools = {name: tool(side_effects="none")(f) for name, f in self.tools.items()}
         self.events: list[Any] = []
         self.records: list[Any] = []
 
@@ -236,9 +236,9 @@ class Bound(Floor):
         args = typed.arguments if adapter is None else adapter.validate_python(typed.arguments)
         entry = self.store.JournalEntry
         entry(kind="intent", call_id=typed.id, tool=typed.name, created_at=time.time(), arguments=args)
-        with self.anyio.move_on_after(30):
-            result = await self.tools[typed.name](**args)
-        envelope = t.OkEnvelope(data=result)
+        # tether's cheapest timeout: the clock is armed only if the tool waits (it returns an OkEnvelope)
+        envelope = (await self.run_tool(self.typed_tools[typed.name], args, timeout_s=30)).envelope
+        result = envelope.data if isinstance(envelope, t.OkEnvelope) else None
         entry(kind="result", call_id=typed.id, tool=typed.name, created_at=time.time(), arguments=args)
         self.records.append(
             t.ToolCallRecord(toolType="function", toolName=typed.name, input=args, output=result)

@@ -37,6 +37,23 @@ def test_plain_text_is_content() -> None:
     assert (result.content, result.reasoning, result.calls) == ("Just text, no calls.", "hm", [])
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|channel|>final<|message|>It is sunny in Lisbon.<|return|>",
+        "<|start|>assistant<|channel|>final<|message|>It is sunny in Lisbon.<|end|>",
+        "Forecast ready. <|channel|>final<|message|>It is sunny in Lisbon.<|return|>",
+    ],
+)
+def test_harmony_without_a_call_is_read_as_harmony_not_raw_tokens(
+    check_stream: StreamCheck, text: str
+) -> None:
+    result = check_stream(text, "auto")
+    assert result.dialect == "harmony"
+    assert result.content.endswith("It is sunny in Lisbon.")
+    assert "<|" not in result.content
+
+
 def test_auto_commits_while_streaming_once_the_first_call_is_certain() -> None:
     p = stream_parser("auto")
     p.feed('Checking. <tool_call>{"name": "f", "arguments": {}}</tool_call>')

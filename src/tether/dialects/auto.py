@@ -129,8 +129,9 @@ class AutoParser(StreamParser):
         if best is None:
             if not final:
                 return
-            with_reasoning = [n for n, p in enumerate(self._candidates) if p.result.reasoning is not None]
-            best = with_reasoning[0] if with_reasoning else 0
+            best = _plain_reading(
+                self._candidates, self._output.slice(self._released, self._fed), self._released
+            )
         elif not final:
             for p in self._candidates:
                 since = p.busy_since
@@ -150,6 +151,21 @@ class AutoParser(StreamParser):
 
     def partial_calls(self) -> list[PartialCall]:
         return self._chosen.partial_calls() if self._chosen else []
+
+
+def _plain_reading(candidates: Sequence[StreamParser], rest: str, released: int) -> int:
+    """For output with no call: the first candidate that read reasoning in it; else the first that, without
+    an error, read its own markup in it (harmony's `<|channel|>final<|message|>Hi<|return|>` is `Hi`); else the
+    first, which reads it as it is. `rest` is the output after the `released` characters every candidate
+    passed on as they were."""
+    results = [p.result for p in candidates]
+    for n, r in enumerate(results):
+        if r.reasoning is not None:
+            return n
+    for n, r in enumerate(results):
+        if not r.errors and r.content[released:] != rest:
+            return n
+    return 0
 
 
 def _without_text(events: list[ParseEvent], chars: int) -> list[ParseEvent]:
