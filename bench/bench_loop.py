@@ -238,7 +238,7 @@ class Bound(Floor):
         entry(kind="intent", call_id=typed.id, tool=typed.name, created_at=time.time(), arguments=args)
         # tether's cheapest timeout: the clock is armed only if the tool waits (it returns an OkEnvelope)
         envelope = (await self.run_tool(self.typed_tools[typed.name], args, timeout_s=30)).envelope
-        result = envelope.data if isinstance(envelope, t.OkEnvelope) else None
+        result: object = getattr(envelope, "data", None)
         entry(kind="result", call_id=typed.id, tool=typed.name, created_at=time.time(), arguments=args)
         self.records.append(
             t.ToolCallRecord(toolType="function", toolName=typed.name, input=args, output=result)
