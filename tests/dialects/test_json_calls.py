@@ -1,3 +1,5 @@
+import json
+
 from tether.dialects import ParseError, parse
 from tether.types import Provenance, Repair, ToolCall
 
@@ -64,3 +66,13 @@ def test_invalid_calls_become_errors_while_valid_ones_come_through(check_stream:
 
 def test_prose_with_braces_is_content() -> None:
     assert parse("use {braces} freely", "json_calls").content == "use {braces} freely"
+
+
+def test_call_ids_are_unique_within_an_output(check_stream: StreamCheck) -> None:
+    text = json.dumps({"toolCalls": [
+        {"type": "f", "id": "x", "parameters": {}},
+        {"type": "f", "id": "x", "parameters": {}},
+        {"type": "f", "parameters": {}},
+        {"type": "f", "id": "call_0", "parameters": {}},
+    ]})  # fmt: skip
+    assert [c.id for c in check_stream(text, "json_calls").calls] == ["x", "x_2", "call_0", "call_0_2"]

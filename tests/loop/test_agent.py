@@ -225,3 +225,22 @@ async def test_a_call_id_reused_in_a_later_turn_is_a_new_call() -> None:
     )
     assert STARTED == ["book:Rome", "book:Rome"]
     assert result.output == "Booked twice."
+
+
+@pytest.mark.parametrize("chunk_size", [3, 10_000])
+async def test_two_calls_given_one_id_in_a_turn_each_run_once_with_their_own_result(chunk_size: int) -> None:
+    STARTED.clear()
+    turn = json.dumps({"toolCalls": [
+        {"type": "lookup", "id": "x", "operation": "look up", "parameters": {"city": "Oslo"}},
+        {"type": "lookup", "id": "x", "operation": "look up", "parameters": {"city": "Rome"}},
+        {"type": "book", "id": "x", "operation": "book", "parameters": {"city": "Rome"}},
+    ]})  # fmt: skip
+    model = ScriptedModel([turn, "Done."], chunk_size=chunk_size)
+    result = await Agent(model, [lookup, book], dialect="json_calls").run("go")
+    assert sorted(STARTED) == ["book:Rome", "lookup:Oslo", "lookup:Rome"]
+    results = [(m.call_id, m.envelope) for m in result.messages if isinstance(m, ToolResultMessage)]
+    assert results == [
+        ("x", OkEnvelope(data={"city": "Oslo", "high": 21})),
+        ("x_2", OkEnvelope(data={"city": "Rome", "high": 21})),
+        ("x_3", OkEnvelope(data="booked Rome")),
+    ]

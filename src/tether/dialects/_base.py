@@ -53,6 +53,8 @@ class StreamParser(ABC):
         self._closed = False
         self._broken = False
         self._next_id = 0
+        self._ids: set[str] = set()
+        """Every call id given out in this output: ids are unique within it."""
         self._fed: int = 0
         """Characters fed so far: the absolute offset of the next delta."""
         self.first_call_at: int | None = None
@@ -136,9 +138,21 @@ class StreamParser(ABC):
         self._broken = True
         self._error(f"internal parser error ({type(e).__name__}: {e}); the rest of the output was ignored")
 
-    def new_id(self) -> str:
-        call_id = f"call_{self._next_id}"
-        self._next_id += 1
+    def new_id(self, wanted: str | None = None) -> str:
+        """An id no earlier call of this output has: `wanted` (the model's or provider's) when it is free, a
+        numbered variant of it (`x_2`) when an earlier call took it, else `call_<n>`. A model that gives two
+        calls one id must not get one result for both, nor one call run twice."""
+        if wanted:
+            call_id, n = wanted, 2
+            while call_id in self._ids:
+                call_id, n = f"{wanted}_{n}", n + 1
+        else:
+            call_id = f"call_{self._next_id}"
+            while call_id in self._ids:
+                self._next_id += 1
+                call_id = f"call_{self._next_id}"
+            self._next_id += 1
+        self._ids.add(call_id)
         return call_id
 
     def text(self, s: str) -> None:
@@ -175,7 +189,10 @@ class StreamParser(ABC):
         early = self._announced if call_id is None else None
         if early is not None:  # announced by name: its arguments follow now, whole
             call_id, self._announced = early, None
-        call_id = call_id or self.new_id()
+        if early is None and not announced:
+            call_id = self.new_id(call_id)
+        elif call_id is None:
+            call_id = self.new_id()
         if span is None and not repairs:
             provenance = _plain_provenance(self.dialect)  # frozen, so one serves every such call
         else:

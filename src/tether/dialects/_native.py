@@ -106,7 +106,7 @@ class NativeParser(StreamParser):
     def pending(self, key: Any, call_id: str | None = None, name: str | None = None) -> PendingCall:
         call = self._pending.get(key)
         if call is None:
-            call = self._pending[key] = PendingCall(call_id or self.new_id())
+            call = self._pending[key] = PendingCall(self.new_id(call_id))
         if name and not call.name:
             call.name = name
         if call.name and not call.announced:
