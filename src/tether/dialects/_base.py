@@ -384,12 +384,8 @@ class RegionParser(StreamParser):
     def use_openers(self, openers: Sequence[Opener]) -> None:
         """Set the openers in force from here on (a dialect may change them once the output's start has shown
         which variant of its format it is)."""
-        self._openers: tuple[Opener, ...] = tuple(o for o in openers if not o.output_start)
-        self._keep.update({o: max((len(e) for e in o.ends), default=1) - 1 for o in openers})
-        firsts = sorted({o.start[0] for o in self._openers})
-        self._first: re.Pattern[str] | None = (
-            re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
-        )
+        self._openers, keep, self._first = _opener_plan(tuple(openers))
+        self._keep.update(keep)
 
     # ------------------------------------------------------------------------------------------ hooks
 
@@ -667,6 +663,20 @@ class Dialect(ABC):
 def render_envelope(result: ToolResultMessage) -> str:
     """The result's envelope as compact JSON."""
     return result.envelope.model_dump_json(exclude_none=True)
+
+
+@functools.lru_cache(maxsize=256)
+def _opener_plan(
+    openers: tuple[Opener, ...],
+) -> tuple[tuple[Opener, ...], dict[Opener, int], re.Pattern[str] | None]:
+    """For a set of openers (worked out once, not per parser): those that may open anywhere, how much text
+    each must hold back at the end of a delta (a possible end marker's prefix), and a pattern finding the
+    first character of any of their start markers."""
+    anywhere = tuple(o for o in openers if not o.output_start)
+    keep = {o: max((len(e) for e in o.ends), default=1) - 1 for o in openers}
+    firsts = sorted({o.start[0] for o in anywhere})
+    first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
+    return anywhere, keep, first
 
 
 @functools.cache
