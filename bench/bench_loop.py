@@ -14,9 +14,10 @@ The floor is a loop with nothing but the work itself: the same fake model, `json
 pydantic validation and a direct `await` of the tool, results appended to a message list; it starts a
 streamed call as a task as soon as its chunk arrives. The bound adds to the floor what the issue asks
 every run to keep (events, typed messages, journal entries, a timeout, records), with tether's types but no
-framework: what is left above it is the cost of the framework itself. The peers run in a bench-only environment (the
-`bench` dependency group), never as runtime dependencies; they are imported dynamically, so this file
-type-checks with or without them installed.
+framework: what is left above it is the cost of the framework itself. `parts` calls tether's own parser,
+executor, events and messages straight-line, with no loop around them: tether's row above it is the loop.
+The peers run in a bench-only environment (the `bench` dependency group), never as runtime dependencies;
+they are imported dynamically, so this file type-checks with or without them installed.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from _timing import row
 SYSTEMS = (
     "floor",
     "bound",
+    "parts",
     "tether",
     "tether-hermes",
     "pydantic-ai",
@@ -131,6 +133,8 @@ class System:
     """One system under test: a full run for a scenario, and a streamed run for measure 4."""
 
     note = ""
+    streams = True
+    """Whether it has a streamed run (measure 4)."""
 
     async def run(self, scenario: Scenario) -> None:
         raise NotImplementedError
@@ -367,6 +371,59 @@ class Tether(System):
 
     def internal_lags_s(self) -> list[float]:
         return self.lags
+
+
+class Parts(Tether):
+    """tether's own parts (the parser, the executor with its guards and journal, the events and messages)
+    called straight-line, with none of the loop around them (sessions, modes, limits, termination policies,
+    streaming execution): what is left above it is the loop's own cost."""
+
+    streams = False
+
+    def __init__(self) -> None:
+        super().__init__("openai")
+        self.note = "tether's parser, executor, events and messages, straight-line; no loop"
+        from tether import dialects, execution, types
+        from tether.models import ModelRequest
+
+        self.d, self.t, self.execution, self.request = dialects, types, execution, ModelRequest
+
+    async def run(self, scenario: Scenario) -> None:
+        t, agent = self.t, self.agents[scenario]
+        run = self.execution.Run(principal=agent.principal)
+        specs = agent.toolset.specs()
+        system = agent.system_message(specs)
+        index = self.d.ToolIndex(specs)
+        messages: list[Any] = [system, t.UserMessage(content="2+3?")]
+        events: list[Any] = [t.ChainStartEvent(run_id=run.id)]
+        turn = 0
+        while True:
+            turn += 1
+            events.append(t.ChatModelStartEvent(run_id=run.id, toolCalls=list(run.records)))
+            parser = self.d.stream_parser(agent.dialect, index)
+            request = self.request(messages=messages, tools=specs, system=system.content)
+            async for chunk in agent.model.stream(request):
+                for event in parser.feed_event(chunk):
+                    if isinstance(event, self.d.TextDelta):
+                        events.append(t.ChatModelStreamEvent(run_id=run.id, data=event.text))
+            parser.close()
+            parsed = parser.result
+            messages.append(
+                t.AssistantMessage(
+                    content=parsed.content, reasoning=parsed.reasoning, tool_calls=tuple(parsed.calls)
+                )
+            )
+            if not parsed.calls:
+                events.append(t.ChainEndEvent(run_id=run.id, data=parsed.content, reason="no_calls"))
+                return
+            for call in parsed.calls:
+                data = f"Starting tool: {call.name} with inputs: {call.arguments!r}"
+                events.append(t.ToolStartEvent(run_id=run.id, data=data, call=call))
+            journaled = [c.model_copy(update={"id": f"{c.id}@{turn}"}) for c in parsed.calls]
+            envelopes = await agent.executor.execute_all(journaled, run)
+            for call, envelope in zip(parsed.calls, envelopes, strict=True):
+                events.append(t.ToolEndEvent(run_id=run.id, call_id=call.id, envelope=envelope))
+                messages.append(t.ToolResultMessage(call_id=call.id, name=call.name, envelope=envelope))
 
 
 # ------------------------------------------------------------------------------------------------ peers
@@ -706,6 +763,8 @@ def make(name: str) -> System:
         return Bound()
     if name in ("tether", "tether-hermes"):
         return Tether("openai" if name == "tether" else "hermes")
+    if name == "parts":
+        return Parts()
     if name == "pydantic-ai":
         return PydanticAI()
     if name == "openai-agents":
@@ -749,8 +808,10 @@ async def measure(name: str) -> dict[str, Any]:
     five = await samples(lambda: system.run(FIVE), 5, budget_s=4, least=50, most=5000)
     fifty = await samples(lambda: system.run(FIFTY), 50, budget_s=2, least=20, most=200)
     MARKS.clear()
-    lag = await samples(system.streamed, 1, budget_s=0, least=30, most=30)
-    marks = MARKS[-len(STARTS) :]
+    STARTS.clear()
+    if system.streams:
+        await samples(system.streamed, 1, budget_s=0, least=30, most=30)
+    marks = MARKS[-len(STARTS) :] if STARTS else []
     return {
         "note": system.note,
         "runs": [len(one.wall), len(five.wall)],
@@ -762,7 +823,7 @@ async def measure(name: str) -> dict[str, Any]:
         "five_best_us": min(five.wall) * 1e6,
         "fifty_ms": statistics.median(fifty.wall) * 1e3,
         "lag_ms": [(s - m) * 1e3 for s, m in zip(STARTS, marks, strict=True)],
-        "internal_lag_ms": [s * 1e3 for s in system.internal_lags_s()[-len(lag.wall) :]],
+        "internal_lag_ms": [s * 1e3 for s in system.internal_lags_s()[-30:]],
     }
 
 
@@ -890,6 +951,9 @@ def main() -> None:
             print(row(name, "-", "-", failed(name)))
             continue
         lags: list[float] = r["lag_ms"]
+        if not lags:
+            print(row(name, "-", "-", "not measured: no streamed run"))
+            continue
         when = "after the response ends" if statistics.median(lags) >= pause else "while the model streams"
         print(row(name, f"{statistics.median(lags):.3f}", f"{pct(lags, 0.95):.3f}", when))
         internal: list[float] = r["internal_lag_ms"]
