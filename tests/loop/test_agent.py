@@ -1,6 +1,7 @@
 """The loop: termination policies, streaming execution, refusals fed back, limits and the event stream."""
 
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,7 +11,14 @@ import pytest
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls
 from tether.models import FunctionModel, ModelChunk, ModelRequest, ScriptedModel
 from tether.tools import tool
-from tether.types import ErrorEnvelope, Event, OkEnvelope, ToolResultMessage, UserMessage
+from tether.types import (
+    ChatModelStreamEvent,
+    ErrorEnvelope,
+    Event,
+    OkEnvelope,
+    ToolResultMessage,
+    UserMessage,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -244,3 +252,75 @@ async def test_two_calls_given_one_id_in_a_turn_each_run_once_with_their_own_res
         ("x_2", OkEnvelope(data={"city": "Rome", "high": 21})),
         ("x_3", OkEnvelope(data="booked Rome")),
     ]
+
+
+async def test_the_tool_call_limit_holds_inside_one_turn() -> None:
+    STARTED.clear()
+    many = calls(*(("lookup", {"city": f"City {n}"}) for n in range(8)))
+    model = ScriptedModel([many, "Never asked."], chunk_size=10_000)
+    result = await Agent(model, [lookup], dialect="json_calls", limits=Limits(max_tool_calls=3)).run("go")
+    assert result.reason == "max_tool_calls"  # not the retry budget: the model did nothing wrong
+    assert len(STARTED) == 3
+    envelopes = [m.envelope for m in result.messages if isinstance(m, ToolResultMessage)]
+    refused = [e for e in envelopes if isinstance(e, ErrorEnvelope)]
+    assert len(refused) == 5
+    assert {e.error.code for e in refused} == {"QUOTA_EXCEEDED"}
+    assert refused[0].error.message == "Quota exceeded: this run may make at most 3 tool calls."
+
+
+@pytest.mark.parametrize("native", [False, True])
+async def test_the_token_limit_stops_a_runaway_model_mid_stream(native: bool) -> None:
+    closed: list[bool] = []
+
+    class Runaway(ScriptedModel):
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+            try:
+                while True:
+                    piece = "and so on, " * 4
+                    yield {"type": "response.output_text.delta", "delta": piece} if native else piece
+                    await anyio.lowlevel.checkpoint()
+            finally:
+                closed.append(True)
+
+    model = Runaway([], native_dialect="openai" if native else None)
+    with anyio.fail_after(2):
+        result = await Agent(model, [lookup], limits=Limits(max_tokens=100)).run("go")
+    assert result.reason == "max_tokens"
+    assert closed == [True]
+    streamed = "".join(e.data for e in result.events if isinstance(e, ChatModelStreamEvent))
+    assert 400 <= len(streamed) < 500  # stopped at ~100 tokens of 4 characters, not after the turn
+    assert result.events[-1].event == "on_chain_end"
+
+
+async def test_the_wall_time_limit_stops_a_slow_model_and_a_slow_tool_mid_way() -> None:
+    cancelled: list[str] = []
+
+    @tool(side_effects="none")
+    async def crawl(site: str) -> str:
+        """Take very long."""
+        try:
+            await anyio.sleep(30)
+        except anyio.get_cancelled_exc_class():
+            cancelled.append(site)
+            raise
+        return site
+
+    class Trickle(ScriptedModel):
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+            while True:
+                yield "."
+                await anyio.sleep(0.01)
+
+    limits = Limits(max_wall_time_s=0.2)
+    with anyio.fail_after(2):
+        slow_model = await Agent(Trickle([]), [crawl], dialect="hermes", limits=limits).run("go")
+    assert slow_model.reason == "max_wall_time"
+    assert slow_model.events[-1].event == "on_chain_end"
+
+    turn = '<tool_call>{"name": "crawl", "arguments": {"site": "example.com"}}</tool_call>'
+    started = time.perf_counter()
+    with anyio.fail_after(2):
+        slow_tool = await Agent(ScriptedModel([turn]), [crawl], dialect="hermes", limits=limits).run("go")
+    assert slow_tool.reason == "max_wall_time"
+    assert time.perf_counter() - started < 1
+    assert cancelled == ["example.com"]

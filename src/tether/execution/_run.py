@@ -39,6 +39,9 @@ class Run:
     id: str = field(default_factory=lambda: os.urandom(16).hex())  # secrets.token_hex(16), minus two calls
     started_at: float | None = None
     """`time.monotonic()` when the first call reached the quota guard."""
+    max_calls: int | None = None
+    """Calls this run may make on top of `Policy.max_calls_per_run` (the lower applies), e.g. an agent's
+    `Limits.max_tool_calls`; calls beyond it are refused with `QUOTA_EXCEEDED`."""
     calls: int = 0
     output_bytes: int = 0
     records: list[ToolCallRecord] = field(default_factory=list[ToolCallRecord])

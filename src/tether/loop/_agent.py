@@ -14,7 +14,10 @@ import anyio
 from tether._literals import loads
 from tether.dialects import (
     CallCompleted,
+    CallDelta,
+    ParseEvent,
     ParseResult,
+    ReasoningDelta,
     StreamParser,
     TextDelta,
     ToolIndex,
@@ -36,6 +39,7 @@ from tether.types import (
     ChatEvent,
     ChatModelStartEvent,
     ChatModelStreamEvent,
+    ErrorCode,
     ErrorEnvelope,
     ErrorEvent,
     Event,
@@ -201,7 +205,11 @@ class _Turn:
         self.mode: Mode = "talk_first"
         self.held: list[Event] = []
         self.on_event = on_event
-        self.run_state = Run(principal=agent.principal, session_id=session.id if session else None)
+        self.run_state = Run(
+            principal=agent.principal,
+            session_id=session.id if session else None,
+            max_calls=agent.limits.max_tool_calls,
+        )
         self.run_id = self.run_state.id
         # Read once per run, not per model turn: the tool prompt, the tools offered and the parser's index.
         self.specs = agent.toolset.specs()
@@ -212,6 +220,8 @@ class _Turn:
         self.messages: list[Message] = []
         self.refusals: dict[str, int] = {}
         self.chars = 0
+        """Model output so far, in characters (text dialects: all of it; native: its text and arguments)."""
+        self.max_chars = None if agent.limits.max_tokens is None else agent.limits.max_tokens * 4
         self.lags: list[float] = []
         self.started = time.monotonic()
 
@@ -231,6 +241,26 @@ class _Turn:
                 await anyio.to_thread.run_sync(self.session.store.append, self.session.id, list(messages))
 
     async def run(self, prompt: str | None, history: Sequence[Message]) -> RunResult:
+        """The run to its end; limits hold inside a turn too: the wall-time limit stops a model or a tool
+        mid-way, the token limit stops the model's stream (calls it started are cancelled)."""
+        wall_time = self.agent.limits.max_wall_time_s
+        if wall_time is None:
+            try:
+                return await self.steps(prompt, history)
+            except _LimitReached as limit:
+                return await self.end(None, limit.reason)
+        timer = asyncio.timeout_at(asyncio.get_running_loop().time() + wall_time)
+        try:
+            async with timer:
+                return await self.steps(prompt, history)
+        except _LimitReached as limit:
+            return await self.end(None, limit.reason)
+        except TimeoutError:
+            if not timer.expired():
+                raise
+            return await self.end(None, "max_wall_time")
+
+    async def steps(self, prompt: str | None, history: Sequence[Message]) -> RunResult:
         agent = self.agent
         self.messages = [self.system_message, *history]
         self.turns = sum(isinstance(m, AssistantMessage) for m in history)
@@ -295,7 +325,7 @@ class _Turn:
         """Whether the turn just taken ends the run."""
         termination = self.agent.termination
         for call, envelope in zip(parsed.calls, envelopes, strict=True):
-            if isinstance(envelope, ErrorEnvelope):
+            if isinstance(envelope, ErrorEnvelope) and envelope.error.code != ErrorCode.QUOTA_EXCEEDED:
                 count = self.refusals[call.name] = self.refusals.get(call.name, 0) + 1
                 if count > self.agent.limits.retry_budget:
                     message = f"{call.name} was refused {count} times in this run; stopping."
@@ -442,7 +472,8 @@ class _Turn:
         """Feed the model's chunks to the parser, showing its text, until calls that may start now complete
         (returned) or the stream ends (an empty list)."""
         async for chunk in stream:
-            if isinstance(chunk, str):
+            text = isinstance(chunk, str)
+            if text:
                 raw.append(chunk)
                 self.chars += len(chunk)
                 events = parser.feed(chunk)
@@ -450,10 +481,18 @@ class _Turn:
                 events = parser.feed_event(chunk)
             ready: list[ToolCall] = []
             for event in events:
-                if isinstance(event, TextDelta) and event.text:
-                    await self.show(ChatModelStreamEvent(run_id=self.run_id, data=event.text))
-                elif isinstance(event, CallCompleted) and self.streamable(event.call):
-                    ready.append(event.call)
+                if isinstance(event, TextDelta):
+                    if not text:
+                        self.chars += len(event.text)
+                    if event.text:
+                        await self.show(ChatModelStreamEvent(run_id=self.run_id, data=event.text))
+                elif isinstance(event, CallCompleted):
+                    if self.streamable(event.call):
+                        ready.append(event.call)
+                elif not text:
+                    self.chars += len(event.text) if isinstance(event, ReasoningDelta) else _delta_size(event)
+            if self.max_chars is not None and self.chars >= self.max_chars:
+                raise _LimitReached("max_tokens")  # a model running away is stopped, not waited for
             if ready:
                 return ready
         return []
@@ -496,6 +535,18 @@ class _Turn:
             )
         elif call.name == "open_url":
             await self.emit(OpenUrlEvent(run_id=self.run_id, url=str(args.get("url", ""))))
+
+
+class _LimitReached(Exception):
+    """A limit was reached inside a model turn; the run ends with `reason`."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _delta_size(event: ParseEvent) -> int:
+    return len(event.arguments_delta) if isinstance(event, CallDelta) else 0
 
 
 def _journaled(calls: Sequence[ToolCall], turn: int) -> list[ToolCall]:

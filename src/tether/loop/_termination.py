@@ -43,16 +43,18 @@ Termination = NoCalls | EndTurn | FinalResponse
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Limits that end any run, each with its own terminal reason."""
+    """Limits that end any run, each with its own terminal reason; they hold inside a model turn too."""
 
     max_iterations: int = 20
     """Model turns per run (`max_iterations`)."""
     max_tool_calls: int = 100
-    """Tool calls per run (`max_tool_calls`)."""
+    """Tool calls per run (`max_tool_calls`): calls beyond it, even in the turn that reaches it, are refused
+    with `QUOTA_EXCEEDED` rather than run, and the run ends."""
     max_tokens: int | None = None
-    """Approximate model output tokens per run, counted as characters / 4 (`max_tokens`)."""
+    """Approximate model output tokens per run, counted as characters / 4 (`max_tokens`); a model still
+    streaming when it is reached is stopped (a runaway generation is not waited for)."""
     max_wall_time_s: float | None = None
-    """Seconds per run (`max_wall_time`)."""
+    """Seconds per run (`max_wall_time`): the model or tools still working when it is up are cancelled."""
     retry_budget: int = 3
     """Refusals one tool may collect in a run before the run stops (`retry_budget`)."""
 

@@ -25,8 +25,9 @@ class QuotaGuard:
         if run.started_at is None:
             run.started_at = time.monotonic()
         exceeded: str | None = None
-        if policy.max_calls_per_run is not None and run.calls >= policy.max_calls_per_run:
-            exceeded = f"this run may make at most {policy.max_calls_per_run} tool calls"
+        most = min((m for m in (policy.max_calls_per_run, run.max_calls) if m is not None), default=None)
+        if most is not None and run.calls >= most:
+            exceeded = f"this run may make at most {most} tool calls"
         elif (
             policy.max_output_bytes_per_run is not None
             and run.output_bytes >= policy.max_output_bytes_per_run
