@@ -219,6 +219,8 @@ class _Turn:
         self.events: list[Event] = []
         self.messages: list[Message] = []
         self.refusals: dict[str, int] = {}
+        self.turns = 0
+        """Model turns in the conversation so far; the journal ids of calls are made unique with it."""
         self.chars = 0
         """Model output so far, in characters (text dialects: all of it; native: its text and arguments)."""
         self.max_chars = None if agent.limits.max_tokens is None else agent.limits.max_tokens * 4
@@ -244,12 +246,9 @@ class _Turn:
         """The run to its end; limits hold inside a turn too: the wall-time limit stops a model or a tool
         mid-way, the token limit stops the model's stream (calls it started are cancelled)."""
         wall_time = self.agent.limits.max_wall_time_s
-        if wall_time is None:
-            try:
-                return await self.steps(prompt, history)
-            except _LimitReached as limit:
-                return await self.end(None, limit.reason)
-        timer = asyncio.timeout_at(asyncio.get_running_loop().time() + wall_time)
+        timer = asyncio.timeout_at(
+            None if wall_time is None else asyncio.get_running_loop().time() + wall_time
+        )
         try:
             async with timer:
                 return await self.steps(prompt, history)
@@ -264,7 +263,6 @@ class _Turn:
         agent = self.agent
         self.messages = [self.system_message, *history]
         self.turns = sum(isinstance(m, AssistantMessage) for m in history)
-        """Model turns in the conversation so far; the journal ids of calls are made unique with it."""
         if prompt is not None:
             await self.add(UserMessage(content=prompt))
         self.mode = cast(Mode, agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt or "")
@@ -481,16 +479,13 @@ class _Turn:
                 events = parser.feed_event(chunk)
             ready: list[ToolCall] = []
             for event in events:
+                if not text:  # a provider's event: count what the model wrote in it
+                    self.chars += _written(event)
                 if isinstance(event, TextDelta):
-                    if not text:
-                        self.chars += len(event.text)
                     if event.text:
                         await self.show(ChatModelStreamEvent(run_id=self.run_id, data=event.text))
-                elif isinstance(event, CallCompleted):
-                    if self.streamable(event.call):
-                        ready.append(event.call)
-                elif not text:
-                    self.chars += len(event.text) if isinstance(event, ReasoningDelta) else _delta_size(event)
+                elif isinstance(event, CallCompleted) and self.streamable(event.call):
+                    ready.append(event.call)
             if self.max_chars is not None and self.chars >= self.max_chars:
                 raise _LimitReached("max_tokens")  # a model running away is stopped, not waited for
             if ready:
@@ -545,7 +540,10 @@ class _LimitReached(Exception):
         self.reason = reason
 
 
-def _delta_size(event: ParseEvent) -> int:
+def _written(event: ParseEvent) -> int:
+    """Characters of model output in a parse event: its text, reasoning or argument fragment."""
+    if isinstance(event, TextDelta | ReasoningDelta):
+        return len(event.text)
     return len(event.arguments_delta) if isinstance(event, CallDelta) else 0
 
 
