@@ -103,6 +103,21 @@ async def test_a_sequential_tool_is_a_barrier() -> None:
     assert started[:2] in (["a", "b"], ["b", "a"])
 
 
+@pytest.mark.parametrize("size", [1, 4])
+async def test_on_result_hears_of_each_call_as_it_is_answered(size: int) -> None:
+    heard: list[tuple[int, str]] = []
+
+    async def on_result(index: int, envelope: object) -> None:
+        assert isinstance(envelope, OkEnvelope)
+        heard.append((index, str(envelope.data)))
+
+    seconds = [0.15, 0.0, 0.1, 0.05][:size]
+    calls = [call("step", f"c{i}", label=str(i), seconds=s) for i, s in enumerate(seconds)]
+    results = await Executor(TOOLS).execute_all(calls, on_result=on_result)
+    assert results == [OkEnvelope(data=str(i)) for i in range(size)]  # still in call order
+    assert heard == ([(0, "0")] if size == 1 else [(1, "1"), (3, "3"), (2, "2"), (0, "0")])  # as they finish
+
+
 async def test_a_repeated_call_returns_the_recorded_envelope_without_running_again() -> None:
     executor = Executor(TOOLS)
     run = Run(session_id="s1")

@@ -8,14 +8,17 @@ from typing import Any
 import anyio
 import pytest
 
-from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls
+from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, Session
 from tether.models import FunctionModel, ModelChunk, ModelRequest, ScriptedModel
 from tether.tools import tool
 from tether.types import (
+    AssistantMessage,
     ChatModelStreamEvent,
     ErrorEnvelope,
     Event,
     OkEnvelope,
+    ToolCall,
+    ToolEndEvent,
     ToolResultMessage,
     UserMessage,
 )
@@ -324,3 +327,76 @@ async def test_the_wall_time_limit_stops_a_slow_model_and_a_slow_tool_mid_way() 
     assert slow_tool.reason == "max_wall_time"
     assert time.perf_counter() - started < 1
     assert cancelled == ["example.com"]
+
+
+async def test_a_run_cut_off_by_its_time_limit_leaves_every_call_answered_for_the_next_run() -> None:
+    @tool(side_effects="none")
+    async def quick(site: str) -> str:
+        """Answer at once."""
+        return f"{site} is up"
+
+    @tool(side_effects="none")
+    async def crawl(site: str) -> str:
+        """Take very long."""
+        await anyio.sleep(30)
+        return site
+
+    turn = (
+        '<tool_call>{"name": "quick", "arguments": {"site": "a.example"}}</tool_call>'
+        '<tool_call>{"name": "crawl", "arguments": {"site": "b.example"}}</tool_call>'
+    )
+    session = Session()
+    first = Agent(ScriptedModel([turn]), [quick, crawl], dialect="hermes", limits=Limits(max_wall_time_s=0.2))
+    with anyio.fail_after(2):
+        cut = await first.run("check both", session=session)
+    assert cut.reason == "max_wall_time"
+    results = {m.name: m.envelope for m in session.messages if isinstance(m, ToolResultMessage)}
+    assert results["quick"] == OkEnvelope(data="a.example is up")  # it finished: its result is kept
+    stopped = results["crawl"]
+    assert isinstance(stopped, ErrorEnvelope)
+    assert stopped.error.code == "TIMEOUT"
+    assert stopped.error.message == (
+        "crawl was stopped before it finished: the run's time limit (0.2 s) was reached."
+    )
+
+    second = Agent(ScriptedModel(["Fine."]), [quick, crawl], dialect="hermes")
+    await second.run("and now?", session=session)
+    assert [m.kind for m in session.messages] == [
+        "user", "assistant", "tool_result", "tool_result", "user", "assistant"
+    ]  # fmt: skip
+
+
+async def test_an_earlier_runs_unanswered_calls_are_answered_before_the_new_prompt() -> None:
+    STARTED.clear()
+    earlier = AssistantMessage(
+        content="", tool_calls=(ToolCall(id="c0", name="lookup", arguments={"city": "Oslo"}),)
+    )
+    session = Session(messages=[UserMessage(content="weather?"), earlier])  # the process died here
+    result = await Agent(ScriptedModel(["Sunny."]), [lookup], dialect="hermes").run("and?", session=session)
+    assert result.output == "Sunny."
+    assert [m.kind for m in session.messages] == ["user", "assistant", "tool_result", "user", "assistant"]
+    assert STARTED == ["lookup:Oslo"]
+
+
+async def test_tool_end_events_come_as_each_call_of_a_batch_finishes() -> None:
+    @tool  # mutating: waits for the end of the turn, then runs in a batch
+    async def slow_write(path: str) -> str:
+        """Write slowly."""
+        await anyio.sleep(0.1)
+        return path
+
+    @tool
+    async def fast_write(path: str) -> str:
+        """Write fast."""
+        return path
+
+    turn = calls(("slow_write", {"path": "a"}), ("fast_write", {"path": "b"}))
+    result = await Agent(ScriptedModel([turn, "Done."]), [slow_write, fast_write], dialect="json_calls").run(
+        "go"
+    )
+    ends = [e.call_id for e in result.events if isinstance(e, ToolEndEvent)]
+    assert ends == ["c1", "c0"]  # as they finished
+    assert [m.call_id for m in result.messages if isinstance(m, ToolResultMessage)] == [
+        "c0",
+        "c1",
+    ]  # call order

@@ -8,7 +8,7 @@ import os
 import socket
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -110,23 +110,36 @@ class Executor:
                 await self._offload(self.journal.append, entry)
             return envelope
 
-    async def execute_all(self, calls: Sequence[ToolCall], run: Run | None = None) -> list[AnyEnvelope]:
+    async def execute_all(
+        self,
+        calls: Sequence[ToolCall],
+        run: Run | None = None,
+        *,
+        on_result: Callable[[int, AnyEnvelope], Awaitable[None]] | None = None,
+    ) -> list[AnyEnvelope]:
         """Answer a batch of calls, returning envelopes in call order.
 
         Calls start in order of priority (higher first; the call's own, else its tool's); independent calls
         run concurrently up to `policy.max_concurrency`; a call to a `sequential` tool waits for every call
-        started before it and runs alone.
+        started before it and runs alone. `on_result(index, envelope)` hears of each call as it is answered.
         """
         run = run if run is not None else Run()
-        if len(calls) == 1:  # nothing to order or overlap
-            return [await self.execute(calls[0], run)]
         results: list[AnyEnvelope | None] = [None] * len(calls)
+
+        async def answer(index: int) -> None:
+            results[index] = envelope = await self.execute(calls[index], run)
+            if on_result is not None:
+                await on_result(index, envelope)
+
+        if len(calls) == 1:  # nothing to order or overlap
+            await answer(0)
+            return [r for r in results if r is not None]
         order = sorted(range(len(calls)), key=lambda i: -self._priority(calls[i]))
         slots = anyio.Semaphore(self.policy.max_concurrency)
 
         async def one(index: int) -> None:
             try:
-                results[index] = await self.execute(calls[index], run)
+                await answer(index)
             finally:
                 slots.release()
 
@@ -134,7 +147,7 @@ class Executor:
         while position < len(order):
             index = order[position]
             if self._sequential(calls[index]):
-                results[index] = await self.execute(calls[index], run)
+                await answer(index)
                 position += 1
                 continue
             async with anyio.create_task_group() as group:

@@ -31,7 +31,7 @@ from tether.loop._modes import Mode, ModeChooser
 from tether.loop._session import Session
 from tether.loop._termination import EndTurn, FinalResponse, Limits, NoCalls, Termination
 from tether.models import Model, ModelChunk, ModelRequest
-from tether.tools import AbstractToolset, ArgumentValidator, ToolsLike, as_toolset
+from tether.tools import AbstractToolset, ArgumentValidator, Tool, ToolsLike, as_toolset
 from tether.types import (
     AssistantMessage,
     ChainEndEvent,
@@ -42,6 +42,7 @@ from tether.types import (
     ErrorCode,
     ErrorEnvelope,
     ErrorEvent,
+    ErrorInfo,
     Event,
     Message,
     NeedsEnvelope,
@@ -221,6 +222,8 @@ class _Turn:
         self.refusals: dict[str, int] = {}
         self.turns = 0
         """Model turns in the conversation so far; the journal ids of calls are made unique with it."""
+        self.answered: dict[str, AnyEnvelope] = {}
+        """The current model turn's calls that have their envelope, by call id."""
         self.chars = 0
         """Model output so far, in characters (text dialects: all of it; native: its text and arguments)."""
         self.max_chars = None if agent.limits.max_tokens is None else agent.limits.max_tokens * 4
@@ -257,29 +260,57 @@ class _Turn:
         except TimeoutError:
             if not timer.expired():
                 raise
+            await self.cut_off(f"the run's time limit ({wall_time:g} s) was reached")
             return await self.end(None, "max_wall_time")
+
+    async def cut_off(self, why: str) -> None:
+        """Answer the calls a limit stopped before they finished (`TIMEOUT`), keeping the envelopes of those
+        that did finish, so that the conversation stays well-formed for the next run."""
+        unanswered = _unanswered(self.messages)
+        if not unanswered:
+            return
+        envelopes: list[AnyEnvelope] = []
+        for call in unanswered:
+            envelope = self.answered.get(call.id)
+            if envelope is None:
+                envelope = _stopped(call, self.agent.toolset.get(call.name), why)
+                await self.finish(call, envelope)
+            envelopes.append(envelope)
+        await self.add(
+            *(
+                ToolResultMessage(call_id=c.id, name=c.name, envelope=e)
+                for c, e in zip(unanswered, envelopes, strict=True)
+            )
+        )
 
     async def steps(self, prompt: str | None, history: Sequence[Message]) -> RunResult:
         agent = self.agent
         self.messages = [self.system_message, *history]
         self.turns = sum(isinstance(m, AssistantMessage) for m in history)
-        if prompt is not None:
-            await self.add(UserMessage(content=prompt))
         self.mode = cast(Mode, agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt or "")
         await self.emit(ChainStartEvent(run_id=self.run_id))
+        # Calls an earlier run left without results (it crashed or was cancelled) are answered first, before
+        # the new prompt: providers require a call's result right after it. The journal answers those that
+        # ran and refuses those in doubt.
         unanswered = _unanswered(self.messages)
-        if unanswered:  # resuming: the journal answers what already ran and refuses what is in doubt
+        if unanswered:
             for call in unanswered:
                 await self.emit(ToolStartEvent(run_id=self.run_id, data=_describe(call), call=call))
-            envelopes = await agent.executor.execute_all(_journaled(unanswered, self.turns), self.run_state)
-            for call, envelope in zip(unanswered, envelopes, strict=True):
-                await self.finish(call, envelope)
+
+            async def answered(index: int, envelope: AnyEnvelope) -> None:
+                await self.finish(unanswered[index], envelope)
+
+            envelopes = await agent.executor.execute_all(
+                _journaled(unanswered, self.turns), self.run_state, on_result=answered
+            )
             await self.add(
                 *(
                     ToolResultMessage(call_id=c.id, name=c.name, envelope=e)
                     for c, e in zip(unanswered, envelopes, strict=True)
                 )
             )
+        if prompt is not None:
+            await self.add(UserMessage(content=prompt))
         iterations = 0
         awaiting_final = False
         final_attempts = 0
@@ -396,6 +427,7 @@ class _Turn:
             system=self.system,
         )
         started: dict[str, AnyEnvelope] = {}
+        self.answered = started
         raw: list[str] = []
         stream = aiter(agent.model.stream(request))
         # A call that may start now becomes a task the next time the event loop runs, i.e. as soon as the
@@ -444,11 +476,12 @@ class _Turn:
         if later:
             for call in later:
                 await self.emit(ToolStartEvent(run_id=self.run_id, data=_describe(call), call=call))
-            for call, envelope in zip(
-                later, await agent.executor.execute_all(_journaled(later, turn), self.run_state), strict=True
-            ):
-                started[call.id] = envelope
-                await self.finish(call, envelope)
+
+            async def done(index: int, envelope: AnyEnvelope) -> None:
+                started[later[index].id] = envelope
+                await self.finish(later[index], envelope)
+
+            await agent.executor.execute_all(_journaled(later, turn), self.run_state, on_result=done)
         envelopes = [started[c.id] for c in parsed.calls]
         await self.release()  # act first: the turn's tools are done (or need input), the text can show
         await self.add(
@@ -565,6 +598,20 @@ def _unanswered(messages: Sequence[Message]) -> list[ToolCall]:
             answered = {m.call_id for m in messages[index + 1 :] if isinstance(m, ToolResultMessage)}
             return [c for c in message.tool_calls if c.id not in answered]
     return []
+
+
+def _stopped(call: ToolCall, tool: Tool[..., Any] | None, why: str) -> ErrorEnvelope:
+    if tool is not None and tool.spec.side_effects == "mutating":
+        suggestion = (
+            "It may have partly taken effect: check before trying again, and tell the user if you cannot."
+        )
+    else:
+        suggestion = (
+            "Try again with a smaller request if it is still needed, or tell the user it was too slow."
+        )
+    message = f"{call.name} was stopped before it finished: {why}."
+    info = ErrorInfo(code=ErrorCode.TIMEOUT, message=message, recoverable=True, suggestion=suggestion)
+    return ErrorEnvelope(error=info)
 
 
 def _describe(call: ToolCall) -> str:
