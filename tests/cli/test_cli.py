@@ -1,6 +1,8 @@
 """The `tether` command line: tools list/show/export, schema export, demo."""
 
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -79,6 +81,18 @@ def test_replay_runs_a_recorded_session_through_the_real_tools(monkeypatch: pyte
     assert result.exit_code == 0, result.output
     assert "MISSING_WHY" in result.output  # the model's first fs.read lacked `why` and was refused
     assert "done (end_turn)" in result.output
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng to make speech files")
+def test_the_terminal_deletes_the_speech_files_it_does_not_play(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where `say` writes its WAV files
+    result = runner.invoke(app, ["replay", "examples/sessions/find-weather.jsonl"])
+    assert result.exit_code == 0, result.output
+    assert '"status": "spoken"' in result.output  # the cassette's `say` call made a speech file
+    assert list(tmp_path.glob("tether-say-*.wav")) == []
 
 
 def test_run_without_a_model_says_how_to_configure_one(monkeypatch: pytest.MonkeyPatch) -> None:

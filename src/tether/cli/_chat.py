@@ -121,6 +121,8 @@ def _turn(agent: Agent, line: str, history: list[Message], console: Console) -> 
                 raise leaf from e  # a developer's mistake ends the session, as one clear line
         for leaf in leaves:  # a provider's or a network's failure ends only this turn
             console.print(f"[red]error:[/] {escape(f'{type(leaf).__name__}: {leaf}')}", highlight=False)
+    finally:
+        printer.forget_speech()
     return None
 
 

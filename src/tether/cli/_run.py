@@ -91,6 +91,13 @@ class EventPrinter:
         self.in_text = False
         self.names: dict[str, str] = {}
         self.last_started: str | None = None
+        self.spoken: list[Path] = []
+        """Speech files `say` made: the terminal does not play them, so they are deleted (`forget_speech`)."""
+
+    def forget_speech(self) -> None:
+        for audio in self.spoken:
+            audio.unlink(missing_ok=True)
+        self.spoken.clear()
 
     def _owner(self, call_id: str) -> str:
         """Calls run concurrently: a result that does not follow its own call names the tool it is from."""
@@ -129,8 +136,10 @@ class EventPrinter:
                 c.print(f"  [green]✓[/] {self._owner(call_id)}{data[:200]}", highlight=False)
             case ChatEvent(data=text):
                 c.print(f"[bold]chat:[/] {text}", highlight=False)
-            case SpeechEvent(utterance=text):
+            case SpeechEvent(utterance=text, audio=audio):
                 c.print(f"[bold]say:[/] {text}", highlight=False)
+                if audio is not None:
+                    self.spoken.append(Path(audio))
             case OpenUrlEvent(url=url):
                 c.print(f"[bold]open:[/] {url}", highlight=False)
             case ErrorEvent(data=data):
@@ -149,6 +158,8 @@ def _run(agent: Agent, prompt: str, console: Console, *, show_stream: bool) -> R
     except ModelError as e:  # the provider or the network failed: one line and exit 1, not a traceback
         stderr.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
         raise typer.Exit(1) from e
+    finally:
+        printer.forget_speech()
 
 
 def replay_cassette(path: Path, console: Console) -> RunResult:
