@@ -400,3 +400,29 @@ async def test_tool_end_events_come_as_each_call_of_a_batch_finishes() -> None:
         "c0",
         "c1",
     ]  # call order
+
+
+@pytest.mark.parametrize("dialect", ["json_calls", "openai"])
+async def test_each_request_holds_the_conversation_as_it_was_at_that_turn(dialect: str) -> None:
+    if dialect == "openai":
+
+        def turn(n: int) -> list[ModelChunk]:
+            item = {"type": "function_call", "id": f"fc{n}", "call_id": f"c{n}", "name": "lookup",
+                    "arguments": json.dumps({"city": f"City {n}"})}  # fmt: skip
+            return [{"type": "response.output_item.done", "item": item}, {"type": "response.completed"}]
+
+        model = ScriptedModel([turn(0), turn(1), [{"type": "response.output_text.delta", "delta": "Done."}]])
+        model.native_dialect = "openai"
+    else:
+        model = ScriptedModel([calls(("lookup", {"city": f"City {n}"})) for n in range(2)] + ["Done."])
+    result = await Agent(model, [lookup], dialect=dialect).run("go")
+    assert result.output == "Done."
+    sizes = [len(r.messages) for r in model.requests]
+    # system + user; then each tool turn adds the model's output and its result(s)
+    assert sizes == [2, 4, 6]
+    if dialect == "json_calls":  # text dialects: the model reads its own output and the results as text
+        second = model.requests[2].messages
+        assert [m.kind for m in second] == ["system", "user", "assistant", "user", "assistant", "user"]
+        feedback = [m.content for m in second if isinstance(m, UserMessage)][1:]
+        cities = [json.loads(f)["toolResults"][0]["result"]["data"]["city"] for f in feedback]
+        assert cities == ["City 0", "City 1"]

@@ -219,6 +219,7 @@ class _Turn:
         self.tool_index = ToolIndex(self.specs)
         self.events: list[Event] = []
         self.messages: list[Message] = []
+        self.text = _TextView(agent.dialect)
         self.refusals: dict[str, int] = {}
         self.turns = 0
         """Model turns in the conversation so far; the journal ids of calls are made unique with it."""
@@ -389,7 +390,7 @@ class _Turn:
         assert self.agent.responder is not None
         await self.emit(ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records)))
         request = ModelRequest(
-            messages=[*_as_text(self.messages, self.agent.dialect), UserMessage(content=RESPOND)],
+            messages=[*self.text.of(self.messages), UserMessage(content=RESPOND)],
             system=self.agent.system_prompt,
         )
         parts: list[str] = []
@@ -422,7 +423,7 @@ class _Turn:
         await self.emit(ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records)))
         parser = stream_parser(agent.dialect, self.tool_index)
         request = ModelRequest(
-            messages=self.messages if agent.native else _as_text(self.messages, agent.dialect),
+            messages=list(self.messages) if agent.native else self.text.of(self.messages),
             tools=self.specs if agent.native else (),
             system=self.system,
         )
@@ -620,23 +621,34 @@ def _describe(call: ToolCall) -> str:
     return text if len(text) <= 300 else text[:299] + "…"
 
 
-def _as_text(messages: Sequence[Message], dialect: str) -> list[Message]:
-    """For text dialects: tool results go back as one user message in the dialect's own feedback format."""
-    out: list[Message] = []
-    pending: list[ToolResultMessage] = []
-    for message in messages:
-        if isinstance(message, ToolResultMessage):
-            pending.append(message)
-            continue
-        if pending:
-            out.append(UserMessage(content=render_results(dialect, pending)))
-            pending = []
-        if isinstance(message, AssistantMessage) and message.raw is not None:
-            message = AssistantMessage(content=message.raw)
-        out.append(message)
-    if pending:
-        out.append(UserMessage(content=render_results(dialect, pending)))
-    return out
+class _TextView:
+    """The conversation as a text dialect's model reads it: the model's own output as it wrote it, and tool
+    results as one user message in the dialect's feedback format. Kept up to date as the conversation grows,
+    so each message is converted once (converting it all again every turn made long runs quadratic)."""
+
+    def __init__(self, dialect: str):
+        self.dialect = dialect
+        self.converted: list[Message] = []
+        self.seen = 0
+        self.results: list[ToolResultMessage] = []
+        """Results at the end of what was seen, not yet followed by another message."""
+
+    def of(self, messages: Sequence[Message]) -> list[Message]:
+        """`messages` (the same conversation as before, longer) as the model reads it; a new list each time."""
+        for message in messages[self.seen :]:
+            if isinstance(message, ToolResultMessage):
+                self.results.append(message)
+                continue
+            if self.results:
+                self.converted.append(UserMessage(content=render_results(self.dialect, self.results)))
+                self.results = []
+            if isinstance(message, AssistantMessage) and message.raw is not None:
+                message = AssistantMessage(content=message.raw)
+            self.converted.append(message)
+        self.seen = len(messages)
+        if not self.results:
+            return list(self.converted)
+        return [*self.converted, UserMessage(content=render_results(self.dialect, self.results))]
 
 
 def _format_request(final: FinalResponse) -> str:
