@@ -1,9 +1,12 @@
 """Toolsets: instances that compose, filter, prefix and look up by name or alias."""
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import pytest
 
 from tether.exceptions import UserError
-from tether.tools import Toolset, as_toolset, tool
+from tether.tools import AbstractToolset, Tool, Toolset, as_toolset, tool
 from tether.types import ToolSpec
 
 
@@ -72,3 +75,31 @@ def test_as_toolset_accepts_everything_tool_like() -> None:
     assert mixed.names() == ["read", "x", "write"]
     with pytest.raises(UserError, match="load_tools"):
         as_toolset("tools.yaml")
+
+
+def test_combined_and_prefixed_toolsets_give_the_same_tools_until_their_parts_change() -> None:
+    class Growing(AbstractToolset):
+        def __init__(self) -> None:
+            self.current: dict[str, Tool[..., Any]] = {}
+
+        def tools(self) -> Mapping[str, Tool[..., Any]]:
+            return self.current
+
+        def add(self, function: Callable[..., Any]) -> None:
+            self.current = {**self.current, function.__name__: tool(function)}  # a new mapping, never mutated
+
+    def ping() -> str:
+        return "pong"
+
+    def echo(text: str) -> str:
+        return text
+
+    growing = Growing()
+    growing.add(ping)
+    combined = Toolset(echo) | growing.prefixed("remote")
+    first = combined.get("remote.ping")
+    assert first is not None
+    assert combined.get("remote.ping") is first  # not renamed and rebuilt on every lookup
+    growing.add(echo)
+    assert combined.names() == ["echo", "remote.ping", "remote.echo"]
+    assert combined.get("remote.echo") is not None

@@ -34,7 +34,11 @@ class AbstractToolset(ABC):
 
     @abstractmethod
     def tools(self) -> Mapping[str, AnyTool]:
-        """The tools, by name, in the order they should be shown to a model."""
+        """The tools, by name, in the order they should be shown to a model.
+
+        Return the same mapping while the tools stay the same and a new one when they change (never change
+        a returned mapping in place): toolsets built on this one (`|`, `.prefixed`) rebuild only then.
+        """
 
     def get(self, name: str) -> AnyTool | None:
         """The tool called `name`, or whose provider-safe alias is `name` (`fs_read` finds `fs.read`)."""
