@@ -31,9 +31,9 @@ from tether.execution.guards import (
     SchemaGuard,
     UnknownToolGuard,
     WhyGuard,
+    applies,
     idempotency_key,
 )
-from tether.execution.guards._base import applies
 from tether.store._entries import EntryKind, JournalEntry, Lookup
 from tether.store._entries import Outcome as Outcome_
 from tether.store._journal import Journal, MemoryJournal, resolution
