@@ -155,9 +155,9 @@ class AutoParser(StreamParser):
 
 def _plain_reading(candidates: Sequence[StreamParser], rest: str, released: int) -> int:
     """For output with no call: the first candidate that read reasoning in it; else the first that, without
-    an error, read its own markup in it (harmony's `<|channel|>final<|message|>Hi<|return|>` is `Hi`); else the
-    first, which reads it as it is. `rest` is the output after the `released` characters every candidate
-    passed on as they were."""
+    an error, read its own markup in it (harmony's `<|channel|>final<|message|>Hi<|return|>` is `Hi`); else
+    the first, which reads it as it is. `rest` is the output after the `released` characters every
+    candidate passed on as they were."""
     results = [p.result for p in candidates]
     for n, r in enumerate(results):
         if r.reasoning is not None:

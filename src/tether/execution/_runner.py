@@ -1,9 +1,10 @@
 """Running one tool under its timeout and turning whatever happens into exactly one envelope.
 
-Async tools are awaited (the timeout's clock starts only if one waits); sync tools run in a worker thread; tools whose sandbox asks for
-`isolation="process"` run in a child process. On timeout an async tool is cancelled and an isolated one
-killed with its process group; a sync tool in a thread cannot be stopped (Python has no way to), so its
-thread is abandoned while the model gets `TIMEOUT` — declare `isolation="process"` for tools that may hang.
+Async tools are awaited (the timeout's clock starts only if one waits); sync tools run in a worker thread;
+tools whose sandbox asks for `isolation="process"` run in a child process. On timeout an async tool is
+cancelled and an isolated one killed with its process group; a sync tool in a thread cannot be stopped
+(Python has no way to), so its thread is abandoned while the model gets `TIMEOUT` — declare
+`isolation="process"` for tools that may hang.
 Exceptions never escape: tool signals become their envelopes, anything else `INTERNAL` with a message safe
 to show a model, the traceback kept for the journal. Cancellation from outside propagates.
 """

@@ -634,7 +634,7 @@ class _TextView:
         """Results at the end of what was seen, not yet followed by another message."""
 
     def of(self, messages: Sequence[Message]) -> list[Message]:
-        """`messages` (the same conversation as before, longer) as the model reads it; a new list each time."""
+        """`messages` (the conversation seen before, grown) as the model reads it; a new list each time."""
         for message in messages[self.seen :]:
             if isinstance(message, ToolResultMessage):
                 self.results.append(message)
