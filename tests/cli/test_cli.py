@@ -3,6 +3,7 @@
 import json
 import shutil
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from typer.testing import CliRunner
 from tether.cli import app
 from tether.cli._run import EventPrinter
 from tether.exceptions import ModelError
-from tether.models import FunctionModel, Model, ModelRequest
+from tether.models import FunctionModel, Model, ModelChunk, ModelRequest
 from tether.types import OkEnvelope, ToolCall, ToolEndEvent, ToolStartEvent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,3 +153,21 @@ def test_schema_export_to_an_unwritable_place_is_one_clear_line(tmp_path: Path) 
     result = runner.invoke(app, ["schema", "export", str(blocker / "schemas")])
     assert result.exit_code == 2
     assert "Cannot write the schemas to" in result.output
+
+
+def test_run_limits_a_runaway_model_from_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Runaway(Model):
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+            while True:
+                yield "la " * 10
+
+    def fake_model(name: str | None, *, base_url: str | None = None, native_tools: bool = True) -> Model:
+        return Runaway()
+
+    monkeypatch.setattr("tether.cli._run.model_from_name", fake_model)
+    result = runner.invoke(app, ["run", "sing", "--dialect", "hermes", "--max-tokens", "50"])
+    assert result.exit_code == 0, result.output
+    assert "done (max_tokens)" in result.output
+    refused = runner.invoke(app, ["run", "sing", "--max-turns", "0"])
+    assert refused.exit_code == 2
+    assert "--max-turns" in refused.output

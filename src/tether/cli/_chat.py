@@ -15,9 +15,14 @@ from tether.cli._errors import user_errors
 
 # one printer, tool loader and termination for `run` and `chat`
 from tether.cli._run import (
+    DEFAULTS,
     BaseUrlOption,
     DialectOption,
     EventPrinter,
+    MaxCallsOption,
+    MaxSecondsOption,
+    MaxTokensOption,
+    MaxTurnsOption,
     ModelOption,
     PackOption,
     RootOption,
@@ -26,7 +31,7 @@ from tether.cli._run import (
     termination_named,
 )
 from tether.exceptions import UserError
-from tether.loop import Agent, RunResult
+from tether.loop import Agent, Limits, RunResult
 from tether.models import Model, load_cassette, model_from_name
 from tether.tools import AbstractToolset
 from tether.types import (
@@ -169,6 +174,10 @@ def register(app: typer.Typer) -> None:
                 "model; its dialect, tools and packs apply too."
             ),
         ] = None,
+        max_turns: MaxTurnsOption = DEFAULTS.max_iterations,
+        max_calls: MaxCallsOption = DEFAULTS.max_tool_calls,
+        max_tokens: MaxTokensOption = None,
+        max_seconds: MaxSecondsOption = None,
     ) -> None:
         """Talk with a model and its tools: each line continues the conversation; Ctrl-C cancels a turn."""
         console = Console(emoji=False)  # `:x:` in a name or a tool's output is text
@@ -196,5 +205,6 @@ def register(app: typer.Typer) -> None:
                 dialect=dialect,
                 termination=termination_named(until or "no_calls"),
                 system_prompt=system,
+                limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
             )
             _chat(agent, console)

@@ -13,7 +13,7 @@ from rich.markup import escape
 from tether.builtin import PackConfig, build_tools
 from tether.cli._errors import stderr, user_errors
 from tether.exceptions import ModelError, UserError
-from tether.loop import Agent, EndTurn, FinalResponse, NoCalls, RunResult, Termination
+from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, RunResult, Termination
 from tether.models import Model, RecordingModel, load_cassette, model_from_name
 from tether.tools import AbstractToolset, Toolset, load_tools
 from tether.types import (
@@ -31,9 +31,14 @@ from tether.types import (
 )
 
 __all__ = [
+    "DEFAULTS",
     "BaseUrlOption",
     "DialectOption",
     "EventPrinter",
+    "MaxCallsOption",
+    "MaxSecondsOption",
+    "MaxTokensOption",
+    "MaxTurnsOption",
     "ModelOption",
     "PackOption",
     "RootOption",
@@ -55,6 +60,16 @@ ToolsOption = Annotated[list[str] | None, typer.Option("--tools", "-t", help="To
 PackOption = Annotated[list[str] | None, typer.Option(help="Built-in packs: fs, search, exec, memory, web.")]
 RootOption = Annotated[list[str] | None, typer.Option(help="Folders the packs may use (default: .).")]
 DialectOption = Annotated[str | None, typer.Option(help="A text dialect; default: the model's native tools.")]
+DEFAULTS = Limits()
+MaxTurnsOption = Annotated[int, typer.Option(min=1, help="Model turns a run may take.")]
+MaxCallsOption = Annotated[int, typer.Option(min=1, help="Tool calls a run may make.")]
+MaxTokensOption = Annotated[
+    int | None, typer.Option(min=1, help="Model output a run may stream, in tokens (~4 characters each).")
+]
+MaxSecondsOption = Annotated[
+    float | None,
+    typer.Option(min=0.001, help="Seconds a run may take; the model or tools still working stop."),
+]
 
 TERMINATIONS = {"no_calls": NoCalls, "end_turn": EndTurn, "final_response": FinalResponse}
 
@@ -193,6 +208,10 @@ def register(app: typer.Typer) -> None:
         record: Annotated[
             Path | None, typer.Option(help="Save every model response to this cassette.")
         ] = None,
+        max_turns: MaxTurnsOption = DEFAULTS.max_iterations,
+        max_calls: MaxCallsOption = DEFAULTS.max_tool_calls,
+        max_tokens: MaxTokensOption = None,
+        max_seconds: MaxSecondsOption = None,
     ) -> None:
         """Run one prompt through a model, its tools and the loop, showing each call as it happens."""
         console = Console()
@@ -213,6 +232,7 @@ def register(app: typer.Typer) -> None:
                 agent_tools(sources, packs, roots),
                 dialect=dialect,
                 termination=termination_named(until),
+                limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
             )
             _run(agent, prompt, console, show_stream=True)
 
