@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import os
 import time
+import uuid
 from pathlib import Path
 
 import anyio
@@ -246,3 +249,51 @@ async def test_tool_errors_without_a_suggestion_get_the_codes_default() -> None:
             suggestion="Use a path or resource inside what you are allowed to touch, or ask the user.",
         )
     )
+
+
+class Opaque:
+    def __repr__(self) -> str:
+        return "Opaque()"
+
+
+class Unprintable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+@tool(side_effects="none")
+def odd_values() -> dict[str, object]:
+    return {
+        "when": datetime.datetime(2026, 11, 23, 9, 30),
+        "id": uuid.UUID(int=1),
+        "amount": decimal.Decimal("1.50"),
+        "tags": {"a"},
+        "raw": b"\x00\xff",
+        "path": Path("/srv/data"),
+        "thing": Opaque(),
+    }
+
+
+@tool(side_effects="none")
+def unprintable() -> object:
+    return Unprintable()
+
+
+async def test_a_result_is_json_whatever_python_values_the_tool_returned() -> None:
+    executor = Executor(Toolset(odd_values, unprintable))
+    envelope = await executor.execute(call("odd_values"))
+    assert envelope == OkEnvelope(
+        data={
+            "when": "2026-11-23T09:30:00",
+            "id": "00000000-0000-0000-0000-000000000001",
+            "amount": "1.50",
+            "tags": ["a"],
+            "raw": "AP8=",
+            "path": "/srv/data",
+            "thing": "Opaque()",
+        }
+    )
+    assert executor.journal.entries()[-1].envelope == envelope.model_dump(mode="json")
+    refused = await executor.execute(call("unprintable"))
+    assert isinstance(refused, ErrorEnvelope)
+    assert refused.error.message.startswith("unprintable failed: its result could not be read as JSON")

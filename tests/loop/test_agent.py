@@ -1,5 +1,6 @@
 """The loop: termination policies, streaming execution, refusals fed back, limits and the event stream."""
 
+import datetime
 import json
 import time
 from collections.abc import AsyncIterator
@@ -7,6 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
+from pydantic import TypeAdapter
 
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, Session
 from tether.models import FunctionModel, ModelChunk, ModelRequest, ScriptedModel
@@ -426,3 +428,30 @@ async def test_each_request_holds_the_conversation_as_it_was_at_that_turn(dialec
         feedback = [m.content for m in second if isinstance(m, UserMessage)][1:]
         cities = [json.loads(f)["toolResults"][0]["result"]["data"]["city"] for f in feedback]
         assert cities == ["City 0", "City 1"]
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "json_calls"])
+async def test_a_tool_returning_python_objects_does_not_break_the_run_or_its_events(dialect: str) -> None:
+    class Forecast:
+        def __repr__(self) -> str:
+            return "Forecast(sunny)"
+
+    @tool(side_effects="none")
+    def forecast(city: str) -> dict[str, object]:
+        """Forecast."""
+        return {"city": city, "at": datetime.date(2026, 11, 23), "detail": Forecast()}
+
+    turn = (
+        '<tool_call>{"name": "forecast", "arguments": {"city": "Oslo"}}</tool_call>'
+        if dialect == "hermes"
+        else calls(("forecast", {"city": "Oslo"}))
+    )
+    model = ScriptedModel([turn, "Sunny."])
+    result = await Agent(model, [forecast], dialect=dialect).run("weather?")
+    assert result.output == "Sunny."
+    feedback = model.requests[1].messages[-1]
+    assert isinstance(feedback, UserMessage)
+    assert "2026-11-23" in feedback.content
+    assert "Forecast(sunny)" in feedback.content
+    wire = TypeAdapter(list[Event]).dump_json(result.events)  # every event still serializes
+    assert b"Forecast(sunny)" in wire

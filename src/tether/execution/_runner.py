@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import pydantic_core
 
 from tether.exceptions import NeedsInput, ToolError
 from tether.execution._process import ChildFailure, run_in_process
@@ -73,9 +74,19 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
         return _internal(tool.name, f"it raised {e.type_name}", e.traceback)
     except Exception as e:
         return _internal(tool.name, f"it raised {type(e).__name__}", traceback.format_exc())
-    if isinstance(result, OkEnvelope | NeedsEnvelope | ErrorEnvelope):
+    if isinstance(result, NeedsEnvelope | ErrorEnvelope):
         return Outcome(result)
-    return Outcome(OkEnvelope(data=result))
+    data = result.data if isinstance(result, OkEnvelope) else result
+    try:
+        return Outcome(OkEnvelope(data=as_json(data)))
+    except Exception as e:  # e.g. an object whose __repr__ raises
+        return _internal(tool.name, f"its result could not be read as JSON ({type(e).__name__})", None)
+
+
+def as_json(value: Any) -> Any:
+    """A tool's result as JSON values, which is what the model, the journal and every event carry: models,
+    dataclasses, dates, UUIDs, sets and the like as JSON does them, bytes as base64, anything else its repr."""
+    return pydantic_core.to_jsonable_python(value, fallback=repr, bytes_mode="base64")
 
 
 async def _until(coroutine: Coroutine[Any, Any, Any], timer: asyncio.Timeout) -> Any:
