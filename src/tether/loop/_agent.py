@@ -427,8 +427,8 @@ class _Turn:
             tools=self.specs if agent.native else (),
             system=self.system,
         )
-        started: dict[str, AnyEnvelope] = {}
-        self.answered = started
+        answered: dict[str, AnyEnvelope] = {}
+        self.answered = answered
         raw: list[str] = []
         stream = aiter(agent.model.stream(request))
         # A call that may start now becomes a task the next time the event loop runs, i.e. as soon as the
@@ -440,7 +440,7 @@ class _Turn:
 
         def start(call: ToolCall, completed_at: float) -> None:
             del waiting[call.id]
-            tasks.append(asyncio.create_task(self.execute(call, turn, started, completed_at)))
+            tasks.append(asyncio.create_task(self.execute(call, turn, answered, completed_at)))
 
         loop = asyncio.get_running_loop()
         try:
@@ -473,17 +473,17 @@ class _Turn:
                 raw="".join(raw),
             )
         )
-        later = [c for c in parsed.calls if c.id not in started]
+        later = [c for c in parsed.calls if c.id not in answered]
         if later:
             for call in later:
                 await self.emit(ToolStartEvent(run_id=self.run_id, data=_describe(call), call=call))
 
             async def done(index: int, envelope: AnyEnvelope) -> None:
-                started[later[index].id] = envelope
+                answered[later[index].id] = envelope
                 await self.finish(later[index], envelope)
 
             await agent.executor.execute_all(_journaled(later, turn), self.run_state, on_result=done)
-        envelopes = [started[c.id] for c in parsed.calls]
+        envelopes = [answered[c.id] for c in parsed.calls]
         await self.release()  # act first: the turn's tools are done (or need input), the text can show
         await self.add(
             *(
