@@ -1,6 +1,7 @@
 """Every event a run emits matches the exported agent_streaming_events.v1 schema."""
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from tether.loop import Agent, EndTurn
 from tether.models import ScriptedModel
 from tether.schemas import SCHEMAS, schema_for
 from tether.tools import tool
-from tether.types import ToolStartEvent
+from tether.types import SpeechEvent, ToolStartEvent
 
 pytestmark = pytest.mark.anyio
 
@@ -46,6 +47,9 @@ async def test_every_emitted_event_validates_against_the_exported_schema() -> No
         kinds.add(wire["event"])
     assert kinds == {"on_chain_start", "on_chat_model_start", "on_tool_start", "on_tool_end", "speech", "open_url",
                      "chat", "on_chain_end"}  # fmt: skip
+    for event in result.events:
+        if isinstance(event, SpeechEvent) and event.audio is not None:
+            Path(event.audio).unlink()  # the speech file is ours to delete
 
 
 async def test_tool_start_data_is_seed_004s_line() -> None:
