@@ -22,11 +22,11 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from tether.types import Repair
 
-__all__ = ["MAX_DEPTH", "Flavor", "LooseValue", "loads", "parse_value", "skip_ws"]
+__all__ = ["MAX_DEPTH", "Flavor", "LooseValue", "loads", "parse_value", "skip_ws", "strict_object"]
 
 Flavor = Literal["json", "js", "python"]
 
@@ -542,6 +542,16 @@ class _Parser:
 
 _FAST_STARTS = frozenset('{["-0123456789tfn')
 _DECODER = json.JSONDecoder(parse_constant=_refuse)
+
+
+def strict_object(text: str) -> dict[str, Any] | None:
+    """`text` as a JSON object when it is exactly one in strict JSON (read at C speed), else None: then
+    `loads` reads it, repairing what it must. What models and providers usually send takes this path."""
+    try:
+        value = _DECODER.decode(text)
+    except (ValueError, RecursionError):
+        return None
+    return cast(dict[str, Any], value) if isinstance(value, dict) else None
 
 
 def _fast(text: str, start: int, stop: int) -> LooseValue | None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from tether._literals import Flavor, LooseValue, loads, parse_value, skip_ws
+from tether._literals import Flavor, LooseValue, loads, parse_value, skip_ws, strict_object
 from tether.dialects._base import StreamParser
 from tether.dialects._events import PartialCall
 from tether.types import Repair
@@ -120,6 +120,12 @@ def emit_json_calls(
 
     `announced` is the id of a call already announced while streaming (see `JsonAnnouncer`).
     """
+    if flavor == "json" and complete and not single_key and not extra_repairs:
+        plain = _plain_call(body)
+        if plain is not None:  # the usual case, read at C speed: strict JSON with `name` and `arguments`
+            name, arguments, call_id = plain
+            parser.call(name, arguments, span, (), call_id=announced or call_id, announced=bool(announced))
+            return
     parsed = loads(body, flavor=flavor)
     if not parsed.ok:
         parser.fail(f"invalid JSON: {parsed.error}", span, body, call_id=announced)
@@ -140,6 +146,22 @@ def emit_json_calls(
         parser.call(
             c.name, c.arguments, span, [*scoped, *c.repairs], call_id=first or c.id, announced=bool(first)
         )
+
+
+def _plain_call(body: str) -> tuple[str, dict[str, Any], str | None] | None:
+    """`{"name": ..., "arguments": {...}}` (and an optional id) in strict JSON, as `read_call` would read it;
+    None for anything else, which then takes the general path."""
+    value = strict_object(body)
+    if value is None or isinstance(value.get("function"), dict):
+        return None
+    name, arguments = value.get("name"), value.get("arguments")
+    if not isinstance(name, str) or not name.strip() or not isinstance(arguments, dict):
+        return None
+    return (
+        name.strip(),
+        cast(dict[str, Any], arguments),
+        _str_or_none(value.get("id") or value.get("call_id")),
+    )
 
 
 def dumps(value: Any) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from tether._literals import loads
+from tether._literals import loads, strict_object
 from tether.dialects._base import Balancer, StreamParser
 from tether.dialects._events import ParseEvent, PartialCall
 from tether.dialects._tools import ToolIndex
@@ -134,7 +134,7 @@ class NativeParser(StreamParser):
             text = "".join(call.parts)
             if not text.strip():
                 args = {}
-            elif isinstance(strict := _strict_object(text), dict):  # what providers send: no repair needed
+            elif (strict := strict_object(text)) is not None:  # what providers send: no repair needed
                 args = strict
             else:
                 parsed = loads(text)
@@ -167,15 +167,6 @@ class NativeParser(StreamParser):
                 args = cast(dict[str, Any], value) if isinstance(value, dict) else {}
             out.append(PartialCall(id=call.id, name=call.name, arguments=args))
         return out
-
-
-def _strict_object(text: str) -> dict[str, Any] | None:
-    """`text` as a JSON object when it is exactly one (C speed), else None (then the lenient reader)."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return cast(dict[str, Any], value) if isinstance(value, dict) else None
 
 
 def _next_value(s: str, i: int) -> int:
