@@ -31,7 +31,7 @@ def register_dialect(dialect: Dialect, *, replace: bool = False) -> Dialect:
 
 def get_dialect(name: str | Dialect) -> Dialect:
     """The dialect registered as `name` (a `Dialect` instance is returned as is)."""
-    if isinstance(name, Dialect):
+    if not isinstance(name, str):  # the cheap check first: `Dialect` is an ABC, and this runs every turn
         return name
     try:
         return _DIALECTS[name]

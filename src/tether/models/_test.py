@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
@@ -86,7 +85,7 @@ class FunctionModel(Model):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         reply: Any = self.function(request)
-        if inspect.isawaitable(reply):
+        if hasattr(reply, "__await__"):  # an async function's coroutine (inspect.isawaitable is an ABC check)
             reply = await reply
         for chunk in _chunks(reply, self.chunk_size):
             yield chunk
