@@ -1,5 +1,5 @@
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 import pytest
 
@@ -15,6 +15,7 @@ from tether.dialects import (
     register_dialect,
     render_results,
     render_tools,
+    stream_parser,
 )
 from tether.exceptions import UserError
 from tether.types import OkEnvelope, ToolResultMessage, ToolSpec
@@ -79,3 +80,9 @@ RESULTS: Sequence[ToolResultMessage] = [
 def test_every_dialect_renders_its_tool_prompt_and_results(name: str) -> None:
     assert "get_weather" in render_tools(name, [SPEC])
     assert "21" in render_results(name, RESULTS)
+
+
+@pytest.mark.parametrize("wrong", ["nope", 123, None])
+def test_an_unknown_dialect_is_a_clear_error(wrong: object) -> None:
+    with pytest.raises(UserError, match=r"unknown dialect .*; known dialects: .*hermes"):
+        stream_parser(cast(Any, wrong))

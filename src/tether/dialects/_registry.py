@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from tether.dialects._base import Dialect
 from tether.exceptions import UserError
 
@@ -31,13 +33,14 @@ def register_dialect(dialect: Dialect, *, replace: bool = False) -> Dialect:
 
 def get_dialect(name: str | Dialect) -> Dialect:
     """The dialect registered as `name` (a `Dialect` instance is returned as is)."""
-    if not isinstance(name, str):  # the cheap check first: `Dialect` is an ABC, and this runs every turn
+    if isinstance(name, str):  # the cheap check first: `Dialect` is an ABC, and this runs every turn
+        found = _DIALECTS.get(name)
+        if found is not None:
+            return found
+    elif isinstance(cast(object, name), Dialect):  # anything else may arrive at run time: a clear error
         return name
-    try:
-        return _DIALECTS[name]
-    except KeyError:
-        known = ", ".join(sorted(_DIALECTS))
-        raise UserError(f"unknown dialect {name!r}; known dialects: {known}") from None
+    known = ", ".join(sorted(_DIALECTS))
+    raise UserError(f"unknown dialect {name!r}; known dialects: {known}")
 
 
 def dialect_names() -> list[str]:
