@@ -25,7 +25,7 @@ import pydantic_core
 
 from tether.exceptions import NeedsInput, ToolError
 from tether.execution._process import ChildFailure, run_in_process
-from tether.execution._suggestions import DEFAULT_SUGGESTIONS
+from tether.execution._suggestions import DEFAULT_SUGGESTIONS, stopped_suggestion
 from tether.tools import Tool
 from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope
 
@@ -122,19 +122,11 @@ def _resume(coroutine: Coroutine[Any, Any, Any], waiting_on: Any) -> Generator[A
 
 
 def _timeout(tool: Tool[..., Any], timeout_s: float | None) -> ErrorEnvelope:
-    if tool.spec.side_effects == "mutating":
-        suggestion = (
-            "It may have partly taken effect: check before trying again, and tell the user if you cannot."
-        )
-    else:
-        suggestion = (
-            "Try a smaller or simpler request (narrower scope, less input), or tell the user it is slow."
-        )
     info = ErrorInfo(
         code=ErrorCode.TIMEOUT,
         message=f"{tool.name} did not finish within {timeout_s:g} s and was stopped.",
         recoverable=True,
-        suggestion=suggestion,
+        suggestion=stopped_suggestion(tool.spec.side_effects),
         details={"timeout_s": timeout_s},
     )
     return ErrorEnvelope(error=info)

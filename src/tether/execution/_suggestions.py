@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tether.types import ErrorCode
 
-__all__ = ["DEFAULT_SUGGESTIONS"]
+__all__ = ["DEFAULT_SUGGESTIONS", "stopped_suggestion"]
 
 DEFAULT_SUGGESTIONS: dict[str, str] = {
     ErrorCode.NOT_FOUND: "Check the name or path (list what exists first), then call again with one that exists.",
@@ -20,3 +20,10 @@ DEFAULT_SUGGESTIONS: dict[str, str] = {
     ErrorCode.CONFLICT: "Do not repeat the call; check the current state first, then decide.",
     ErrorCode.INTERNAL: "Do not retry this call as it is; try another way, or tell the user the tool failed.",
 }
+
+
+def stopped_suggestion(side_effects: str | None) -> str:
+    """What to do about a call stopped before it finished (its own timeout, or the run's time limit)."""
+    if side_effects == "mutating":
+        return "It may have partly taken effect: check before trying again, and tell the user if you cannot."
+    return "Try a smaller or simpler request (narrower scope, less input), or tell the user it is slow."

@@ -26,6 +26,7 @@ from tether.dialects import (
     stream_parser,
 )
 from tether.execution import Executor, Policy, Principal, Run
+from tether.execution._suggestions import stopped_suggestion
 from tether.loop._core import CORE_TOOL_NAMES, core_tools
 from tether.loop._modes import Mode, ModeChooser
 from tether.loop._session import Session
@@ -215,7 +216,6 @@ class _Turn:
         # Read once per run, not per model turn: the tool prompt, the tools offered and the parser's index.
         self.specs = agent.toolset.specs()
         self.system_message = agent.system_message(self.specs)
-        self.system = self.system_message.content
         self.tool_index = ToolIndex(self.specs)
         self.events: list[Event] = []
         self.messages: list[Message] = []
@@ -425,7 +425,7 @@ class _Turn:
         request = ModelRequest(
             messages=list(self.messages) if agent.native else self.text.of(self.messages),
             tools=self.specs if agent.native else (),
-            system=self.system,
+            system=self.system_message.content,
         )
         answered: dict[str, AnyEnvelope] = {}
         self.answered = answered
@@ -602,14 +602,7 @@ def _unanswered(messages: Sequence[Message]) -> list[ToolCall]:
 
 
 def _stopped(call: ToolCall, tool: Tool[..., Any] | None, why: str) -> ErrorEnvelope:
-    if tool is not None and tool.spec.side_effects == "mutating":
-        suggestion = (
-            "It may have partly taken effect: check before trying again, and tell the user if you cannot."
-        )
-    else:
-        suggestion = (
-            "Try again with a smaller request if it is still needed, or tell the user it was too slow."
-        )
+    suggestion = stopped_suggestion(tool.spec.side_effects if tool is not None else None)
     message = f"{call.name} was stopped before it finished: {why}."
     info = ErrorInfo(code=ErrorCode.TIMEOUT, message=message, recoverable=True, suggestion=suggestion)
     return ErrorEnvelope(error=info)
