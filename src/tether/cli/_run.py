@@ -42,6 +42,7 @@ __all__ = [
     "ModelOption",
     "PackOption",
     "RootOption",
+    "SessionLogOption",
     "ToolsOption",
     "agent_tools",
     "register",
@@ -69,6 +70,13 @@ MaxTokensOption = Annotated[
 MaxSecondsOption = Annotated[
     float | None,
     typer.Option(min=0.001, help="Seconds a run may take; the model or tools still working stop."),
+]
+
+SessionLogOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Append every tool call and its result to this markdown file (MOOLLM's session-log.md)."
+    ),
 ]
 
 TERMINATIONS = {"no_calls": NoCalls, "end_turn": EndTurn, "final_response": FinalResponse}
@@ -212,6 +220,7 @@ def register(app: typer.Typer) -> None:
         max_calls: MaxCallsOption = DEFAULTS.max_tool_calls,
         max_tokens: MaxTokensOption = None,
         max_seconds: MaxSecondsOption = None,
+        session_log: SessionLogOption = None,
     ) -> None:
         """Run one prompt through a model, its tools and the loop, showing each call as it happens."""
         console = Console()
@@ -233,6 +242,7 @@ def register(app: typer.Typer) -> None:
                 dialect=dialect,
                 termination=termination_named(until),
                 limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
+                session_log=session_log,
             )
             _run(agent, prompt, console, show_stream=True)
 

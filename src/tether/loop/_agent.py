@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 import anyio
@@ -25,7 +26,8 @@ from tether.dialects import (
     render_tools,
     stream_parser,
 )
-from tether.execution import Executor, Policy, Principal, Run
+from tether.exceptions import UserError
+from tether.execution import Executor, Policy, Principal, Run, SessionLog
 from tether.execution._suggestions import stopped_suggestion
 from tether.loop._core import CORE_TOOL_NAMES, core_tools
 from tether.loop._modes import Mode, ModeChooser
@@ -105,6 +107,8 @@ class Agent:
             need input), or a function choosing one per prompt, e.g. `actionable_intent` (seed 002).
         responder: A second model that writes the user-facing reply once the tool loop is done (planner ->
             executor -> responder); `model` is then the planner. Often a larger model than the planner.
+        session_log: Append every answered call to this markdown file, MOOLLM's `session-log.md` (seed 001):
+            a YAML block per call, with its `why` and comments, and one per result.
     """
 
     def __init__(
@@ -122,6 +126,7 @@ class Agent:
         streaming_execution: bool = True,
         mode: Mode | ModeChooser = "talk_first",
         responder: Model | None = None,
+        session_log: str | Path | None = None,
     ):
         self.model = model
         self.termination: Termination = termination or NoCalls()
@@ -130,7 +135,12 @@ class Agent:
         self.native = self.dialect == model.native_dialect
         core = _core_names(self.termination)
         self.toolset: AbstractToolset = as_toolset(tools) | core_tools(*core) if core else as_toolset(tools)
-        self.executor = executor or Executor(self.toolset, policy=policy)
+        if executor is not None and session_log is not None:
+            raise UserError(
+                "Agent(session_log=...) cannot add a log to an executor you configured: pass "
+                "Executor(..., recorders=[SessionLog(path)]) instead."
+            )
+        self.executor = executor or Executor(self.toolset, policy=policy, recorders=_recorders(session_log))
         self.principal = principal or Principal()
         self.system_prompt = system_prompt
         self.streaming_execution = streaming_execution
@@ -188,6 +198,10 @@ class Agent:
         return await _Turn(self, on_event, session).run(
             None, [m for m in session.messages if m.kind != "system"]
         )
+
+
+def _recorders(session_log: str | Path | None) -> tuple[SessionLog, ...]:
+    return () if session_log is None else (SessionLog(session_log),)
 
 
 def _core_names(termination: Termination) -> tuple[str, ...]:
