@@ -29,6 +29,7 @@ from tether.dialects import (
 from tether.exceptions import UserError
 from tether.execution import Executor, Policy, Principal, Run, SessionLog
 from tether.execution._suggestions import stopped_suggestion
+from tether.loop._context import context_sources, with_context
 from tether.loop._core import CORE_TOOL_NAMES, core_tools
 from tether.loop._modes import Mode, ModeChooser
 from tether.loop._session import Session
@@ -231,6 +232,8 @@ class _Turn:
         self.specs = agent.toolset.specs()
         self.system_message = agent.system_message(self.specs)
         self.tool_index = ToolIndex(self.specs)
+        self.context = context_sources(agent.toolset)
+        """What tools add to the system prompt before each model turn (memory.advise's working set)."""
         self.events: list[Event] = []
         self.messages: list[Message] = []
         self.text = _TextView(agent.dialect)
@@ -439,7 +442,7 @@ class _Turn:
         request = ModelRequest(
             messages=list(self.messages) if agent.native else self.text.of(self.messages),
             tools=self.specs if agent.native else (),
-            system=self.system_message.content,
+            system=with_context(self.system_message.content, self.context, self.run_state.session_id),
         )
         answered: dict[str, AnyEnvelope] = {}
         self.answered = answered
