@@ -93,8 +93,9 @@ def agent_tools(
 ) -> AbstractToolset:
     """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`)."""
     toolset: AbstractToolset = Toolset()
+    workspace = (base / roots[0]).resolve() if roots else None  # where YAML command tools work
     for source in sources:
-        toolset = toolset | load_tools(base / source if Path(source).suffix else source)
+        toolset = toolset | load_tools(base / source if Path(source).suffix else source, workspace=workspace)
     if packs:
         config = PackConfig(roots=tuple((base / r).resolve() for r in roots or ["."]))
         toolset = toolset | build_tools(packs, config)
