@@ -6,9 +6,10 @@ One key of a definition says which (seed 001 §7 names `mcp_server`; `python` an
     command: [wc, -w, "{path}"]           # run in tether.sandbox; each {argument} is one argv element
     mcp_server: video-tools               # kept; calls answer MCP_UNAVAILABLE until MCP mounting lands
 
-A definition with none of them stays declared-only. A `python` callable runs in tether's process, like an
-`@tool` function, where no `sandbox.network` or `sandbox.filesystem` restriction can be enforced, so a
-definition declaring one is refused: bind a `command` instead, which the OS sandbox holds to them.
+A definition with none of them stays declared-only. A `python` callable whose definition declares a
+restriction (`sandbox.network: false`, or `sandbox.filesystem` patterns) runs in a fresh interpreter in
+the OS sandbox, held to it as a command is; one that declares none runs in tether's process, as `@tool`
+functions do.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def bind(spec: ToolSpec, *, base: Path, workspace: Path | None) -> Tool[..., Any
     value = spec.metadata[given[0]]
     match given[0]:
         case "python":
-            return Tool(spec, _python_function(spec, value, base, where))
+            return Tool(spec, _python_function(spec, value, base, workspace, where))
         case "command":
             # imported on use: the sandbox (ctypes, seccomp) adds ~15 ms to `import tether.tools` otherwise
             from tether.tools._command import command_function
@@ -58,19 +59,20 @@ def bind(spec: ToolSpec, *, base: Path, workspace: Path | None) -> Tool[..., Any
             return Tool(spec, _mcp_unavailable(spec.name, value))
 
 
-def _python_function(spec: ToolSpec, ref: Any, base: Path, where: str) -> Callable[..., Any]:
-    declared = spec.sandbox.model_fields_set & {"network", "filesystem"}
-    if declared and (spec.sandbox.filesystem or not spec.sandbox.network):
-        raise UserError(
-            f"{where} declares sandbox.{'/'.join(sorted(declared))}, which a Python callable cannot be held "
-            "to (it runs in tether's process). Bind a command instead (e.g. command: [python3, -m, mypkg.tool, "
-            '"{arg}"]), which runs in the OS sandbox, or remove the restriction.'
-        )
+def _python_function(
+    spec: ToolSpec, ref: Any, base: Path, workspace: Path | None, where: str
+) -> Callable[..., Any]:
     if not isinstance(ref, str) or ":" not in ref:
         raise UserError(
             f"{where}: python must be 'module:function' (e.g. mypkg.text:count_words) or "
             f"'file.py:function' beside the YAML file, not {ref!r}."
         )
+    if spec.sandbox.model_fields_set & {"network", "filesystem"} and (
+        spec.sandbox.filesystem or not spec.sandbox.network
+    ):  # a declared restriction: the function runs where it holds (imported on use, as for commands)
+        from tether.tools._python_sandbox import sandboxed_python
+
+        return sandboxed_python(spec, ref, base, workspace or Path.cwd(), where)
     module_name, _, attribute = ref.rpartition(":")
     try:
         if module_name.endswith(".py"):  # a file beside the YAML: run as a module of its own

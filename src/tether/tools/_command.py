@@ -32,7 +32,7 @@ from tether.exceptions import ToolError, UserError
 from tether.sandbox import Limits, Sandbox, SandboxResult, SandboxUnavailable
 from tether.types import ErrorCode, ToolSpec
 
-__all__ = ["CommandTemplate", "Mounts", "command_function"]
+__all__ = ["CommandTemplate", "Mounts", "command_function", "run_checked"]
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
 _TAIL = 2000
@@ -58,7 +58,7 @@ def command_function(spec: ToolSpec, template: Any, workspace: Path, where: str)
             binds = mounts.read_only_paths(root)
             sandbox = Sandbox(scratch or root, network=network, limits=limits, ro_binds=binds)
             cwd = str(root) if binds else "."  # read-only folders are where they are on the host
-            return _result(_run(sandbox, command, cwd, timeout_s))
+            return _result(run_checked(sandbox, command, cwd, timeout_s))
         finally:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -214,13 +214,16 @@ def _relative(path: str, pattern: str, where: str) -> str:
     return "/".join(parts[1:])
 
 
-def _run(sandbox: Sandbox, argv: list[str], cwd: str, timeout_s: float) -> SandboxResult:
+def run_checked(
+    sandbox: Sandbox, argv: list[str], cwd: str, timeout_s: float, *, stdin: str | None = None
+) -> SandboxResult:
+    """Run in `sandbox`; a sandbox that cannot start, a timeout or an output flood become ToolErrors."""
     try:
-        result = sandbox.run(argv, cwd=cwd, timeout_s=timeout_s)
+        result = sandbox.run(argv, cwd=cwd, timeout_s=timeout_s, stdin=stdin)
     except SandboxUnavailable as exc:
         raise ToolError(
             "SANDBOX_UNAVAILABLE",
-            f"this tool runs a command, which cannot run sandboxed here: {exc}",
+            f"this tool runs sandboxed, which cannot happen here: {exc}",
             recoverable=False,
             suggestion="Tell the user: install bubblewrap (apt-get install bubblewrap) to run it safely.",
         ) from None
