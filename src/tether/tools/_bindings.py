@@ -29,13 +29,14 @@ __all__ = ["BINDING_KEYS", "bind"]
 BINDING_KEYS = ("python", "command", "mcp_server")
 
 
-def bind(spec: ToolSpec, *, base: Path, workspace: Path | None) -> Tool[..., Any]:
+def bind(spec: ToolSpec, *, base: Path, workspace: Path | None, source: str = "YAML") -> Tool[..., Any]:
     """`spec` as a tool that runs, when its definition names an implementation; declared-only otherwise.
 
     Args:
         spec: A definition read from YAML; the binding is in its metadata.
         base: Where relative paths in the definition start (the YAML file's folder).
         workspace: The folder command tools see at `workspace/` (default: the current directory).
+        source: Where the definition came from, for error messages.
 
     Raises:
         UserError: the binding is malformed, cannot be imported, or cannot honour the declared sandbox.
@@ -43,7 +44,7 @@ def bind(spec: ToolSpec, *, base: Path, workspace: Path | None) -> Tool[..., Any
     given = [key for key in BINDING_KEYS if spec.metadata.get(key) is not None]
     if not given:
         return Tool(spec)
-    where = f"tool {spec.name!r}"
+    where = f"{source}: tool {spec.name!r}"
     if len(given) > 1:
         raise UserError(f"{where} is bound twice ({' and '.join(given)}); keep one of them.")
     value = spec.metadata[given[0]]

@@ -74,7 +74,9 @@ def load_tools(source: str | Path, *, workspace: str | Path | None = None) -> To
         case ".yaml" | ".yml":
             specs = specs_from_yaml(path.read_text(encoding="utf-8"), source=str(path))
             where = None if workspace is None else Path(workspace)
-            return Toolset(*(bind(spec, base=path.parent, workspace=where) for spec in specs))
+            return Toolset(
+                *(bind(spec, base=path.parent, workspace=where, source=str(path)) for spec in specs)
+            )
         case ".ts":
             return Toolset(*specs_from_typescript(path.read_text(encoding="utf-8"), source=str(path)))
         case ".json":
