@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tether.builtin import memory_pack
+from tether.builtin import PackConfig, build_tools, memory_pack
 from tether.loop import Agent
 from tether.loop._context import MAX_CONTEXT_CHARS, with_context
 from tether.models import FunctionModel, ModelRequest
@@ -130,3 +130,11 @@ async def test_a_prefixed_tool_keeps_its_context_source() -> None:
     seen: list[str] = []
     await Agent(scripted(["ok"], seen), tools, dialect="hermes").run("go")
     assert "session=None" in seen[0]
+
+
+async def test_the_memory_pack_built_by_name_brings_its_working_set(root: Path) -> None:
+    seen: list[str] = []
+    tools = build_tools(["fs", "memory"], PackConfig(roots=(root,)))
+    model = scripted([advise(hot=[{"path": "parser.ts", "why": "being fixed"}]), "ok"], seen)
+    await Agent(model, tools, dialect="hermes").run("go")
+    assert "parseAtom" in seen[1]
