@@ -95,11 +95,12 @@ async def test_a_function_declared_without_network_cannot_reach_it(layout: Path)
 
 
 @needs_bwrap
+@pytest.mark.parametrize("sandbox", ["{network: false}", "{network: true, filesystem: []}"])
 @pytest.mark.parametrize("path", ["notes.txt", "../secret.txt", "/etc/shadow", "../helpers.py"])
-async def test_a_function_declared_without_files_sees_none(layout: Path, path: str) -> None:
+async def test_a_function_declared_without_files_sees_none(layout: Path, sandbox: str, path: str) -> None:
     absolute = str(layout / path) if path.startswith("..") else path
     for given in (path, absolute):
-        envelope = await call(layout, "read", "{network: false}", path=given)
+        envelope = await call(layout, "read", sandbox, path=given)
         assert isinstance(envelope, ErrorEnvelope), given
 
 

@@ -68,9 +68,10 @@ def _python_function(
             f"{where}: python must be 'module:function' (e.g. mypkg.text:count_words) or "
             f"'file.py:function' beside the YAML file, not {ref!r}."
         )
-    if spec.sandbox.model_fields_set & {"network", "filesystem"} and (
-        spec.sandbox.filesystem or not spec.sandbox.network
-    ):  # a declared restriction: the function runs where it holds (imported on use, as for commands)
+    declared = spec.sandbox.model_fields_set
+    if "filesystem" in declared or ("network" in declared and not spec.sandbox.network):
+        # a declared restriction (even `filesystem: []`, no files): the function runs where it holds
+        # (imported on use, as for commands)
         from tether.tools._python_sandbox import sandboxed_python
 
         return sandboxed_python(spec, ref, base, workspace or Path.cwd(), where)
