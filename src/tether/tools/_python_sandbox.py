@@ -34,13 +34,14 @@ _TETHER = Path(__file__).resolve().parents[1]
 
 # Runs in the sandbox: python -I -c _RUNNER <sys.path as JSON> <module or file> <attribute>
 _RUNNER = """
-import asyncio, inspect, json, os, runpy, sys, traceback
+import json, os, sys
 reply = os.fdopen(os.dup(1), "w")
 os.dup2(2, 1)  # the function's own output goes to stderr; stdout carries the reply alone
 sys.path[:0] = json.loads(sys.argv[1])
 try:
     target, attribute = sys.argv[2], sys.argv[3].split(".")
     if target.endswith(".py"):
+        import runpy
         found = runpy.run_path(target)[attribute.pop(0)]
     else:
         import importlib
@@ -48,7 +49,8 @@ try:
     for part in attribute:
         found = getattr(found, part)
     value = found(**json.loads(sys.stdin.read()))
-    if inspect.isawaitable(value):
+    if hasattr(value, "__await__"):  # an async function
+        import asyncio
         value = asyncio.run(value)
     answer = {"ok": value}
 except BaseException as e:
@@ -58,6 +60,7 @@ except BaseException as e:
     elif kind == "NeedsInput" and type(e).__module__.startswith("tether"):
         answer = {"needs": e.needs}
     else:
+        import traceback
         answer = {"raised": kind, "traceback": traceback.format_exc()}
 reply.write(json.dumps(answer, default=repr))
 reply.close()
