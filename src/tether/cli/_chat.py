@@ -26,6 +26,7 @@ from tether.cli._run import (
     ModelOption,
     PackOption,
     RootOption,
+    SessionLogOption,
     ToolsOption,
     agent_tools,
     termination_named,
@@ -178,6 +179,7 @@ def register(app: typer.Typer) -> None:
         max_calls: MaxCallsOption = DEFAULTS.max_tool_calls,
         max_tokens: MaxTokensOption = None,
         max_seconds: MaxSecondsOption = None,
+        session_log: SessionLogOption = None,
     ) -> None:
         """Talk with a model and its tools: each line continues the conversation; Ctrl-C cancels a turn."""
         console = Console(emoji=False)  # `:x:` in a name or a tool's output is text
@@ -206,5 +208,6 @@ def register(app: typer.Typer) -> None:
                 termination=termination_named(until or "no_calls"),
                 system_prompt=system,
                 limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
+                session_log=session_log,
             )
             _chat(agent, console)

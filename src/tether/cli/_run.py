@@ -42,6 +42,7 @@ __all__ = [
     "ModelOption",
     "PackOption",
     "RootOption",
+    "SessionLogOption",
     "ToolsOption",
     "agent_tools",
     "register",
@@ -71,6 +72,13 @@ MaxSecondsOption = Annotated[
     typer.Option(min=0.001, help="Seconds a run may take; the model or tools still working stop."),
 ]
 
+SessionLogOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Append every tool call and its result to this markdown file (MOOLLM's session-log.md)."
+    ),
+]
+
 TERMINATIONS = {"no_calls": NoCalls, "end_turn": EndTurn, "final_response": FinalResponse}
 
 
@@ -85,8 +93,9 @@ def agent_tools(
 ) -> AbstractToolset:
     """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`)."""
     toolset: AbstractToolset = Toolset()
+    workspace = (base / roots[0]).resolve() if roots else None  # where YAML command tools work
     for source in sources:
-        toolset = toolset | load_tools(base / source if Path(source).suffix else source)
+        toolset = toolset | load_tools(base / source if Path(source).suffix else source, workspace=workspace)
     if packs:
         config = PackConfig(roots=tuple((base / r).resolve() for r in roots or ["."]))
         toolset = toolset | build_tools(packs, config)
@@ -212,6 +221,7 @@ def register(app: typer.Typer) -> None:
         max_calls: MaxCallsOption = DEFAULTS.max_tool_calls,
         max_tokens: MaxTokensOption = None,
         max_seconds: MaxSecondsOption = None,
+        session_log: SessionLogOption = None,
     ) -> None:
         """Run one prompt through a model, its tools and the loop, showing each call as it happens."""
         console = Console()
@@ -233,6 +243,7 @@ def register(app: typer.Typer) -> None:
                 dialect=dialect,
                 termination=termination_named(until),
                 limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
+                session_log=session_log,
             )
             _run(agent, prompt, console, show_stream=True)
 
