@@ -24,9 +24,11 @@ SCHEMAS: dict[str, Any] = {
     "tool_call.v1": types.ToolCall,
     "envelope.v1": types.Envelope,
     "chat_message.v1": types.Message,
+    "chat_message.v2": types.ChatMessageV2,
     "agent_streaming_events.v1": types.Event,
     "tool_call_record.v1": types.ToolCallRecord,
     "meowstik_tool_calls.v1": types.MeowstikToolCalls,
+    "agent_config.v2": types.AgentConfig,
 }
 """File stem -> the model (or annotated union) it is generated from."""
 
