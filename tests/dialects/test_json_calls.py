@@ -18,7 +18,10 @@ SEED_000 = """```json
 
 def test_seed_000_output_is_read_with_ids_priorities_and_operations(check_stream: StreamCheck) -> None:
     result = check_stream(SEED_000, "json_calls")
-    span = (0, SEED_000.index('"priority": 2}') + len('"priority": 2}'))  # to the end of the call's own object
+    span = (
+        0,
+        SEED_000.index('"priority": 2}') + len('"priority": 2}'),
+    )  # to the end of the call's own object
     assert result.calls[1] == ToolCall(
         id="g1",
         name="gmail_list",
@@ -107,7 +110,9 @@ def test_an_object_that_is_not_strict_json_and_the_rest_are_read_when_the_json_e
 
 
 def test_invalid_json_after_calls_that_were_read_fails_only_the_rest(check_stream: StreamCheck) -> None:
-    text = '{"toolCalls": [{"type": "send_chat", "id": "c1", "parameters": {"content": "hi"}}, {"type": ::: }]}'
+    text = (
+        '{"toolCalls": [{"type": "send_chat", "id": "c1", "parameters": {"content": "hi"}}, {"type": ::: }]}'
+    )
     result = check_stream(text, "json_calls")
     assert [c.name for c in result.calls] == ["send_chat"]
     assert len(result.errors) == 1
