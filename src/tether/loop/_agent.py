@@ -610,7 +610,10 @@ class _Turn:
                 answered[later[index].id] = envelope
                 await self.finish(later[index], envelope)
 
-            await self.execute_all(_journaled(later, turn), done)
+            if agent.core_executor is None:  # the usual case, without a coroutine more a turn
+                await agent.executor.execute_all(_journaled(later, turn), self.run_state, on_result=done)
+            else:
+                await self.execute_all(_journaled(later, turn), done)
         envelopes = [answered[c.id] for c in parsed.calls]
         await self.release()  # act first: the turn's tools are done (or need input), the text can show
         await self.add(
