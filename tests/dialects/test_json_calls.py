@@ -1,4 +1,8 @@
 import json
+import time
+from collections.abc import Callable
+
+import pytest
 
 from tether.dialects import CallCompleted, ParseError, parse, stream_parser
 from tether.types import Provenance, Repair, ToolCall
@@ -117,3 +121,34 @@ def test_invalid_json_after_calls_that_were_read_fails_only_the_rest(check_strea
     assert [c.name for c in result.calls] == ["send_chat"]
     assert len(result.errors) == 1
     assert result.errors[0].message.startswith("invalid JSON after toolCalls[0]")
+
+
+def _streamed_s(text: str) -> float:
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        parser = stream_parser("json_calls")
+        for i in range(0, len(text), 16):
+            parser.feed(text[i : i + 16])
+        parser.close()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: '{"toolCalls": [{"type": "send_chat", "id": "c", "parameters": {"content": "'
+        + "a\\\\" * (n // 3),
+        lambda n: '{"toolCalls": ['
+        + "".join(
+            f'{{"type": "f", "id": "{i:06}", "parameters": {{"a": [1, {{}}]}}}}, ' for i in range(n // 224)
+        ),  # 4x fewer: each is a call
+    ],
+    ids=["a long string", "many calls"],
+)
+def test_reading_calls_while_they_stream_takes_linear_time(make: Callable[[int], str]) -> None:
+    # 16x the text in 16-character pieces: linear work takes ~16x the time, quadratic ~256x
+    small, large = make(16_000), make(256_000)
+    ratio = min(_streamed_s(large) / max(_streamed_s(small), 1e-4) for _ in range(2))
+    assert ratio < 64, f"16x the text took {ratio:.1f}x the time"

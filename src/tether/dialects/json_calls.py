@@ -37,64 +37,70 @@ _IN_STRING = re.compile(r"[\"\\]")
 class _Items:
     """Finds the objects of a region's `toolCalls` list as each one closes, while the region streams.
 
-    Scans only new characters (strings and brackets, found by regular expressions) and stops for good at
-    the list's end or at anything it cannot read exactly: what is left is read when the region ends.
+    Scans each new piece once (strings and brackets, found by regular expressions), keeping only the text of
+    the object it is in, and stops for good at the list's end or at anything it cannot read exactly: what
+    is left is read when the region ends.
     """
 
-    __slots__ = ("body", "body_at", "depth", "in_string", "item_at", "listed", "pos", "read", "stopped")
+    __slots__ = ("at", "depth", "escape", "head", "in_string", "listed", "parts", "read", "stopped")
 
     def __init__(self, body_at: int):
-        self.body = ""
-        self.body_at = body_at
-        """Absolute offset of the region's body."""
-        self.pos = 0
+        self.at = body_at
+        """Absolute offset of the next piece."""
+        self.head = ""
+        """The region's start, until the list's `[` has been read."""
         self.listed = False
-        """The list's `[` has been read."""
         self.stopped = False
         self.depth = 0
         self.in_string = False
-        self.item_at = 0
+        self.escape = False
+        """A string's backslash ended the last piece: the next piece's first character is escaped."""
+        self.parts: list[str] = []
+        """The text of the object being read, in pieces."""
         self.read = 0
         """Items read so far (each became a call or an error)."""
 
     def feed(self, chunk: str) -> list[tuple[str, int]]:
-        """The items `chunk` completes, as (strict JSON text, absolute end offset)."""
+        """The items `chunk` completes, as (their JSON text, absolute end offset)."""
         if self.stopped:
             return []
-        self.body += chunk
-        body, pos = self.body, self.pos
+        text = chunk
         if not self.listed:
-            m = _LIST_HEAD.match(body)
+            self.head += chunk
+            m = _LIST_HEAD.match(self.head)
             if m is None:
-                self.stopped = len(body) > _LIST_HEAD_WITHIN
+                self.stopped = len(self.head) > _LIST_HEAD_WITHIN
                 return []
-            self.listed, pos = True, m.end()
+            self.at += m.end()
+            self.listed, text, self.head = True, self.head[m.end() :], ""
         closed: list[tuple[str, int]] = []
-        n = len(body)
+        n = len(text)
+        pos = 0
+        since = 0  # where the object being read begins in `text`
+        if self.escape and n:
+            self.escape, pos = False, 1
         while pos < n:
             if self.in_string:
-                m = _IN_STRING.search(body, pos)
+                m = _IN_STRING.search(text, pos)
                 if m is None:
                     pos = n
                 elif m.group() == "\\":
-                    if m.end() == n:  # the escaped character has not arrived
-                        pos = m.start()
-                        break
+                    self.escape = m.end() == n
                     pos = m.end() + 1
                 else:
                     self.in_string, pos = False, m.end()
                 continue
             if self.depth == 0:  # between the list's items
-                m = _NEXT_ITEM.search(body, pos)
+                m = _NEXT_ITEM.search(text, pos)
                 if m is None:
                     pos = n
                     break
                 if m.group() != "{":  # the list's end, or an item that is not an object
                     self.stopped = True
                     break
-                self.item_at, self.depth, pos = m.start(), 1, m.end()
+                since, self.depth, pos = m.start(), 1, m.end()
                 continue
-            m = _STRUCTURE.search(body, pos)
+            m = _STRUCTURE.search(text, pos)
             if m is None:
                 pos = n
                 break
@@ -106,8 +112,12 @@ class _Items:
             else:
                 self.depth -= 1
                 if self.depth == 0:
-                    closed.append((body[self.item_at : pos], self.body_at + pos))
-        self.pos = pos
+                    self.parts.append(text[since:pos])
+                    closed.append(("".join(self.parts), self.at + pos))
+                    self.parts = []
+        if self.depth > 0 and not self.stopped:
+            self.parts.append(text[since:])
+        self.at += n
         return closed
 
 
