@@ -135,18 +135,16 @@ def _streamed_s(text: str) -> float:
     return best
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda n: '{"toolCalls": [{"type": "send_chat", "id": "c", "parameters": {"content": "'
-        + "a\\\\" * (n // 3),
-        lambda n: '{"toolCalls": ['
-        + "".join(
-            f'{{"type": "f", "id": "{i:06}", "parameters": {{"a": [1, {{}}]}}}}, ' for i in range(n // 224)
-        ),  # 4x fewer: each is a call
-    ],
-    ids=["a long string", "many calls"],
-)
+def _long_string(n: int) -> str:
+    return '{"toolCalls": [{"type": "send_chat", "id": "c", "parameters": {"content": "' + "a\\\\" * (n // 3)
+
+
+def _many_calls(n: int) -> str:  # a quarter as many characters: each is a call to build
+    items = (f'{{"type": "f", "id": "{i:06}", "parameters": {{"a": [1, {{}}]}}}}, ' for i in range(n // 224))
+    return '{"toolCalls": [' + "".join(items)
+
+
+@pytest.mark.parametrize("make", [_long_string, _many_calls])
 def test_reading_calls_while_they_stream_takes_linear_time(make: Callable[[int], str]) -> None:
     # 16x the text in 16-character pieces: linear work takes ~16x the time, quadratic ~256x
     small, large = make(16_000), make(256_000)
