@@ -430,7 +430,12 @@ class _Turn:
             if reason is not None:
                 return await self.end(None, reason)
             iterations += 1
-            parsed, envelopes = await self.model_turn()
+            if agent.planner_backup is None:
+                parsed, envelopes = await self.model_turn(agent.model)
+            else:  # planner -> responder: either stands in for the other
+                parsed, envelopes = await self.first_that_works(
+                    agent.model, agent.planner_backup, self.model_turn
+                )
             if awaiting_final:
                 assert isinstance(agent.termination, FinalResponse)
                 value, problem = _final_output(parsed.content, agent.termination)
@@ -572,24 +577,58 @@ class _Turn:
 
     # --------------------------------------------------------------------------------------- one turn
 
-    async def model_turn(self) -> tuple[ParseResult, list[AnyEnvelope]]:
+    async def model_turn(self, model: Model) -> tuple[ParseResult, list[AnyEnvelope]]:
+        """One model turn: `model` streams its output while the calls that may start run, then the rest run
+        and every result is added to the conversation."""
         agent = self.agent
         self.turns += 1
         turn = self.turns
+        await self.emit(ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records)))
+        parser = stream_parser(agent.dialect, self.tool_index)
         request = ModelRequest(
             messages=list(self.messages) if agent.native else self.text.of(self.messages),
             tools=self.specs if agent.native else (),
             system=self.system_message.content,
         )
-        if agent.planner_backup is None:
-            parser, raw = await self.stream(agent.model, request, turn)
-        else:  # planner -> responder: either may stand in for the other
+        answered: dict[str, AnyEnvelope] = {}
+        self.answered = answered
+        raw: list[str] = []
+        chars = self.chars
+        stream = aiter(model.stream(request))
+        # A call that may start now becomes a task the next time the event loop runs, i.e. as soon as the
+        # stream waits for the model; one still waiting when the stream has ended runs with the turn's other
+        # calls instead, which saves the hop through the event loop (plain asyncio tasks: an anyio task
+        # group costs ~25 µs a turn, a task ~5 µs).
+        tasks: list[asyncio.Task[None]] = []
+        waiting: dict[str, asyncio.Handle] = {}
 
-            async def plan(model: Model) -> tuple[StreamParser, list[str]]:
-                return await self.stream(model, request, turn)
+        def start(call: ToolCall, completed_at: float) -> None:
+            del waiting[call.id]
+            tasks.append(asyncio.create_task(self.execute(call, turn, answered, completed_at)))
 
-            parser, raw = await self.first_that_works(agent.model, agent.planner_backup, plan)
-        answered = self.answered
+        loop = asyncio.get_running_loop()
+        try:
+            while ready := await self.read(stream, parser, raw):
+                for call in ready:
+                    waiting[call.id] = loop.call_soon(start, call, time.monotonic())
+            for handle in waiting.values():
+                handle.cancel()
+            for task in tasks:
+                await task
+        except BaseException as error:  # the model failed or the run was cancelled: stop what it started
+            for handle in waiting.values():
+                handle.cancel()
+            for task in tasks:
+                task.cancel()
+            with anyio.CancelScope(shield=True):
+                await asyncio.gather(*tasks, return_exceptions=True)
+                if (aclose := getattr(stream, "aclose", None)) is not None:
+                    await aclose()  # the provider's response is released now, not when collected
+            if isinstance(error, _ModelFailed):  # another model may take the turn over
+                error.before_output = self.chars == chars and not tasks
+                self.turns -= 1
+            raise
+        parser.close()
         parsed = parser.result
         # Stored before any mutating call runs: after a crash, `resume` finds these calls and the journal
         # says which of them ran.
@@ -628,51 +667,6 @@ class _Turn:
                 UserMessage(content=f"Some of your output could not be read as tool calls: {problems}")
             )
         return parsed, envelopes
-
-    async def stream(self, model: Model, request: ModelRequest, turn: int) -> tuple[StreamParser, list[str]]:
-        """One model's output for the turn, read to its end, with the calls that may start run meanwhile."""
-        agent = self.agent
-        await self.emit(ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records)))
-        parser = stream_parser(agent.dialect, self.tool_index)
-        answered: dict[str, AnyEnvelope] = {}
-        self.answered = answered
-        raw: list[str] = []
-        chars = self.chars
-        stream = aiter(model.stream(request))
-        # A call that may start now becomes a task the next time the event loop runs, i.e. as soon as the
-        # stream waits for the model; one still waiting when the stream has ended runs with the turn's other
-        # calls instead, which saves the hop through the event loop (plain asyncio tasks: an anyio task
-        # group costs ~25 µs a turn, a task ~5 µs).
-        tasks: list[asyncio.Task[None]] = []
-        waiting: dict[str, asyncio.Handle] = {}
-
-        def start(call: ToolCall, completed_at: float) -> None:
-            del waiting[call.id]
-            tasks.append(asyncio.create_task(self.execute(call, turn, answered, completed_at)))
-
-        loop = asyncio.get_running_loop()
-        try:
-            while ready := await self.read(stream, parser, raw):
-                for call in ready:
-                    waiting[call.id] = loop.call_soon(start, call, time.monotonic())
-            for handle in waiting.values():
-                handle.cancel()
-            for task in tasks:
-                await task
-        except BaseException as error:  # the model failed or the run was cancelled: stop what it started
-            for handle in waiting.values():
-                handle.cancel()
-            for task in tasks:
-                task.cancel()
-            with anyio.CancelScope(shield=True):
-                await asyncio.gather(*tasks, return_exceptions=True)
-                if (aclose := getattr(stream, "aclose", None)) is not None:
-                    await aclose()  # the provider's response is released now, not when collected
-            if isinstance(error, _ModelFailed):
-                error.before_output = self.chars == chars and not tasks
-            raise
-        parser.close()
-        return parser, raw
 
     async def read(
         self, stream: AsyncIterator[ModelChunk], parser: StreamParser, raw: list[str]
