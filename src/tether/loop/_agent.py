@@ -97,7 +97,8 @@ class Agent:
 
     A model or provider failure does not raise: the run ends with reason `model_error`, an `error` event
     and `on_chain_end` (seed 004), and `RunResult.error` holds the exception. With a `responder`, planner
-    and responder stand in for each other when one fails before it has written anything; one that keeps
+    and responder stand in for each other when one fails before it has written anything (the responder
+    plans only if it streams what the dialect reads: text, or the same provider's events); one that keeps
     failing (3 times in a row) is skipped for 30 s (a circuit breaker).
 
     Args:
