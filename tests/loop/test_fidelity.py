@@ -8,14 +8,23 @@ from typing import Any
 
 import anyio
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from tether.exceptions import UserError
 from tether.execution import Executor
 from tether.loop import Agent, EndTurn, FinalResponse, NoCalls
 from tether.models import FunctionModel, ModelChunk, ModelRequest, OpenAIModel, ScriptedModel
 from tether.tools import ToolContext, tool
-from tether.types import ChatEvent, Event, OkEnvelope, SpeechEvent, ToolResultMessage, UserMessage
+from tether.types import (
+    ChatEvent,
+    ChatMessageV2,
+    Event,
+    OkEnvelope,
+    SpeechEvent,
+    ToolCallRecord,
+    ToolResultMessage,
+    UserMessage,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -267,3 +276,29 @@ async def test_when_both_models_fail_the_run_ends_with_model_error() -> None:
     result = await Agent(Down([]), [lookup], dialect="hermes", responder=Down([])).run("Weather in Oslo?")
     assert result.reason == "model_error"
     assert [e.event for e in result.events][-2:] == ["error", "on_chain_end"]
+
+
+# --------------------------------------------------------------------------------- Kalygo (item 15)
+
+
+async def test_a_runs_answer_is_a_chat_message_v2_with_the_record_of_every_call() -> None:
+    model = ScriptedModel(
+        ['<tool_call>{"name": "lookup", "arguments": {"city": "Oslo"}}</tool_call>', "21 in Oslo."]
+    )
+    result = await Agent(model, [lookup], dialect="hermes").run("Weather?")
+    message = result.chat_message()
+    assert message == ChatMessageV2(
+        role="assistant",
+        content="21 in Oslo.",
+        toolCalls=[
+            ToolCallRecord(
+                toolType="function",
+                toolName="lookup",
+                input={"city": "Oslo"},
+                output={"city": "Oslo", "high": 21},
+            )
+        ],
+    )
+    TypeAdapter(ChatMessageV2).validate_json(
+        message.model_dump_json()
+    )  # the exported chat_message.v2 wire form

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import anyio
+from pydantic import BaseModel
 
 from tether._literals import loads
 from tether.dialects import (
@@ -42,6 +43,7 @@ from tether.types import (
     ChainEndEvent,
     ChainStartEvent,
     ChatEvent,
+    ChatMessageV2,
     ChatModelStartEvent,
     ChatModelStreamEvent,
     ErrorCode,
@@ -89,6 +91,19 @@ class RunResult:
     """For each call started during streaming: seconds from its completion in the stream to its start."""
     error: Exception | None = None
     """What the model (or its provider) raised when the run ended with `model_error`."""
+
+    def chat_message(self) -> ChatMessageV2:
+        """The run's answer as seed 004's `chat_message.v2`: its text (JSON for a structured output) and the
+        `{toolType, toolName, input, output}` record of every call that ran."""
+        records = next((e.toolCalls for e in reversed(self.events) if isinstance(e, ChainEndEvent)), [])
+        output = self.output
+        if isinstance(output, BaseModel):
+            content = output.model_dump_json()
+        elif isinstance(output, str):
+            content = output
+        else:
+            content = "" if output is None else json.dumps(output, ensure_ascii=False, default=str)
+        return ChatMessageV2(role="assistant", content=content, toolCalls=list(records))
 
 
 class Agent:
