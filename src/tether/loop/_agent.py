@@ -95,7 +95,8 @@ class RunResult:
     def chat_message(self) -> ChatMessageV2:
         """The run's answer as seed 004's `chat_message.v2`: its text (JSON for a structured output) and the
         `{toolType, toolName, input, output}` record of every call that ran."""
-        records = next((e.toolCalls for e in reversed(self.events) if isinstance(e, ChainEndEvent)), [])
+        ends = [e for e in self.events if isinstance(e, ChainEndEvent)]
+        records = ends[-1].toolCalls if ends else []
         output = self.output
         if isinstance(output, BaseModel):
             content = output.model_dump_json()
