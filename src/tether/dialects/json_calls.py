@@ -42,7 +42,7 @@ class _Items:
     is left is read when the region ends.
     """
 
-    __slots__ = ("at", "depth", "escape", "head", "in_string", "listed", "parts", "read", "stopped")
+    __slots__ = ("at", "depth", "ended", "escape", "head", "in_string", "listed", "parts", "read", "stopped")
 
     def __init__(self, body_at: int):
         self.at = body_at
@@ -51,6 +51,8 @@ class _Items:
         """The region's start, until the list's `[` has been read."""
         self.listed = False
         self.stopped = False
+        self.ended = False
+        """The list's `]` was read: every item in it has been read."""
         self.depth = 0
         self.in_string = False
         self.escape = False
@@ -96,7 +98,7 @@ class _Items:
                     pos = n
                     break
                 if m.group() != "{":  # the list's end, or an item that is not an object
-                    self.stopped = True
+                    self.stopped, self.ended = True, m.group() == "]"
                     break
                 since, self.depth, pos = m.start(), 1, m.end()
                 continue
@@ -136,14 +138,16 @@ class _Parser(RegionParser):
         for text, end in items.feed(chunk):
             value = strict_object(text)
             if value is None:  # not strict JSON: this item and the rest are read with the whole region
-                items.stopped = True
+                items.stopped, items.ended = True, False
                 return
             self._one(value, items.read, (region_start, end), [])
             items.read += 1
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        read = self._items.read if self._items is not None else 0
-        self._items = None
+        items, self._items = self._items, None
+        if items is not None and items.ended and items.read:
+            return  # every call was read as its object closed: nothing is left to read
+        read = items.read if items is not None else 0
         if opener.tag == "fenced":
             body = body[4:] if body.startswith("json") else body
         parsed = loads(body)
