@@ -134,6 +134,23 @@ async def test_say_runs_alongside_and_never_delays_the_next_model_turn(
     assert (speech.utterance, speech.style) == ("Let me check", "cheerful")
 
 
+async def test_utterances_are_spoken_one_at_a_time_in_the_order_they_were_said(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    running: list[str] = []
+
+    async def engine(utterance: str, voice: str | None = None, style: str | None = None) -> None:
+        running.append(utterance)
+        assert len(running) == 1, f"{running} spoken at once"
+        await anyio.sleep(0.05 if utterance == "first" else 0.01)
+        running.remove(utterance)
+
+    monkeypatch.setattr("tether.loop._agent.synthesize", engine)
+    turn = calls(*(("say", {"utterance": u}) for u in ("first", "second", "third")), ("end_turn", {}))
+    result = await Agent(ScriptedModel([turn]), dialect="json_calls", termination=EndTurn()).run("go")
+    assert [e.utterance for e in result.events if isinstance(e, SpeechEvent)] == ["first", "second", "third"]
+
+
 # ------------------------------------------------------------------------- Tool Injection (item 13)
 
 

@@ -323,6 +323,8 @@ class _Turn:
         """Whether the model's text reaches the user: a planner's never does, only its responder's."""
         self.speaking: list[asyncio.Task[None]] = []
         """`say` calls being spoken: they run alongside the model's next turns and end before the run does."""
+        self.voice: asyncio.Lock | None = None
+        """One utterance at a time, in the order they were said (made on the first `say`)."""
         self.run_id = self.run_state.id
         # Read once per run, not per model turn: the tool prompt, the tools offered and the parser's index.
         self.specs = agent.toolset.specs()
@@ -770,15 +772,18 @@ class _Turn:
         if call.name == "send_chat":
             await self.emit(ChatEvent(run_id=self.run_id, data=str(args.get("content", ""))))
         elif call.name == "say":  # spoken alongside: the model's next turn does not wait for the speech
-            self.speaking.append(asyncio.create_task(self.speak(call)))
+            if self.voice is None:
+                self.voice = asyncio.Lock()
+            self.speaking.append(asyncio.create_task(self.speak(call, self.voice)))
         elif call.name == "open_url":
             await self.emit(OpenUrlEvent(run_id=self.run_id, url=str(args.get("url", ""))))
 
-    async def speak(self, call: ToolCall) -> None:
+    async def speak(self, call: ToolCall, turn_to_speak: asyncio.Lock) -> None:
         args = call.arguments
         utterance = str(args.get("utterance", ""))
         voice, style = args.get("voiceId"), args.get("style")
-        audio = await synthesize(utterance, voice, style)
+        async with turn_to_speak:  # a lock is fair: utterances keep their order, one engine runs at a time
+            audio = await synthesize(utterance, voice, style)
         await self.emit(
             SpeechEvent(
                 run_id=self.run_id,
