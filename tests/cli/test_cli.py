@@ -171,3 +171,12 @@ def test_run_limits_a_runaway_model_from_the_command_line(monkeypatch: pytest.Mo
     refused = runner.invoke(app, ["run", "sing", "--max-turns", "0"])
     assert refused.exit_code == 2
     assert "--max-turns" in refused.output
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_dialect_help_lists_the_text_dialects(command: str) -> None:
+    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert result.exit_code == 0
+    words = {w.strip(",.") for w in result.output.replace("│", " ").split()}
+    assert {"hermes", "json_calls", "fenced", "yaml", "pythonic", "xlam"} <= words
+    assert "openai" not in words  # the providers' own formats are what leaving --dialect out means
