@@ -12,9 +12,9 @@ from pydantic import BaseModel, TypeAdapter
 
 from tether.exceptions import UserError
 from tether.execution import Executor
-from tether.loop import Agent, EndTurn, FinalResponse, NoCalls
+from tether.loop import Agent, EndTurn, FinalResponse, NoCalls, core_tools
 from tether.models import FunctionModel, ModelChunk, ModelRequest, OpenAIModel, ScriptedModel
-from tether.tools import ToolContext, tool
+from tether.tools import ToolContext, as_toolset, tool
 from tether.types import (
     ChatEvent,
     ChatMessageV2,
@@ -72,6 +72,16 @@ async def test_core_tools_are_the_loops_whatever_executor_the_agent_is_given(
     assert all(isinstance(e, OkEnvelope) for e in envelopes.values()), envelopes
     assert [e.data for e in result.events if isinstance(e, ChatEvent)] == ["Oslo: 21"]
     assert "lookup" in agent.system(), "the executor's tools are offered when the agent is given none"
+
+
+def test_an_executor_that_has_the_core_tools_runs_them_itself() -> None:
+    executor = Executor(as_toolset([lookup]) | core_tools())
+    offered = Agent(ScriptedModel([]), dialect="json_calls", termination=EndTurn(), executor=executor)
+    assert offered.core_executor is None
+    assert sorted(offered.toolset.names()) == sorted(["lookup", *core_tools().names()])  # the executor's own
+    own = Agent(ScriptedModel([]), [lookup], dialect="json_calls", termination=EndTurn(), executor=executor)
+    assert own.core_executor is None
+    assert own.toolset.names() == ["lookup", "send_chat", "say", "open_url", "end_turn"]
 
 
 # ------------------------------------------------------------------------------- Meowstik (item 12)

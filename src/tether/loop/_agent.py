@@ -168,7 +168,8 @@ class Agent:
         self.native = self.dialect == model.native_dialect
         core = _core_names(self.termination)
         own = executor.toolset if tools is None and executor is not None else as_toolset(tools)
-        self.toolset: AbstractToolset = own | core_tools(*core) if core else own
+        added = [name for name in core if own.get(name) is None]
+        self.toolset: AbstractToolset = own | core_tools(*added) if added else own
         self.executor = executor or Executor(self.toolset, policy=policy)
         missing = [name for name in core if self.executor.toolset.get(name) is None]
         self.core_executor = Executor(core_tools(*missing)) if missing else None
