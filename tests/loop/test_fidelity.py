@@ -144,8 +144,9 @@ async def test_say_runs_alongside_and_never_delays_the_next_model_turn(
     assert (speech.utterance, speech.style) == ("Let me check", "cheerful")
 
 
+@pytest.mark.parametrize("streaming_execution", [True, False])
 async def test_utterances_are_spoken_one_at_a_time_in_the_order_they_were_said(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, streaming_execution: bool
 ) -> None:
     running: list[str] = []
 
@@ -157,7 +158,13 @@ async def test_utterances_are_spoken_one_at_a_time_in_the_order_they_were_said(
 
     monkeypatch.setattr("tether.loop._agent.synthesize", engine)
     turn = calls(*(("say", {"utterance": u}) for u in ("first", "second", "third")), ("end_turn", {}))
-    result = await Agent(ScriptedModel([turn]), dialect="json_calls", termination=EndTurn()).run("go")
+    agent = Agent(
+        ScriptedModel([turn]),
+        dialect="json_calls",
+        termination=EndTurn(),
+        streaming_execution=streaming_execution,
+    )
+    result = await agent.run("go")
     assert [e.utterance for e in result.events if isinstance(e, SpeechEvent)] == ["first", "second", "third"]
 
 

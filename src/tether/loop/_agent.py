@@ -324,8 +324,9 @@ class _Turn:
         """Whether the model's text reaches the user: a planner's never does, only its responder's."""
         self.speaking: list[asyncio.Task[None]] = []
         """`say` calls being spoken: they run alongside the model's next turns and end before the run does."""
-        self.voice: asyncio.Lock | None = None
-        """One utterance at a time, in the order they were said (made on the first `say`)."""
+        self.said: dict[str, asyncio.Future[bool]] = {}
+        """`say` calls given their place among the utterances, by call id, until their envelope says
+        whether to speak."""
         self.run_id = self.run_state.id
         # Read once per run, not per model turn: the tool prompt, the tools offered and the parser's index.
         self.specs = agent.toolset.specs()
@@ -512,6 +513,10 @@ class _Turn:
         if self.agent.responder is not None and reason in ("no_calls", "end_turn"):
             output = await self.respond()
         if self.speaking:
+            for place in self.said.values():  # calls a failure or a limit stopped before they finished
+                if not place.done():
+                    place.set_result(False)
+            self.said.clear()
             await asyncio.gather(*self.speaking)
         await self.emit(
             ChainEndEvent(
@@ -663,6 +668,8 @@ class _Turn:
         later = [c for c in parsed.calls if c.id not in answered]
         if later:
             for call in later:
+                if call.name == "say":
+                    self.book_speech(call)
                 await self.emit(ToolStartEvent(run_id=self.run_id, data=_describe(call), call=call))
 
             async def done(index: int, envelope: AnyEnvelope) -> None:
@@ -734,6 +741,8 @@ class _Turn:
         self, call: ToolCall, turn: int, results: dict[str, AnyEnvelope], completed_at: float
     ) -> None:
         self.lags.append(time.monotonic() - completed_at)
+        if call.name == "say":  # before any await: streamed calls start in the order they were said
+            self.book_speech(call)
         await self.emit(ToolStartEvent(run_id=self.run_id, data=_describe(call), call=call))
         agent = self.agent
         executor = agent.core_executor if call.name in agent.core_routed else agent.executor
@@ -765,6 +774,9 @@ class _Turn:
 
     async def finish(self, call: ToolCall, envelope: AnyEnvelope) -> None:
         await self.emit(ToolEndEvent(run_id=self.run_id, call_id=call.id, envelope=envelope))
+        if call.name == "say":  # spoken alongside: the model's next turn does not wait for the speech
+            place = self.said.pop(call.id, None) or self.book_speech(call, pop=True)
+            place.set_result(isinstance(envelope, OkEnvelope))
         if isinstance(envelope, NeedsEnvelope):
             await self.emit(NeedsEvent(run_id=self.run_id, call_id=call.id, needs=envelope.needs))
         if not isinstance(envelope, OkEnvelope) or call.name not in CORE_TOOL_NAMES:
@@ -772,19 +784,35 @@ class _Turn:
         args = call.arguments
         if call.name == "send_chat":
             await self.emit(ChatEvent(run_id=self.run_id, data=str(args.get("content", ""))))
-        elif call.name == "say":  # spoken alongside: the model's next turn does not wait for the speech
-            if self.voice is None:
-                self.voice = asyncio.Lock()
-            self.speaking.append(asyncio.create_task(self.speak(call, self.voice)))
         elif call.name == "open_url":
             await self.emit(OpenUrlEvent(run_id=self.run_id, url=str(args.get("url", ""))))
 
-    async def speak(self, call: ToolCall, turn_to_speak: asyncio.Lock) -> None:
+    def book_speech(self, call: ToolCall, *, pop: bool = False) -> asyncio.Future[bool]:
+        """Give a `say` call its place among the run's utterances, in the order the model said them (calls
+        run concurrently and finish in any order); its envelope later says whether it is spoken."""
+        place: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        if not pop:
+            stale = self.said.get(call.id)
+            if stale is not None and not stale.done():  # a call of a model turn that failed part way
+                stale.set_result(False)
+            self.said[call.id] = place
+        before = self.speaking[-1] if self.speaking else None
+        self.speaking.append(asyncio.create_task(self.speak(call, place, before)))
+        return place
+
+    async def speak(
+        self, call: ToolCall, place: asyncio.Future[bool], before: asyncio.Task[None] | None
+    ) -> None:
+        """One utterance, after those said before it: one speech engine at a time, in order."""
+        spoken = await place
+        if before is not None:
+            await asyncio.wait([before])  # its failure is its own
+        if not spoken:
+            return
         args = call.arguments
         utterance = str(args.get("utterance", ""))
         voice, style = args.get("voiceId"), args.get("style")
-        async with turn_to_speak:  # a lock is fair: utterances keep their order, one engine runs at a time
-            audio = await synthesize(utterance, voice, style)
+        audio = await synthesize(utterance, voice, style)
         await self.emit(
             SpeechEvent(
                 run_id=self.run_id,
