@@ -8,7 +8,7 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 from tether.exceptions import ToolError
-from tether.loop._speech import STYLES, valid_voice
+from tether.loop._speech import STYLES, has_engine, valid_voice
 from tether.tools import Toolset, tool
 
 __all__ = ["CORE_TOOL_NAMES", "core_tools"]
@@ -39,7 +39,7 @@ def say(utterance: str, voiceId: str | None = None, style: str | None = None) ->
             f"not a voice name: {voiceId!r}",
             suggestion='Give an espeak-ng voice such as "en-us" or "en-us+f3", or leave voiceId out.',
         )
-    answer = {"status": "speaking"}
+    answer = {"status": "speaking" if has_engine() else "shown as text (no speech engine installed)"}
     if style is not None and style.lower() not in STYLES:
         answer["style"] = f"{style!r} is not a style this speech engine has; spoken plainly"
     return answer

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 
-__all__ = ["STYLES", "synthesize", "valid_voice"]
+__all__ = ["STYLES", "has_engine", "synthesize", "valid_voice"]
 
 STYLES: dict[str, tuple[str, ...]] = {
     "neutral": (),
@@ -37,6 +37,11 @@ STYLES: dict[str, tuple[str, ...]] = {
 """Speaking styles espeak-ng can render: its options, or a `+variant` for the voice."""
 
 _VOICE = re.compile(r"[A-Za-z0-9_-]{1,40}(?:\+[A-Za-z0-9_-]{1,40})?")
+
+
+def has_engine() -> bool:
+    """Whether espeak-ng is installed, i.e. whether `say` is heard and not only shown."""
+    return shutil.which("espeak-ng") is not None
 
 
 def valid_voice(voice: str) -> bool:
