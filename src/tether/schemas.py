@@ -2,7 +2,9 @@
 
 `tether schema export DIR` writes one file per entry of `SCHEMAS`, e.g. `tool_call.v1.json`. A format's
 version changes only when a change to it would break a reader; the files committed under `schemas/` are
-checked against the models by the test suite, so they cannot drift.
+checked against the models by the test suite, so they cannot drift. TypeScript types generated from them
+(json-schema-to-typescript, pinned by `schemas/typescript/package-lock.json`) are committed beside them in
+`schemas/typescript/` and checked the same way (seed 004).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ SCHEMAS: dict[str, Any] = {
     "tool_call.v1": types.ToolCall,
     "envelope.v1": types.Envelope,
     "chat_message.v1": types.Message,
+    "chat_message.v2": types.ChatMessageV2,
     "agent_streaming_events.v1": types.Event,
     "tool_call_record.v1": types.ToolCallRecord,
     "meowstik_tool_calls.v1": types.MeowstikToolCalls,
+    "agent_config.v2": types.AgentConfig,
 }
 """File stem -> the model (or annotated union) it is generated from."""
 

@@ -17,10 +17,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 __all__ = [
+    "AgentConfig",
+    "AgentLimitsConfig",
+    "AgentToolConfig",
     "AssistantMessage",
     "ChainEndEvent",
     "ChainStartEvent",
     "ChatEvent",
+    "ChatMessageV2",
     "ChatModelStartEvent",
     "ChatModelStreamEvent",
     "Envelope",
@@ -289,6 +293,61 @@ class ToolCallRecord(BaseModel):
     toolName: str
     input: dict[str, Any]
     output: Any = None
+
+
+class ChatMessageV2(BaseModel):
+    """A chat message as Kalygo's frontends render it: the text and the typed records of the tool calls made
+    for it (seed 004's `chat_message.v2`)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    role: Literal["user", "assistant", "system"]
+    content: str
+    toolCalls: list[ToolCallRecord] = Field(default_factory=list[ToolCallRecord])
+    """The calls made while the message was written, in the order they ran (assistant messages)."""
+
+
+class AgentToolConfig(BaseModel):
+    """One tool an agent offers: its type (what implements it), its instance name and its settings."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    toolType: str
+    """What implements the tool, e.g. `vectorSearch`, or a tether pack such as `fs`."""
+    toolName: str = Field(pattern=TOOL_NAME_PATTERN)
+    """The instance name the model calls, e.g. `search_docs`."""
+    description: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    """The tool type's own settings, e.g. `{"namespace": "docs", "topK": 5}`."""
+
+
+class AgentLimitsConfig(BaseModel):
+    """The run's limits (see `tether.loop.Limits`); a missing one keeps its default."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    maxIterations: int | None = Field(default=None, gt=0)
+    maxToolCalls: int | None = Field(default=None, gt=0)
+    maxTokens: int | None = Field(default=None, gt=0)
+    maxWallTimeS: float | None = Field(default=None, gt=0)
+    retryBudget: int | None = Field(default=None, ge=0)
+
+
+class AgentConfig(BaseModel):
+    """An agent's configuration (seed 004's `agent_config.v2`): model, instructions, tools and limits."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    name: str
+    description: str | None = None
+    model: str
+    """`provider:name`, e.g. `openai:gpt-4o-mini`."""
+    systemPrompt: str = ""
+    dialect: str | None = None
+    """A text dialect; None uses the model's native tool calling."""
+    termination: Literal["no_calls", "end_turn", "final_response"] = "no_calls"
+    tools: list[AgentToolConfig] = Field(default_factory=list[AgentToolConfig])
+    limits: AgentLimitsConfig = Field(default_factory=AgentLimitsConfig)
 
 
 class MeowstikToolCall(BaseModel):

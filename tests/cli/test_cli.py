@@ -93,7 +93,7 @@ def test_the_terminal_deletes_the_speech_files_it_does_not_play(
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where `say` writes its WAV files
     result = runner.invoke(app, ["replay", "examples/sessions/find-weather.jsonl"])
     assert result.exit_code == 0, result.output
-    assert '"status": "spoken"' in result.output  # the cassette's `say` call made a speech file
+    assert "say: " in result.output  # the cassette's `say` call was spoken into a speech file
     assert list(tmp_path.glob("tether-say-*.wav")) == []
 
 
@@ -192,3 +192,12 @@ def test_run_gives_yaml_command_tools_the_first_root_as_their_workspace(
     )
     assert result.exit_code == 0, result.output
     assert "3 notes.txt" in result.output
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_dialect_help_lists_the_text_dialects(command: str) -> None:
+    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert result.exit_code == 0
+    words = {w.strip(",.") for w in result.output.replace("│", " ").split()}
+    assert {"hermes", "json_calls", "fenced", "yaml", "pythonic", "xlam"} <= words
+    assert "openai" not in words  # the providers' own formats are what leaving --dialect out means

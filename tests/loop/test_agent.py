@@ -10,13 +10,16 @@ import anyio
 import pytest
 from pydantic import TypeAdapter
 
+from tether.exceptions import ModelError, UserError
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, Session
 from tether.models import FunctionModel, ModelChunk, ModelRequest, ScriptedModel
 from tether.tools import tool
 from tether.types import (
     AssistantMessage,
+    ChainEndEvent,
     ChatModelStreamEvent,
     ErrorEnvelope,
+    ErrorEvent,
     Event,
     OkEnvelope,
     ToolCall,
@@ -104,7 +107,9 @@ async def test_a_side_effect_free_tool_starts_while_the_model_is_still_streaming
     assert result.tool_start_lag_s[0] < 0.05
 
 
-async def test_a_model_failing_mid_stream_raises_its_own_error_and_cancels_the_started_tool() -> None:
+async def test_a_model_failing_mid_stream_ends_with_error_and_chain_end_and_cancels_the_started_tool() -> (
+    None
+):
     cancelled: list[str] = []
 
     @tool(side_effects="none")
@@ -123,9 +128,36 @@ async def test_a_model_failing_mid_stream_raises_its_own_error_and_cancels_the_s
             await anyio.sleep(0.01)  # the tool has started
             raise ConnectionError("the provider hung up")
 
-    with anyio.fail_after(2), pytest.raises(ConnectionError, match="hung up"):
-        await Agent(Broken([]), [slow], dialect="hermes").run("go")
+    with anyio.fail_after(2):
+        result = await Agent(Broken([]), [slow], dialect="hermes").run("go")
     assert cancelled == ["Oslo"]  # not left running behind the failed turn
+    assert (result.output, result.reason) == (None, "model_error")
+    assert isinstance(result.error, ConnectionError)
+    error, end = result.events[-2:]  # seed 004: the stream ends with `error`, then `on_chain_end`
+    assert isinstance(error, ErrorEvent)
+    assert error.data == {"error": "MODEL_ERROR", "message": "ConnectionError: the provider hung up"}
+    assert isinstance(end, ChainEndEvent)
+    assert end.reason == "model_error"
+
+
+async def test_a_provider_error_is_reported_in_its_own_words() -> None:
+    class Refused(ScriptedModel):
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+            raise ModelError("gpt at https://api.example: AuthenticationError: bad key")
+            yield ""  # an async generator
+
+    seen: list[Event] = []
+    result = await Agent(Refused([])).run("go", on_event=seen.append)
+    assert [e.event for e in seen] == ["on_chain_start", "on_chat_model_start", "error", "on_chain_end"]
+    assert seen[2] == ErrorEvent(
+        run_id=result.events[0].run_id,
+        data={"error": "MODEL_ERROR", "message": "gpt at https://api.example: AuthenticationError: bad key"},
+    )
+
+
+async def test_a_developers_mistake_in_the_model_still_raises() -> None:
+    with pytest.raises(UserError, match="ran out of turns"):
+        await Agent(ScriptedModel([])).run("go")
 
 
 async def test_a_cancelled_run_closes_the_models_stream_at_once() -> None:

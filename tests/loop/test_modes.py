@@ -50,6 +50,29 @@ def test_the_intent_heuristic_acts_first_on_requests_to_do_something() -> None:
     assert actionable_intent("How are you today?") == "talk_first"
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        # seed 002's own acceptance sentences, as written there (non-breaking hyphens, an en dash)
+        "Set a 30\u2011minute meeting with Aviad tomorrow between 12:00\u201314:00 Israel time",
+        "Can you set a half\u2011hour meeting with Aviad tomorrow between 12:00 and 14:00 Israel time?",
+        # its coordination and notification flows
+        "Confirm the meeting with Aviad for the second slot",
+        "Resolve my open notifications",
+        "Propose three times to Dana next week",
+    ],
+)
+def test_the_intent_heuristic_acts_first_on_seed_002s_scheduling_and_coordination(prompt: str) -> None:
+    assert actionable_intent(prompt) == "act_first"
+
+
+@pytest.mark.parametrize(
+    "prompt", ["Hi! How was your weekend?", "Tell me a joke", "What do you think of Python?"]
+)
+def test_the_intent_heuristic_talks_first_in_conversation(prompt: str) -> None:
+    assert actionable_intent(prompt) == "talk_first"
+
+
 async def test_a_mode_chooser_is_asked_per_prompt() -> None:
     agent = Agent(ScriptedModel([TURN, "Cold."]), [slow_lookup], dialect="hermes", mode=actionable_intent)
     result = await agent.run("Find the weather in Oslo")

@@ -1,6 +1,7 @@
 """Models: the public test doubles, the OpenAI provider over the SDK's real HTTP layer, record and replay."""
 
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -163,8 +164,10 @@ async def test_a_provider_failure_is_a_model_error_naming_the_model_and_the_caus
         http_client=DefaultAsyncHttpxClient(transport=httpx.MockTransport(refuse)),
     )
     model = OpenAIModel("gpt-4o-mini", client=client)
-    with pytest.raises(ModelError, match=r"openai:gpt-4o-mini .*RateLimitError.*Rate limit reached"):
-        await Agent(model, [add]).run("2 + 3?")
+    result = await Agent(model, [add]).run("2 + 3?")  # the run ends with an error event, not an exception
+    assert result.reason == "model_error"
+    assert isinstance(result.error, ModelError)
+    assert re.search(r"openai:gpt-4o-mini .*RateLimitError.*Rate limit reached", str(result.error))
 
 
 def test_openai_needs_a_key_only_for_its_own_service(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -115,7 +115,9 @@ def _turn(agent: Agent, line: str, history: list[Message], console: Console) -> 
     """One user line to the end of its run; None when it was cancelled or failed (the history stays as it was)."""
     printer = _ChatPrinter(console)
     try:
-        return anyio.run(lambda: agent.run(line, history=history, on_event=printer))
+        result = anyio.run(lambda: agent.run(line, history=history, on_event=printer))
+        # a provider's or a network's failure (its error event was shown) ends only this turn
+        return None if result.reason == "model_error" else result
     except KeyboardInterrupt:
         printer.close()
         console.print("[yellow]cancelled[/]")

@@ -11,8 +11,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from tether.builtin import PackConfig, build_tools
-from tether.cli._errors import stderr, user_errors
-from tether.exceptions import ModelError, UserError
+from tether.cli._errors import user_errors
+from tether.dialects import dialect_names
+from tether.exceptions import UserError
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, RunResult, Termination
 from tether.models import Model, RecordingModel, load_cassette, model_from_name
 from tether.tools import AbstractToolset, Toolset, load_tools
@@ -60,7 +61,16 @@ BaseUrlOption = Annotated[
 ToolsOption = Annotated[list[str] | None, typer.Option("--tools", "-t", help="Tool sources (repeatable).")]
 PackOption = Annotated[list[str] | None, typer.Option(help="Built-in packs: fs, search, exec, memory, web.")]
 RootOption = Annotated[list[str] | None, typer.Option(help="Folders the packs may use (default: .).")]
-DialectOption = Annotated[str | None, typer.Option(help="A text dialect; default: the model's native tools.")]
+PROVIDER_DIALECTS = ("openai", "anthropic", "gemini")
+"""The providers' own tool-calling formats: used by leaving --dialect out, never named by it."""
+DialectOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Teach the tools in the prompt in this text dialect: "
+        + ", ".join(n for n in dialect_names() if n not in PROVIDER_DIALECTS)
+        + ". Default: the model's native tool calling."
+    ),
+]
 DEFAULTS = Limits()
 MaxTurnsOption = Annotated[int, typer.Option(min=1, help="Model turns a run may take.")]
 MaxCallsOption = Annotated[int, typer.Option(min=1, help="Tool calls a run may make.")]
@@ -168,6 +178,8 @@ class EventPrinter:
                 c.print(f"[bold]open:[/] {url}", highlight=False)
             case ErrorEvent(data=data):
                 c.print(f"[red]error:[/] {data.get('message')}", highlight=False)
+            case ChainEndEvent(reason="model_error"):
+                pass  # the error event said it all
             case ChainEndEvent(reason=reason, data=data):
                 out = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
                 c.print(f"[bold green]done[/] ({reason}): {out}", highlight=False)
@@ -178,12 +190,12 @@ class EventPrinter:
 def _run(agent: Agent, prompt: str, console: Console, *, show_stream: bool) -> RunResult:
     printer = EventPrinter(console, show_stream=show_stream)
     try:
-        return anyio.run(lambda: agent.run(prompt, on_event=printer))
-    except ModelError as e:  # the provider or the network failed: one line and exit 1, not a traceback
-        stderr.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
-        raise typer.Exit(1) from e
+        result = anyio.run(lambda: agent.run(prompt, on_event=printer))
     finally:
         printer.forget_speech()
+    if result.reason == "model_error":  # the provider or the network failed: its error event, and exit 1
+        raise typer.Exit(1) from result.error
+    return result
 
 
 def replay_cassette(path: Path, console: Console) -> RunResult:

@@ -2,6 +2,11 @@
 
 Raw or inside a ```json fence. Each call is checked on its own: an invalid call becomes an error and the
 valid ones still come through. `operation` (a human-readable description) is kept as an annotation.
+
+Each call completes as soon as its own object in the list closes, not when the whole JSON does, so that a
+`send_chat` reaches the user (and a side-effect-free tool starts) while the model is still writing the calls
+after it. That early read takes strict JSON objects only; from the first object that is not, the rest of
+the list is read when the JSON ends, leniently and with repairs, as the whole list used to be.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
-from tether._literals import loads
+from tether._literals import loads, strict_object
 from tether.dialects._base import Dialect, Opener, RegionParser
 from tether.dialects._calls import RepairScopes
 from tether.dialects._tools import ToolIndex
@@ -22,6 +27,100 @@ __all__ = ["JsonCalls"]
 _RAW = re.compile(r"\{\s*[\"']?toolCalls")
 _RAW_VIABLE = re.compile(r"\{\s*[\"']?[A-Za-z]{0,9}")
 _FENCED = re.compile(r"```(?:json)?\s*\{\s*[\"']?toolCalls")
+_LIST_HEAD = re.compile(r"\s*(?:json)?\s*\{\s*\"toolCalls\"\s*:\s*\[")
+_LIST_HEAD_WITHIN = 64
+_NEXT_ITEM = re.compile(r"[^\s,]")
+_STRUCTURE = re.compile(r"[\"{}\[\]]")
+_IN_STRING = re.compile(r"[\"\\]")
+
+
+class _Items:
+    """Finds the objects of a region's `toolCalls` list as each one closes, while the region streams.
+
+    Scans each new piece once (strings and brackets, found by regular expressions), keeping only the text of
+    the object it is in, and stops for good at the list's end or at anything it cannot read exactly: what
+    is left is read when the region ends.
+    """
+
+    __slots__ = ("at", "depth", "ended", "escape", "head", "in_string", "listed", "parts", "read", "stopped")
+
+    def __init__(self, body_at: int):
+        self.at = body_at
+        """Absolute offset of the next piece."""
+        self.head = ""
+        """The region's start, until the list's `[` has been read."""
+        self.listed = False
+        self.stopped = False
+        self.ended = False
+        """The list's `]` was read: every item in it has been read."""
+        self.depth = 0
+        self.in_string = False
+        self.escape = False
+        """A string's backslash ended the last piece: the next piece's first character is escaped."""
+        self.parts: list[str] = []
+        """The text of the object being read, in pieces."""
+        self.read = 0
+        """Items read so far (each became a call or an error)."""
+
+    def feed(self, chunk: str) -> list[tuple[str, int]]:
+        """The items `chunk` completes, as (their JSON text, absolute end offset)."""
+        if self.stopped:
+            return []
+        text = chunk
+        if not self.listed:
+            self.head += chunk
+            m = _LIST_HEAD.match(self.head)
+            if m is None:
+                self.stopped = len(self.head) > _LIST_HEAD_WITHIN
+                return []
+            self.at += m.end()
+            self.listed, text, self.head = True, self.head[m.end() :], ""
+        closed: list[tuple[str, int]] = []
+        n = len(text)
+        pos = 0
+        since = 0  # where the object being read begins in `text`
+        if self.escape and n:
+            self.escape, pos = False, 1
+        while pos < n:
+            if self.in_string:
+                m = _IN_STRING.search(text, pos)
+                if m is None:
+                    pos = n
+                elif m.group() == "\\":
+                    self.escape = m.end() == n
+                    pos = m.end() + 1
+                else:
+                    self.in_string, pos = False, m.end()
+                continue
+            if self.depth == 0:  # between the list's items
+                m = _NEXT_ITEM.search(text, pos)
+                if m is None:
+                    pos = n
+                    break
+                if m.group() != "{":  # the list's end, or an item that is not an object
+                    self.stopped, self.ended = True, m.group() == "]"
+                    break
+                since, self.depth, pos = m.start(), 1, m.end()
+                continue
+            m = _STRUCTURE.search(text, pos)
+            if m is None:
+                pos = n
+                break
+            c, pos = m.group(), m.end()
+            if c == '"':
+                self.in_string = True
+            elif c in "{[":
+                self.depth += 1
+            else:
+                self.depth -= 1
+                if self.depth == 0:
+                    self.parts.append(text[since:pos])
+                    closed.append(("".join(self.parts), self.at + pos))
+                    self.parts = []
+        if self.depth > 0 and not self.stopped:
+            self.parts.append(text[since:])
+        self.at += n
+        return closed
 
 
 class _Parser(RegionParser):
@@ -30,12 +129,31 @@ class _Parser(RegionParser):
         Opener("{", balanced=True, guard=_RAW, guard_len=24, viable=_RAW_VIABLE, quotes='"', tag="raw"),
     )
 
+    _items: _Items | None = None
+
+    def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
+        items = self._items
+        if items is None:
+            items = self._items = _Items(region_start + (0 if opener.balanced else len(opener.start)))
+        for text, end in items.feed(chunk):
+            value = strict_object(text)
+            if value is None:  # not strict JSON: this item and the rest are read with the whole region
+                items.stopped, items.ended = True, False
+                return
+            self._one(value, items.read, (region_start, end), [])
+            items.read += 1
+
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        items, self._items = self._items, None
+        if items is not None and items.ended and items.read:
+            return  # every call was read as its object closed: nothing is left to read
+        read = items.read if items is not None else 0
         if opener.tag == "fenced":
             body = body[4:] if body.startswith("json") else body
         parsed = loads(body)
         if not parsed.ok:
-            self.fail(f"invalid JSON: {parsed.error}", span, body)
+            after = f" after toolCalls[{read - 1}]" if read else ""
+            self.fail(f"invalid JSON{after}: {parsed.error}", span, body)
             return
         repairs = list(parsed.repairs)
         if not complete and not any(r.kind == "unbalanced_brackets" for r in repairs):
@@ -46,7 +164,7 @@ class _Parser(RegionParser):
             self.fail("toolCalls must be a list of calls", span, body)
             return
         scopes = RepairScopes(repairs, "$.toolCalls")
-        for n, item in enumerate(cast(list[Any], items)):
+        for n, item in enumerate(cast(list[Any], items)[read:], read):
             self._one(item, n, span, scopes.scope(f"$.toolCalls[{n}]", f"$.toolCalls[{n}].parameters"))
 
     def _one(self, item: Any, n: int, span: tuple[int, int], repairs: list[Repair]) -> None:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import anyio
+from pydantic import BaseModel
 
 from tether._literals import loads
 from tether.dialects import (
@@ -26,21 +28,24 @@ from tether.dialects import (
     render_tools,
     stream_parser,
 )
-from tether.exceptions import UserError
+from tether.exceptions import ModelError, UserError
 from tether.execution import Executor, Policy, Principal, Run, SessionLog
 from tether.execution._suggestions import stopped_suggestion
 from tether.loop._context import context_sources, with_context
 from tether.loop._core import CORE_TOOL_NAMES, core_tools
+from tether.loop._fallback import Fallback
 from tether.loop._modes import Mode, ModeChooser
 from tether.loop._session import Session
+from tether.loop._speech import synthesize
 from tether.loop._termination import EndTurn, FinalResponse, Limits, NoCalls, Termination
-from tether.models import Model, ModelChunk, ModelRequest
-from tether.tools import AbstractToolset, ArgumentValidator, Tool, ToolsLike, as_toolset
+from tether.models import Model, ModelChunk, ModelRequest, model_from_name
+from tether.tools import AbstractToolset, Tool, ToolsLike, as_toolset
 from tether.types import (
     AssistantMessage,
     ChainEndEvent,
     ChainStartEvent,
     ChatEvent,
+    ChatMessageV2,
     ChatModelStartEvent,
     ChatModelStreamEvent,
     ErrorCode,
@@ -69,6 +74,7 @@ RESPOND = (
     "Now write the reply to the user from the conversation and the tool results above. Do not call tools."
 )
 
+T = TypeVar("T")
 AnyEnvelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
 EventHandler = Callable[[Event], Awaitable[None] | None]
 STREAMABLE = frozenset({"none", "idempotent"})
@@ -85,68 +91,109 @@ class RunResult:
     events: list[Event] = field(default_factory=list[Event])
     tool_start_lag_s: list[float] = field(default_factory=list[float])
     """For each call started during streaming: seconds from its completion in the stream to its start."""
+    error: Exception | None = None
+    """What the model (or its provider) raised when the run ended with `model_error`."""
+
+    def chat_message(self) -> ChatMessageV2:
+        """The run's answer as seed 004's `chat_message.v2`: its text (JSON for a structured output) and the
+        `{toolType, toolName, input, output}` record of every call that ran."""
+        ends = [e for e in self.events if isinstance(e, ChainEndEvent)]
+        records = ends[-1].toolCalls if ends else []
+        output = self.output
+        if isinstance(output, BaseModel):
+            content = output.model_dump_json()
+        elif isinstance(output, str):
+            content = output
+        else:
+            content = "" if output is None else json.dumps(output, ensure_ascii=False, default=str)
+        return ChatMessageV2(role="assistant", content=content, toolCalls=list(records))
 
 
 class Agent:
     """A model, a dialect, tools and the rules of the loop. `run` needs an asyncio event loop
     (`asyncio.run`, or `anyio.run` with its default backend).
 
+    A model or provider failure does not raise: the run ends with reason `model_error`, an `error` event
+    and `on_chain_end` (seed 004), and `RunResult.error` holds the exception. With a `responder`, planner
+    and responder stand in for each other when one fails before it has written anything (the responder
+    plans only if it streams what the dialect reads: text, or the same provider's events); one that keeps
+    failing (3 times in a row) is skipped for 30 s (a circuit breaker).
+
     Args:
-        model: The model to drive (`ScriptedModel`/`FunctionModel` in tests, a provider in production).
-        tools: The agent's own tools; the core tools its termination policy needs are added.
+        model: The model to drive: a `Model` (`ScriptedModel`/`FunctionModel` in tests, a provider in
+            production) or a name such as `"openai:gpt-4o-mini"` (see `tether.models.model_from_name`).
+        tools: The agent's own tools (default: those of `executor`, when one is given); the core tools its
+            termination policy needs are the loop's own and are added whatever executor is used.
         dialect: How tool calls are written: a text dialect (`json_calls`, `fenced`, `hermes`, ...) or the
             model's native one (the default when the model has one, else `json_calls`).
         termination: `NoCalls()` (default), `EndTurn()` (seed 000) or `FinalResponse(schema)` (seed 003).
+        output_type: The type of the final output, e.g. a pydantic model: the run ends with a validated
+            instance of it, through `FinalResponse(schema=output_type)` (the default termination then).
         limits: Iterations, tool calls, tokens, wall time and the per-tool retry budget.
         system_prompt: Your instructions; the dialect's tool prompt is appended for text dialects.
         policy: Executor policy (ignored when `executor` is given).
         executor: A configured executor, e.g. with a SQL journal.
         principal: On whose behalf tools run (scopes, rate limits).
+        deps: The application's dependencies (a database handle, a client, ...) for tools, as
+            `ToolContext.deps`; `run(..., deps=...)` overrides it for one run.
         streaming_execution: Start calls to tools without side effects as soon as the stream completes
             them, while the model keeps generating; mutating tools always wait for the end of the turn.
         mode: `talk_first` (stream text at once), `act_first` (hold a turn's text until its tools finish or
             need input), or a function choosing one per prompt, e.g. `actionable_intent` (seed 002).
         responder: A second model that writes the user-facing reply once the tool loop is done (planner ->
-            executor -> responder); `model` is then the planner. Often a larger model than the planner.
+            executor -> responder); `model` is then the planner, whose text is never shown to the user.
+            Often a larger model than the planner. A model or a name, as for `model`.
         session_log: Append every answered call to this markdown file, MOOLLM's `session-log.md` (seed 001):
             a YAML block per call, with its `why` and comments, and one per result.
     """
 
     def __init__(
         self,
-        model: Model,
+        model: Model | str,
         tools: ToolsLike = None,
         *,
         dialect: str | None = None,
         termination: Termination | None = None,
+        output_type: Any = None,
         limits: Limits | None = None,
         system_prompt: str = "",
         policy: Policy | None = None,
         executor: Executor | None = None,
         principal: Principal | None = None,
+        deps: Any = None,
         streaming_execution: bool = True,
         mode: Mode | ModeChooser = "talk_first",
-        responder: Model | None = None,
+        responder: Model | str | None = None,
         session_log: str | Path | None = None,
     ):
-        self.model = model
-        self.termination: Termination = termination or NoCalls()
+        self.model = model = _model(model, dialect)
+        self.termination: Termination = _termination(termination, output_type)
         self.limits = limits or Limits()
         self.dialect = dialect or model.native_dialect or "json_calls"
         self.native = self.dialect == model.native_dialect
         core = _core_names(self.termination)
-        self.toolset: AbstractToolset = as_toolset(tools) | core_tools(*core) if core else as_toolset(tools)
+        own = executor.toolset if tools is None and executor is not None else as_toolset(tools)
+        added = [name for name in core if own.get(name) is None]
+        self.toolset: AbstractToolset = own | core_tools(*added) if added else own
         if executor is not None and session_log is not None:
             raise UserError(
                 "Agent(session_log=...) cannot add a log to an executor you configured: pass "
                 "Executor(..., recorders=[SessionLog(path)]) instead."
             )
         self.executor = executor or Executor(self.toolset, policy=policy, recorders=_recorders(session_log))
+        missing = [name for name in core if self.executor.toolset.get(name) is None]
+        self.core_executor = Executor(core_tools(*missing)) if missing else None
+        """Runs the core tools a given executor does not have: they are the loop's, whatever executor."""
+        self.core_routed = frozenset(missing)
         self.principal = principal or Principal()
+        self.deps = deps
         self.system_prompt = system_prompt
         self.streaming_execution = streaming_execution
         self.mode: Mode | ModeChooser = mode
-        self.responder = responder
+        self.responder = None if responder is None else _model(responder, None)
+        self.planner_backup = self.responder if _speaks(self.responder, self) else None
+        """The model that plans when the planner fails: the responder, if it streams what the parser reads."""
+        self.fallback = Fallback()
         self._tool_prompt: tuple[tuple[ToolSpec, ...], str] = ((), "")
         self._system_message = SystemMessage(content=system_prompt)
 
@@ -179,15 +226,41 @@ class Agent:
         history: Sequence[Message] = (),
         session: Session | None = None,
         on_event: EventHandler | None = None,
+        deps: Any = None,
     ) -> RunResult:
         """Run one user turn to its end; `on_event` sees every event as it happens.
 
         With a `session`, the conversation continues from its messages and every new message is stored as
-        it happens, so `resume(session)` can finish the run after a crash.
+        it happens, so `resume(session)` can finish the run after a crash. `deps` replaces the agent's
+        `deps` for this run.
         """
         if session is not None:
             history = [*session.messages, *history]
-        return await _Turn(self, on_event, session).run(prompt, [m for m in history if m.kind != "system"])
+        turn = _Turn(self, on_event, session, self.deps if deps is None else deps)
+        return await turn.run(prompt, [m for m in history if m.kind != "system"])
+
+    def run_sync(
+        self,
+        prompt: str,
+        *,
+        history: Sequence[Message] = (),
+        session: Session | None = None,
+        on_event: EventHandler | None = None,
+        deps: Any = None,
+    ) -> RunResult:
+        """`run` from synchronous code (a script, a notebook cell without a running loop, a worker thread).
+
+        Inside async code, `await agent.run(...)` instead: an event loop cannot be started from within one.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(
+                self.run(prompt, history=history, session=session, on_event=on_event, deps=deps)
+            )
+        raise UserError(
+            "Agent.run_sync() was called inside a running event loop: use `await agent.run(...)`."
+        )
 
     async def resume(self, session: Session, *, on_event: EventHandler | None = None) -> RunResult:
         """Finish a run that stopped part way (e.g. its process was killed), without repeating finished calls.
@@ -196,13 +269,44 @@ class Agent:
         a call that completed returns its recorded envelope without running, and a mutating call left in
         doubt is refused with `CONFLICT` until it is resolved.
         """
-        return await _Turn(self, on_event, session).run(
+        return await _Turn(self, on_event, session, self.deps).run(
             None, [m for m in session.messages if m.kind != "system"]
         )
 
 
 def _recorders(session_log: str | Path | None) -> tuple[SessionLog, ...]:
     return () if session_log is None else (SessionLog(session_log),)
+
+
+def _model(model: Model | str, dialect: str | None) -> Model:
+    """A model given by name (`openai:gpt-4o-mini`) made; a text dialect means its tools go in the prompt."""
+    if isinstance(model, Model):
+        return model
+    if not isinstance(model, str) or not model:  # pyright: ignore[reportUnnecessaryIsInstance] - user input
+        raise UserError(
+            f"Agent(model=...) takes a Model or a name such as 'openai:gpt-4o-mini', not {model!r}."
+        )
+    return model_from_name(model, native_tools=dialect is None)
+
+
+def _termination(termination: Termination | None, output_type: Any) -> Termination:
+    if output_type is None:
+        return termination or NoCalls()
+    if termination is None:
+        return FinalResponse(schema=output_type)
+    if isinstance(termination, FinalResponse) and termination.schema is None:
+        return dataclasses.replace(termination, schema=output_type)
+    raise UserError(
+        "Agent(output_type=...) ends the run with FinalResponse(schema=output_type): leave termination out, "
+        f"or give FinalResponse(...) without a schema (got termination={termination!r})."
+    )
+
+
+def _speaks(backup: Model | None, agent: Agent) -> bool:
+    """Whether `backup` streams what the agent's parser reads: provider events of its native dialect, or text."""
+    if backup is None:
+        return False
+    return backup.native_dialect == (agent.dialect if agent.native else None)
 
 
 def _core_names(termination: Termination) -> tuple[str, ...]:
@@ -216,7 +320,9 @@ def _core_names(termination: Termination) -> tuple[str, ...]:
 class _Turn:
     """The state of one run."""
 
-    def __init__(self, agent: Agent, on_event: EventHandler | None, session: Session | None = None):
+    def __init__(
+        self, agent: Agent, on_event: EventHandler | None, session: Session | None = None, deps: Any = None
+    ):
         self.agent = agent
         self.session = session
         self.mode: Mode = "talk_first"
@@ -225,8 +331,16 @@ class _Turn:
         self.run_state = Run(
             principal=agent.principal,
             session_id=session.id if session else None,
+            deps=deps,
             max_calls=agent.limits.max_tool_calls,
         )
+        self.visible = agent.responder is None
+        """Whether the model's text reaches the user: a planner's never does, only its responder's."""
+        self.speaking: list[asyncio.Task[None]] = []
+        """`say` calls being spoken: they run alongside the model's next turns and end before the run does."""
+        self.said: dict[str, asyncio.Future[bool]] = {}
+        """`say` calls given their place among the utterances, by call id, until their envelope says
+        whether to speak."""
         self.run_id = self.run_state.id
         # Read once per run, not per model turn: the tool prompt, the tools offered and the parser's index.
         self.specs = agent.toolset.specs()
@@ -275,11 +389,24 @@ class _Turn:
                 return await self.steps(prompt, history)
         except _LimitReached as limit:
             return await self.end(None, limit.reason)
+        except _ModelFailed as failed:
+            return await self.failed(failed.error)
         except TimeoutError:
             if timer is None or not timer.expired():
                 raise
             await self.cut_off(f"the run's time limit ({wall_time:g} s) was reached")
             return await self.end(None, "max_wall_time")
+        finally:
+            for task in self.speaking:  # the run did not end normally: speech still going is not wanted
+                task.cancel()
+
+    async def failed(self, error: Exception) -> RunResult:
+        """The model failed (and so did its stand-in, if any): `error`, then `on_chain_end` (seed 004)."""
+        message = str(error) if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
+        await self.emit(ErrorEvent(run_id=self.run_id, data={"error": "MODEL_ERROR", "message": message}))
+        result = await self.end(None, "model_error")
+        result.error = error
+        return result
 
     async def cut_off(self, why: str) -> None:
         """Answer the calls a limit stopped before they finished (`TIMEOUT`), keeping the envelopes of those
@@ -318,9 +445,7 @@ class _Turn:
             async def answered(index: int, envelope: AnyEnvelope) -> None:
                 await self.finish(unanswered[index], envelope)
 
-            envelopes = await agent.executor.execute_all(
-                _journaled(unanswered, self.turns), self.run_state, on_result=answered
-            )
+            envelopes = await self.execute_all(_journaled(unanswered, self.turns), answered)
             await self.add(
                 *(
                     ToolResultMessage(call_id=c.id, name=c.name, envelope=e)
@@ -342,10 +467,15 @@ class _Turn:
             if reason is not None:
                 return await self.end(None, reason)
             iterations += 1
-            parsed, envelopes = await self.model_turn()
+            if agent.planner_backup is None:
+                parsed, envelopes = await self.model_turn(agent.model)
+            else:  # planner -> responder: either stands in for the other
+                parsed, envelopes = await self.first_that_works(
+                    agent.model, agent.planner_backup, self.model_turn
+                )
             if awaiting_final:
                 assert isinstance(agent.termination, FinalResponse)
-                value, problem = _final_json(parsed.content, agent.termination)
+                value, problem = _final_output(parsed.content, agent.termination)
                 if problem is None:
                     return await self.end(value, "final_response")
                 final_attempts += 1
@@ -388,13 +518,22 @@ class _Turn:
             if not parsed.calls:
                 await self.add(UserMessage(content=termination.reminder))
             return None
-        if isinstance(termination, NoCalls) and not parsed.calls and not parsed.errors:
-            return await self.end(parsed.content, "no_calls")
+        if isinstance(termination, NoCalls):
+            if not parsed.calls and not parsed.errors:
+                return await self.end(parsed.content, "no_calls")
+        elif not parsed.calls:  # FinalResponse
+            await self.add(UserMessage(content=termination.reminder))  # the seed's loop: back to work
         return None
 
     async def end(self, output: Any, reason: str) -> RunResult:
         if self.agent.responder is not None and reason in ("no_calls", "end_turn"):
             output = await self.respond()
+        if self.speaking:
+            for place in self.said.values():  # calls a failure or a limit stopped before they finished
+                if not place.done():
+                    place.set_result(False)
+            self.said.clear()
+            await asyncio.gather(*self.speaking)
         await self.emit(
             ChainEndEvent(
                 run_id=self.run_id, data=output, toolCalls=list(self.run_state.records), reason=reason
@@ -403,21 +542,67 @@ class _Turn:
         return RunResult(output, reason, self.messages, self.events, self.lags)
 
     async def respond(self) -> str:
-        """Planner -> executor -> responder: the responder writes the reply from the whole conversation."""
-        assert self.agent.responder is not None
-        await self.emit(ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records)))
+        """Planner -> executor -> responder: the responder writes the reply from the whole conversation; the
+        planner stands in when it fails before writing anything."""
+        agent = self.agent
+        assert agent.responder is not None
         request = ModelRequest(
             messages=[*self.text.of(self.messages), UserMessage(content=RESPOND)],
-            system=self.agent.system_prompt,
+            system=agent.system_prompt,
         )
-        parts: list[str] = []
-        async for chunk in self.agent.responder.stream(request):
-            if isinstance(chunk, str) and chunk:
-                parts.append(chunk)
-                await self.emit(ChatModelStreamEvent(run_id=self.run_id, data=chunk))
-        reply = "".join(parts)
-        await self.add(AssistantMessage(content=reply))
-        return reply
+
+        async def reply(model: Model) -> str:
+            await self.emit(ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records)))
+            parts: list[str] = []
+            parser = stream_parser(model.native_dialect, self.tool_index) if model.native_dialect else None
+            stream = aiter(model.stream(request))
+            try:
+                while (chunk := await _next(stream)) is not None:
+                    if isinstance(chunk, str):
+                        texts = [chunk]
+                    else:  # a provider's event: its text
+                        assert parser is not None
+                        texts = [e.text for e in parser.feed_event(chunk) if isinstance(e, TextDelta)]
+                    for text in texts:
+                        if text:
+                            parts.append(text)
+                            await self.emit(ChatModelStreamEvent(run_id=self.run_id, data=text))
+            except _ModelFailed as failed:
+                failed.before_output = not parts
+                raise
+            finally:
+                if (aclose := getattr(stream, "aclose", None)) is not None:
+                    await aclose()
+            return "".join(parts)
+
+        text = await self.first_that_works(agent.responder, agent.model, reply)
+        await self.add(AssistantMessage(content=text))
+        return text
+
+    async def first_that_works(
+        self, first: Model, backup: Model | None, attempt: Callable[[Model], Awaitable[T]]
+    ) -> T:
+        """`attempt(first)`, or `attempt(backup)` when `first` fails before any output (or is skipped while
+        its circuit breaker is open); the last model's failure is raised."""
+        fallback = self.agent.fallback
+        *others, last = fallback.order(first, backup)
+        for model in others:
+            try:
+                result = await attempt(model)
+            except _ModelFailed as failed:
+                fallback.failed(model)
+                if not failed.before_output:
+                    raise
+                continue
+            fallback.succeeded(model)
+            return result
+        try:
+            result = await attempt(last)
+        except _ModelFailed:
+            fallback.failed(last)
+            raise
+        fallback.succeeded(last)
+        return result
 
     async def show(self, event: Event) -> None:
         """User-visible text: now (talk first), or held until the turn's tools are done (act first)."""
@@ -433,7 +618,9 @@ class _Turn:
 
     # --------------------------------------------------------------------------------------- one turn
 
-    async def model_turn(self) -> tuple[ParseResult, list[AnyEnvelope]]:
+    async def model_turn(self, model: Model) -> tuple[ParseResult, list[AnyEnvelope]]:
+        """One model turn: `model` streams its output while the calls that may start run, then the rest run
+        and every result is added to the conversation."""
         agent = self.agent
         self.turns += 1
         turn = self.turns
@@ -447,7 +634,8 @@ class _Turn:
         answered: dict[str, AnyEnvelope] = {}
         self.answered = answered
         raw: list[str] = []
-        stream = aiter(agent.model.stream(request))
+        chars = self.chars
+        stream = aiter(model.stream(request))
         # A call that may start now becomes a task the next time the event loop runs, i.e. as soon as the
         # stream waits for the model; one still waiting when the stream has ended runs with the turn's other
         # calls instead, which saves the hop through the event loop (plain asyncio tasks: an anyio task
@@ -468,7 +656,7 @@ class _Turn:
                 handle.cancel()
             for task in tasks:
                 await task
-        except BaseException:  # the model failed or the run was cancelled: stop what this turn started
+        except BaseException as error:  # the model failed or the run was cancelled: stop what it started
             for handle in waiting.values():
                 handle.cancel()
             for task in tasks:
@@ -477,6 +665,9 @@ class _Turn:
                 await asyncio.gather(*tasks, return_exceptions=True)
                 if (aclose := getattr(stream, "aclose", None)) is not None:
                     await aclose()  # the provider's response is released now, not when collected
+            if isinstance(error, _ModelFailed):  # another model may take the turn over
+                error.before_output = self.chars == chars and not tasks
+                self.turns -= 1
             raise
         parser.close()
         parsed = parser.result
@@ -493,13 +684,18 @@ class _Turn:
         later = [c for c in parsed.calls if c.id not in answered]
         if later:
             for call in later:
+                if call.name == "say":
+                    self.book_speech(call)
                 await self.emit(ToolStartEvent(run_id=self.run_id, data=_describe(call), call=call))
 
             async def done(index: int, envelope: AnyEnvelope) -> None:
                 answered[later[index].id] = envelope
                 await self.finish(later[index], envelope)
 
-            await agent.executor.execute_all(_journaled(later, turn), self.run_state, on_result=done)
+            if agent.core_executor is None:  # the usual case, without a coroutine more a turn
+                await agent.executor.execute_all(_journaled(later, turn), self.run_state, on_result=done)
+            else:
+                await self.execute_all(_journaled(later, turn), done)
         envelopes = [answered[c.id] for c in parsed.calls]
         await self.release()  # act first: the turn's tools are done (or need input), the text can show
         await self.add(
@@ -520,7 +716,16 @@ class _Turn:
     ) -> list[ToolCall]:
         """Feed the model's chunks to the parser, showing its text, until calls that may start now complete
         (returned) or the stream ends (an empty list)."""
-        async for chunk in stream:
+        following = stream.__anext__
+        while True:
+            try:  # `_next`, inlined: a coroutine call per chunk costs ~0.3 µs
+                chunk = await following()
+            except StopAsyncIteration:
+                return []
+            except UserError:
+                raise
+            except Exception as e:
+                raise _ModelFailed(e) from e
             text = isinstance(chunk, str)
             if text:
                 raw.append(chunk)
@@ -533,7 +738,7 @@ class _Turn:
                 if not text:  # a provider's event: count what the model wrote in it
                     self.chars += _written(event)
                 if isinstance(event, TextDelta):
-                    if event.text:
+                    if event.text and self.visible:
                         await self.show(ChatModelStreamEvent(run_id=self.run_id, data=event.text))
                 elif isinstance(event, CallCompleted) and self.streamable(event.call):
                     ready.append(event.call)
@@ -541,7 +746,6 @@ class _Turn:
                 raise _LimitReached("max_tokens")  # a model running away is stopped, not waited for
             if ready:
                 return ready
-        return []
 
     def streamable(self, call: ToolCall) -> bool:
         if not self.agent.streaming_execution:
@@ -553,13 +757,42 @@ class _Turn:
         self, call: ToolCall, turn: int, results: dict[str, AnyEnvelope], completed_at: float
     ) -> None:
         self.lags.append(time.monotonic() - completed_at)
+        if call.name == "say":  # before any await: streamed calls start in the order they were said
+            self.book_speech(call)
         await self.emit(ToolStartEvent(run_id=self.run_id, data=_describe(call), call=call))
-        envelope = await self.agent.executor.execute(_journaled([call], turn)[0], self.run_state)
+        agent = self.agent
+        executor = agent.core_executor if call.name in agent.core_routed else agent.executor
+        envelope = await (executor or agent.executor).execute(_journaled([call], turn)[0], self.run_state)
         results[call.id] = envelope
         await self.finish(call, envelope)
 
+    async def execute_all(
+        self, calls: list[ToolCall], on_result: Callable[[int, AnyEnvelope], Awaitable[None]]
+    ) -> list[AnyEnvelope]:
+        """A batch through the executor; core tools it does not have through the loop's own."""
+        agent = self.agent
+        core = agent.core_executor
+        if core is None or not any(c.name in agent.core_routed for c in calls):
+            return await agent.executor.execute_all(calls, self.run_state, on_result=on_result)
+        envelopes: list[AnyEnvelope | None] = [None] * len(calls)
+        for executor, indices in (
+            (core, [i for i, c in enumerate(calls) if c.name in agent.core_routed]),
+            (agent.executor, [i for i, c in enumerate(calls) if c.name not in agent.core_routed]),
+        ):
+
+            async def answered(n: int, envelope: AnyEnvelope, indices: list[int] = indices) -> None:
+                envelopes[indices[n]] = envelope
+                await on_result(indices[n], envelope)
+
+            if indices:
+                await executor.execute_all([calls[i] for i in indices], self.run_state, on_result=answered)
+        return [e for e in envelopes if e is not None]
+
     async def finish(self, call: ToolCall, envelope: AnyEnvelope) -> None:
         await self.emit(ToolEndEvent(run_id=self.run_id, call_id=call.id, envelope=envelope))
+        if call.name == "say":  # spoken alongside: the model's next turn does not wait for the speech
+            place = self.said.pop(call.id, None) or self.book_speech(call, pop=True)
+            place.set_result(isinstance(envelope, OkEnvelope))
         if isinstance(envelope, NeedsEnvelope):
             await self.emit(NeedsEvent(run_id=self.run_id, call_id=call.id, needs=envelope.needs))
         if not isinstance(envelope, OkEnvelope) or call.name not in CORE_TOOL_NAMES:
@@ -567,20 +800,67 @@ class _Turn:
         args = call.arguments
         if call.name == "send_chat":
             await self.emit(ChatEvent(run_id=self.run_id, data=str(args.get("content", ""))))
-        elif call.name == "say":
-            data: Any = envelope.data
-            audio = cast(dict[str, Any], data).get("audio") if isinstance(data, dict) else None
-            await self.emit(
-                SpeechEvent(
-                    run_id=self.run_id,
-                    utterance=str(args.get("utterance", "")),
-                    voice_id=args.get("voiceId"),
-                    style=args.get("style"),
-                    audio=cast(str | None, audio),
-                )
-            )
         elif call.name == "open_url":
             await self.emit(OpenUrlEvent(run_id=self.run_id, url=str(args.get("url", ""))))
+
+    def book_speech(self, call: ToolCall, *, pop: bool = False) -> asyncio.Future[bool]:
+        """Give a `say` call its place among the run's utterances, in the order the model said them (calls
+        run concurrently and finish in any order); its envelope later says whether it is spoken."""
+        place: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        if not pop:
+            stale = self.said.get(call.id)
+            if stale is not None and not stale.done():  # a call of a model turn that failed part way
+                stale.set_result(False)
+            self.said[call.id] = place
+        before = self.speaking[-1] if self.speaking else None
+        self.speaking.append(asyncio.create_task(self.speak(call, place, before)))
+        return place
+
+    async def speak(
+        self, call: ToolCall, place: asyncio.Future[bool], before: asyncio.Task[None] | None
+    ) -> None:
+        """One utterance, after those said before it: one speech engine at a time, in order."""
+        spoken = await place
+        if before is not None:
+            await asyncio.wait([before])  # its failure is its own
+        if not spoken:
+            return
+        args = call.arguments
+        utterance = str(args.get("utterance", ""))
+        voice, style = args.get("voiceId"), args.get("style")
+        audio = await synthesize(utterance, voice, style)
+        await self.emit(
+            SpeechEvent(
+                run_id=self.run_id,
+                utterance=utterance,
+                voice_id=voice,
+                style=style,
+                audio=None if audio is None else str(audio),
+            )
+        )
+
+
+class _ModelFailed(Exception):
+    """The model (or its provider) raised while streaming a turn."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
+        self.before_output = False
+        """It failed before writing anything or starting a call: another model may take the turn over."""
+
+
+async def _next(stream: AsyncIterator[ModelChunk]) -> ModelChunk | None:
+    """The model's next chunk, None at the end; what the model raises becomes `_ModelFailed` (a `UserError`
+    is a developer's mistake and stays one)."""
+    try:
+        return await anext(stream)
+    except StopAsyncIteration:
+        return None
+    except UserError:
+        raise
+    except Exception as e:
+        raise _ModelFailed(e) from e
 
 
 class _LimitReached(Exception):
@@ -662,23 +942,22 @@ class _TextView:
 
 
 def _format_request(final: FinalResponse) -> str:
-    if final.schema is None:
+    schema = final.json_schema()
+    if schema is None:
         return final.instructions
-    return f"{final.instructions}\nIt must match this JSON Schema:\n{json.dumps(final.schema, ensure_ascii=False)}"
+    return f"{final.instructions}\nIt must match this JSON Schema:\n{json.dumps(schema, ensure_ascii=False)}"
 
 
-def _final_json(text: str, final: FinalResponse) -> tuple[Any, str | None]:
-    """The model's final answer as JSON, or the problem to send back."""
+def _final_output(text: str, final: FinalResponse) -> tuple[Any, str | None]:
+    """The model's final answer, read as JSON and checked against the required format, or the problem to
+    send back."""
     body = text.strip()
     if body.startswith("```"):
         body = body.split("\n", 1)[-1].rsplit("```", 1)[0]
     parsed = loads(body)
     if not parsed.ok:
         return None, f"Your final answer is not valid JSON ({parsed.error})."
-    if final.schema is not None:
-        checked = ArgumentValidator(final.schema, tool_name="the final answer").validate(parsed.value)
-        if checked.problems:
-            listed = "; ".join(str(p) for p in checked.problems)
-            return None, f"Your final answer does not match the required format: {listed}."
-        return checked.arguments, None
-    return parsed.value, None
+    value, problems = final.check(parsed.value)
+    if problems is not None:
+        return None, f"Your final answer does not match the required format: {problems}."
+    return value, None

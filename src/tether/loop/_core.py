@@ -1,13 +1,14 @@
 """The core tools every agent can offer: `send_chat`, `say`, `open_url`, `end_turn` (seed 000) and
 `finalResponse` (seed 003). The loop turns their successful calls into chat, speech and open-url events
-and into the end of a turn; the functions themselves only check and echo their arguments."""
+and into the end of a turn; the functions themselves only check and echo their arguments (`say` is spoken by
+the loop alongside the run, so that speech never delays the model's next turn)."""
 
 from __future__ import annotations
 
 from urllib.parse import urlparse
 
 from tether.exceptions import ToolError
-from tether.loop._speech import synthesize
+from tether.loop._speech import STYLES, has_engine, valid_voice
 from tether.tools import Toolset, tool
 
 __all__ = ["CORE_TOOL_NAMES", "core_tools"]
@@ -24,18 +25,24 @@ def send_chat(content: str) -> dict[str, str]:
 
 
 @tool(name="say", side_effects="none", category="core")
-async def say(utterance: str, voiceId: str | None = None, style: str | None = None) -> dict[str, str]:
+def say(utterance: str, voiceId: str | None = None, style: str | None = None) -> dict[str, str]:
     """Speak a short utterance aloud (text to speech). Non-blocking; does not end your turn.
 
     Args:
         utterance: What to say.
-        voiceId: A voice to use, if the user chose one (an espeak-ng voice such as "en-us").
-        style: A speaking style, e.g. "cheerful".
+        voiceId: A voice to use, if the user chose one (an espeak-ng voice such as "en-us" or "en-us+f3").
+        style: A speaking style: neutral, cheerful, excited, calm, sad, serious, slow, fast or whisper.
     """
-    audio = await synthesize(utterance, voiceId)
-    if audio is None:
-        return {"status": "shown as text (no speech engine installed)"}
-    return {"status": "spoken", "engine": "espeak-ng", "audio": str(audio)}
+    if voiceId is not None and not valid_voice(voiceId):
+        raise ToolError(
+            "INVALID_ARGS",
+            f"not a voice name: {voiceId!r}",
+            suggestion='Give an espeak-ng voice such as "en-us" or "en-us+f3", or leave voiceId out.',
+        )
+    answer = {"status": "speaking" if has_engine() else "shown as text (no speech engine installed)"}
+    if style is not None and style.lower() not in STYLES:
+        answer["style"] = f"{style!r} is not a style this speech engine has; spoken plainly"
+    return answer
 
 
 @tool(name="open_url", side_effects="none", category="core")

@@ -14,12 +14,17 @@ Mode = Literal["talk_first", "act_first"]
 ModeChooser = Callable[[str], Mode]
 
 _ACTIONABLE = re.compile(
-    r"\b(schedule|book|send|create|set up|arrange|cancel|move|reschedule|confirm|invite|remind|delete|"
-    r"update|add|remove|buy|order|pay|find|search|look up|download|run|deploy|file|write|save)\b",
+    # requests to do something
+    r"\b(schedule|book|send|create|set|set up|arrange|cancel|move|reschedule|confirm|invite|remind|delete|"
+    r"update|add|remove|buy|order|pay|find|search|look up|download|run|deploy|file|write|save|"
+    # scheduling and coordination (seed 002 acts first on these)
+    r"meet|meeting|meetings|appointment|propose|negotiate|coordinate|organi[sz]e|notify|resolve|accept|"
+    r"decline|connect|email)\b",
     re.IGNORECASE,
 )
 
 
 def actionable_intent(prompt: str) -> Mode:
-    """The default heuristic: act first for requests to do something, talk first for conversation."""
+    """The default heuristic: act first for requests to do something and for scheduling and coordination
+    (seed 002), talk first for conversation."""
     return "act_first" if _ACTIONABLE.search(prompt) else "talk_first"

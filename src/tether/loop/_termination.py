@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
+from tether.tools import ArgumentValidator
 from tether.types import JsonSchema
 
 __all__ = ["EndTurn", "FinalResponse", "Limits", "NoCalls", "Termination"]
@@ -29,13 +33,43 @@ class FinalResponse:
     """The run ends with JSON in a required format once the model calls `finalResponse()` (seed 003).
 
     The format requirements go back under the same system prompt; the model's answer is validated against
-    `schema` and re-asked up to `attempts` times.
+    `schema` and re-asked up to `attempts` times. A turn with no call at all is answered with `reminder`,
+    as the seed's loop sends the model back to work until it calls `finalResponse()`.
     """
 
-    schema: JsonSchema | None = None
-    """JSON Schema the final answer must match; None accepts any JSON value."""
+    schema: JsonSchema | type[Any] | None = None
+    """The format of the final answer: a JSON Schema (the output is the JSON value), or a type pydantic can
+    validate, e.g. a `BaseModel` subclass or `list[int]` (the output is a validated instance); None accepts
+    any JSON value."""
     instructions: str = "Respond now with only the final answer as JSON, with no tool calls and no prose."
     attempts: int = 3
+    reminder: str = (
+        "Call finalResponse() when you have everything you need: you will then be told the exact format of "
+        "the final answer. Do not answer before calling it."
+    )
+
+    def json_schema(self) -> JsonSchema | None:
+        """The format as a JSON Schema, as the model is shown it."""
+        if self.schema is None or isinstance(self.schema, dict):
+            return self.schema
+        return TypeAdapter(self.schema).json_schema()
+
+    def check(self, value: Any) -> tuple[Any, str | None]:
+        """The final answer (validated, or an instance of the type), or the problem to send back."""
+        if self.schema is None:
+            return value, None
+        if isinstance(self.schema, dict):
+            checked = ArgumentValidator(self.schema, tool_name="the final answer").validate(value)
+            if checked.problems:
+                return None, "; ".join(str(p) for p in checked.problems)
+            return checked.arguments, None
+        try:
+            return TypeAdapter(self.schema).validate_python(value), None
+        except ValidationError as e:
+            return None, "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or 'the answer'}: {error['msg']}"
+                for error in e.errors(include_url=False)
+            )
 
 
 Termination = NoCalls | EndTurn | FinalResponse
