@@ -2,17 +2,22 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from tether.builtin import PackConfig, build_tools
-from tether.cli._errors import stderr, user_errors
-from tether.exceptions import ModelError, UserError
+from tether.cli._approval import Approval
+from tether.cli._errors import console as plain_console
+from tether.cli._errors import fail
+from tether.cli._journal import URL_FORMS, open_journal
+from tether.exceptions import UserError
+from tether.execution import Executor
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, RunResult, Termination
 from tether.models import Model, RecordingModel, load_cassette, model_from_name
 from tether.tools import AbstractToolset, Toolset, load_tools
@@ -26,6 +31,7 @@ from tether.types import (
     NeedsEnvelope,
     OpenUrlEvent,
     SpeechEvent,
+    ToolCall,
     ToolEndEvent,
     ToolStartEvent,
 )
@@ -33,19 +39,24 @@ from tether.types import (
 __all__ = [
     "DEFAULTS",
     "BaseUrlOption",
+    "ConfirmOption",
     "DialectOption",
     "EventPrinter",
+    "JournalOption",
     "MaxCallsOption",
     "MaxSecondsOption",
     "MaxTokensOption",
     "MaxTurnsOption",
     "ModelOption",
     "PackOption",
+    "ReadOnlyOption",
     "RootOption",
     "ToolsOption",
     "agent_tools",
+    "guard",
     "register",
     "replay_cassette",
+    "stopped",
     "termination_named",
 ]
 
@@ -71,6 +82,29 @@ MaxSecondsOption = Annotated[
     typer.Option(min=0.001, help="Seconds a run may take; the model or tools still working stop."),
 ]
 
+JournalOption = Annotated[
+    str | None,
+    typer.Option(
+        "--journal",
+        envvar="TETHER_JOURNAL_URL",
+        help=f"Keep every tool call in this journal, for `tether audit`: {URL_FORMS}.",
+    ),
+]
+ReadOnlyOption = Annotated[
+    bool,
+    typer.Option(
+        "--read-only", help="Offer only tools without side effects (fs.read and fs.ls, not fs.write, ...)."
+    ),
+]
+ConfirmOption = Annotated[
+    bool,
+    typer.Option(
+        "--confirm",
+        help="Ask y/n in the terminal before each call to a tool with side effects. Where no one can "
+        "answer (`run` with stdin not a terminal), such calls are refused and the model is told why.",
+    ),
+]
+
 TERMINATIONS = {"no_calls": NoCalls, "end_turn": EndTurn, "final_response": FinalResponse}
 
 
@@ -81,16 +115,71 @@ def termination_named(name: str) -> Termination:
 
 
 def agent_tools(
-    sources: list[str], packs: list[str], roots: list[str], base: Path = Path()
+    sources: list[str], packs: list[str], roots: list[str], base: Path = Path(), *, read_only: bool = False
 ) -> AbstractToolset:
-    """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`)."""
+    """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`);
+    with `read_only`, only those without side effects."""
     toolset: AbstractToolset = Toolset()
     for source in sources:
         toolset = toolset | load_tools(base / source if Path(source).suffix else source)
     if packs:
         config = PackConfig(roots=tuple((base / r).resolve() for r in roots or ["."]))
         toolset = toolset | build_tools(packs, config)
+    if read_only:
+        toolset = toolset.filtered(lambda t: t.spec.side_effects == "none")
     return toolset
+
+
+def guard(agent: Agent, *, journal: str | None, approval: Approval | None) -> Agent:
+    """`agent` with its calls kept in the journal at `journal` and, with `approval`, asked about first."""
+    if journal is None and approval is None:
+        return agent
+    # over the agent's own toolset: it holds the core tools (end_turn, ...) its termination added
+    agent.executor = Executor(
+        agent.toolset,
+        journal=open_journal(journal, existing=False) if journal is not None else None,
+        guards=[approval] if approval is not None else [],
+    )
+    return agent
+
+
+LIMIT_OPTIONS = {
+    "max_iterations": ("model turns", "--max-turns"),
+    "max_tool_calls": ("tool calls", "--max-calls"),
+    "max_tokens": ("output tokens", "--max-tokens"),
+    "max_wall_time": ("seconds", "--max-seconds"),
+}
+LIMIT_VALUES = {
+    "max_iterations": "max_iterations",
+    "max_tool_calls": "max_tool_calls",
+    "max_tokens": "max_tokens",
+    "max_wall_time": "max_wall_time_s",
+}
+FINISHED = frozenset({"no_calls", "end_turn", "final_response"})
+"""Reasons a run ends because the model finished; any other reason is a stop (a limit, a failure)."""
+
+
+def stopped(result: RunResult, limits: Limits) -> str | None:
+    """Why a run stopped before the model finished, and how to let it go further; None if it finished."""
+    reason = result.reason
+    if reason in FINISHED:
+        return None
+    if reason in LIMIT_OPTIONS:
+        what, option = LIMIT_OPTIONS[reason]
+        value = getattr(limits, LIMIT_VALUES[reason])
+        more = value * 2 if isinstance(value, int) else f"{value * 2:g}"
+        return (
+            f"the run stopped at its limit of {value:g} {what} ({reason}) before the model finished; "
+            f"raise it with {option}, e.g. {option} {more}."
+        )
+    if reason == "retry_budget":
+        return (
+            f"the run stopped: a tool refused the model's calls {limits.retry_budget} times (retry_budget); "
+            "the refusals above say what it got wrong."
+        )
+    if reason == "invalid_final_response":
+        return "the run stopped: the model's final answer did not match the required format."
+    return f"the run stopped before the model finished ({reason})."
 
 
 def _relative(path: str, start: Path) -> str:
@@ -98,12 +187,18 @@ def _relative(path: str, start: Path) -> str:
 
 
 class EventPrinter:
-    """Shows a run as it happens: streamed text, each tool call with its why, and its envelope."""
+    """Shows a run as it happens: streamed text, each tool call with its why, its envelope, and how it ended.
+
+    The final answer is printed once: when it was already streamed (or sent with `send_chat`), the closing
+    `done` line does not repeat it.
+    """
 
     def __init__(self, console: Console, *, show_stream: bool):
         self.console = console
         self.show_stream = show_stream
         self.in_text = False
+        self.shown = ""
+        """The text the user saw last: the model's streamed text since the last tool line, or a chat."""
         self.names: dict[str, str] = {}
         self.last_started: str | None = None
         self.spoken: list[Path] = []
@@ -114,17 +209,37 @@ class EventPrinter:
             audio.unlink(missing_ok=True)
         self.spoken.clear()
 
+    def pause(self) -> None:
+        """Stop anything animated before the user is asked a question."""
+
+    def resume(self) -> None:
+        """Start again what `pause` stopped."""
+
+    def approve(self, call: ToolCall) -> bool:
+        """Ask the user whether `call` may run; anything but y/yes (or no answer) is a no."""
+        self.pause()
+        args = json.dumps(call.arguments, ensure_ascii=False, default=str)
+        question = Text.assemble(("allow ", "bold yellow"), (call.name, "cyan"), f"({args})? [y/N] ")
+        try:
+            answer = self.console.input(question)
+        except EOFError:
+            return False
+        finally:
+            self.resume()
+        return answer.strip().lower() in ("y", "yes")
+
     def _owner(self, call_id: str) -> str:
         """Calls run concurrently: a result that does not follow its own call names the tool it is from."""
         if call_id == self.last_started:
             return ""
-        return f"{escape(self.names.get(call_id, call_id))}: "
+        return f"{self.names.get(call_id, call_id)}: "
 
     def __call__(self, event: Event) -> None:
         c = self.console
         if isinstance(event, ChatModelStreamEvent):
             if self.show_stream:
-                c.print(event.data, end="", style="dim", highlight=False, markup=False)
+                c.print(event.data, end="")
+                self.shown = self.shown + event.data if self.in_text else event.data
                 self.in_text = True
             return
         if self.in_text:
@@ -136,50 +251,64 @@ class EventPrinter:
                 said = call.why if call.why is not None else call.arguments.get("why")
                 shown = {k: v for k, v in call.arguments.items() if k != "why" or call.why is not None}
                 args = json.dumps(shown, ensure_ascii=False, default=str)
-                why = f"  [italic]why: {escape(str(said))}[/]" if said else ""
-                c.print(f"[cyan]→ {call.name}[/]({escape(args)}){why}", highlight=False)
+                why = ("  why: " + str(said), "italic") if said else ""
+                c.print(Text.assemble((f"→ {call.name}", "cyan"), f"({args})", why))
                 self.names[call.id] = call.name
                 self.last_started = call.id
+                self.shown = ""
             case ToolEndEvent(call_id=call_id, envelope=ErrorEnvelope(error=error)):
-                c.print(f"  [red]✗ {self._owner(call_id)}{error.code}[/] {error.message}", highlight=False)
+                c.print(
+                    Text.assemble((f"  ✗ {self._owner(call_id)}{error.code}", "red"), f" {error.message}")
+                )
                 if error.suggestion:
-                    c.print(f"    [yellow]suggestion:[/] {error.suggestion}", highlight=False)
+                    c.print(Text.assemble(("    suggestion:", "yellow"), f" {error.suggestion}"))
             case ToolEndEvent(call_id=call_id, envelope=NeedsEnvelope(needs=needs)):
-                c.print(f"  [yellow]? {self._owner(call_id)}needs[/] {json.dumps(needs)}", highlight=False)
+                c.print(
+                    Text.assemble((f"  ? {self._owner(call_id)}needs", "yellow"), f" {json.dumps(needs)}")
+                )
             case ToolEndEvent(call_id=call_id, envelope=envelope):
                 data = json.dumps(getattr(envelope, "data", None), ensure_ascii=False, default=str)
-                c.print(f"  [green]✓[/] {self._owner(call_id)}{data[:200]}", highlight=False)
+                c.print(Text.assemble(("  ✓", "green"), f" {self._owner(call_id)}{data[:200]}"))
             case ChatEvent(data=text):
-                c.print(f"[bold]chat:[/] {text}", highlight=False)
+                c.print(Text.assemble(("chat:", "bold"), f" {text}"))
+                self.shown = text
             case SpeechEvent(utterance=text, audio=audio):
-                c.print(f"[bold]say:[/] {text}", highlight=False)
+                c.print(Text.assemble(("say:", "bold"), f" {text}"))
                 if audio is not None:
                     self.spoken.append(Path(audio))
             case OpenUrlEvent(url=url):
-                c.print(f"[bold]open:[/] {url}", highlight=False)
+                c.print(Text.assemble(("open:", "bold"), f" {url}"))
             case ErrorEvent(data=data):
-                c.print(f"[red]error:[/] {data.get('message')}", highlight=False)
-            case ChainEndEvent(reason=reason, data=data):
+                c.print(Text.assemble(("error:", "red"), f" {data.get('message')}"))
+            case ChainEndEvent(reason=reason, data=data) if reason in FINISHED:
                 out = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
-                c.print(f"[bold green]done[/] ({reason}): {out}", highlight=False)
+                said = "" if out.strip() in ("", self.shown.strip()) else f": {out}"
+                c.print(Text.assemble(("done", "bold green"), f" ({reason}){said}"))
             case _:
-                pass
+                pass  # a run that stopped early is explained by `stopped` once it has ended
 
 
-def _run(agent: Agent, prompt: str, console: Console, *, show_stream: bool) -> RunResult:
-    printer = EventPrinter(console, show_stream=show_stream)
+def _run(agent: Agent, prompt: str, printer: EventPrinter) -> RunResult:
+    """The run to its end; exit 1 with one line when it stopped before the model finished."""
     try:
-        return anyio.run(lambda: agent.run(prompt, on_event=printer))
-    except ModelError as e:  # the provider or the network failed: one line and exit 1, not a traceback
-        stderr.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
-        raise typer.Exit(1) from e
+        result = anyio.run(lambda: agent.run(prompt, on_event=printer))
     finally:
         printer.forget_speech()
+    why = stopped(result, agent.limits)
+    if why is not None:
+        fail(why, code=1)
+    return result
 
 
 def replay_cassette(path: Path, console: Console) -> RunResult:
     """Run a recorded session again through the real parser, executor and tools."""
     header, model = load_cassette(path)
+    prompt = header.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise UserError(
+            f"{path} has no prompt to replay: `tether replay` takes a cassette saved by `tether run --record`; "
+            "replay a recorded chat with `tether chat --replay`."
+        )
     agent = Agent(
         model,
         # paths in a cassette are relative to the cassette itself, so it replays from any directory
@@ -187,11 +316,11 @@ def replay_cassette(path: Path, console: Console) -> RunResult:
             header.get("tools", []), header.get("packs", []), header.get("roots", []), base=path.parent
         ),
         dialect=header.get("dialect"),
-        termination=termination_named(header.get("termination", "no_calls")),
+        termination=termination_named(header.get("termination") or "no_calls"),
         system_prompt=header.get("system_prompt", ""),
     )
-    console.print(f"[bold]user:[/] {header['prompt']}", highlight=False)
-    return _run(agent, header["prompt"], console, show_stream=False)
+    console.print(Text.assemble(("user:", "bold"), f" {prompt}"))
+    return _run(agent, prompt, EventPrinter(console, show_stream=False))
 
 
 def register(app: typer.Typer) -> None:
@@ -212,34 +341,44 @@ def register(app: typer.Typer) -> None:
         max_calls: MaxCallsOption = DEFAULTS.max_tool_calls,
         max_tokens: MaxTokensOption = None,
         max_seconds: MaxSecondsOption = None,
+        journal: JournalOption = None,
+        read_only: ReadOnlyOption = False,
+        confirm: ConfirmOption = False,
     ) -> None:
-        """Run one prompt through a model, its tools and the loop, showing each call as it happens."""
-        console = Console()
-        with user_errors():
-            sources, packs, roots = tools or [], pack or [], root or []
-            chosen: Model = model_from_name(model, base_url=base_url, native_tools=dialect is None)
-            if record is not None:
-                here = record.resolve().parent
-                header: dict[str, Any] = {
-                    "prompt": prompt, "dialect": dialect, "termination": until, "packs": packs,
-                    # paths relative to the cassette, as replay reads them
-                    "tools": [_relative(t, here) if Path(t).suffix else t for t in sources],
-                    "roots": [_relative(r, here) for r in roots or ["."]],
-                }  # fmt: skip
-                chosen = RecordingModel(chosen, record, header)
-            agent = Agent(
-                chosen,
-                agent_tools(sources, packs, roots),
-                dialect=dialect,
-                termination=termination_named(until),
-                limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
+        """Run one prompt through a model, its tools and the loop, showing each call as it happens.
+
+        Exits 1 when the run stops before the model finished (a limit, a provider's failure), saying why.
+        """
+        if not prompt.strip():
+            raise UserError(
+                'The prompt is empty: say what to ask, e.g. tether run "Which files mention TODO?".'
             )
-            _run(agent, prompt, console, show_stream=True)
+        printer = EventPrinter(plain_console(), show_stream=True)
+        sources, packs, roots = tools or [], pack or [], root or []
+        chosen: Model = model_from_name(model, base_url=base_url, native_tools=dialect is None)
+        if record is not None:
+            here = record.resolve().parent
+            header: dict[str, Any] = {
+                "prompt": prompt, "dialect": dialect, "termination": until, "packs": packs,
+                # paths relative to the cassette, as replay reads them
+                "tools": [_relative(t, here) if Path(t).suffix else t for t in sources],
+                "roots": [_relative(r, here) for r in roots or ["."]],
+            }  # fmt: skip
+            chosen = RecordingModel(chosen, record, header)
+        agent = Agent(
+            chosen,
+            agent_tools(sources, packs, roots, read_only=read_only),
+            dialect=dialect,
+            termination=termination_named(until),
+            limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
+        )
+        # with no terminal to ask (stdin piped), calls that need approval are refused
+        approval = Approval(printer.approve if sys.stdin.isatty() else None) if confirm else None
+        _run(guard(agent, journal=journal, approval=approval), prompt, printer)
 
     @app.command("replay")
     def replay(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
         cassette: Annotated[Path, typer.Argument(help="A cassette saved with `tether run --record`.")],
     ) -> None:
         """Re-run a recorded session with no network: the real parser, executor and tools, the recorded model."""
-        with user_errors():
-            replay_cassette(cassette, Console())
+        replay_cassette(cassette, plain_console())
