@@ -28,8 +28,9 @@ BUG_HINT = (
 
 
 def console(*, stderr: bool = False) -> Console:
-    """A console that prints text literally: no markup, no emoji codes, no highlighting."""
-    return Console(stderr=stderr, markup=False, emoji=False, highlight=False)
+    """A console that prints text literally: no markup, no emoji codes, no highlighting, and no line breaks
+    of its own in text (a piped error stays one line; tables still fit the terminal)."""
+    return Console(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=True)
 
 
 def report(message: str, *, label: str = "error:", hint: str | None = None) -> None:
