@@ -288,6 +288,11 @@ class EventPrinter:
                 pass  # a run that stopped early is explained by `stopped` once it has ended
 
 
+def _at_terminal() -> bool:
+    """Whether someone can answer a question: with stdin piped, calls that need approval are refused."""
+    return sys.stdin.isatty()
+
+
 def _run(agent: Agent, prompt: str, printer: EventPrinter) -> RunResult:
     """The run to its end; exit 1 with one line when it stopped before the model finished."""
     try:
@@ -372,8 +377,7 @@ def register(app: typer.Typer) -> None:
             termination=termination_named(until),
             limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
         )
-        # with no terminal to ask (stdin piped), calls that need approval are refused
-        approval = Approval(printer.approve if sys.stdin.isatty() else None) if confirm else None
+        approval = Approval(printer.approve if _at_terminal() else None) if confirm else None
         _run(guard(agent, journal=journal, approval=approval), prompt, printer)
 
     @app.command("replay")
