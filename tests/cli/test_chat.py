@@ -139,7 +139,9 @@ def test_confirm_asks_before_each_call_with_side_effects_and_a_no_is_told_to_the
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "one\n"
     assert not (tmp_path / "b.txt").exists()
     assert "✗ PERMISSION_DENIED The user did not approve this call to fs.append." in result.output
-    assert "Ask the user what they would like instead" in model.requests[3].messages[-1].content
+    feedback = model.requests[3].messages[-1]
+    assert isinstance(feedback, UserMessage)
+    assert "Ask the user what they would like instead" in feedback.content
 
 
 def test_a_turn_stopped_by_a_limit_says_so_and_the_chat_goes_on(

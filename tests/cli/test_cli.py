@@ -167,7 +167,10 @@ def test_run_limits_a_runaway_model_from_the_command_line(monkeypatch: pytest.Mo
     monkeypatch.setattr("tether.cli._run.model_from_name", fake_model)
     result = runner.invoke(app, ["run", "sing", "--dialect", "hermes", "--max-tokens", "50"])
     assert result.exit_code == 1
-    assert "error: the run stopped at its limit of 50 output tokens (max_tokens) before the model finished; " in result.output
+    assert (
+        "error: the run stopped at its limit of 50 output tokens (max_tokens) before the model finished; "
+        in result.output
+    )
     assert "raise it with --max-tokens, e.g. --max-tokens 100." in result.output
     refused = runner.invoke(app, ["run", "sing", "--max-turns", "0"])
     assert refused.exit_code == 2

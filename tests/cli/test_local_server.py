@@ -6,6 +6,7 @@ dialect parser, the executor and the tool all run for real, with no API key.
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,7 @@ def hermes_turn(seen: int) -> list[dict[str, Any]]:
 class Server:
     """A local Chat Completions endpoint answering each request with the next scripted turn, as SSE."""
 
-    def __init__(self, turn: Any, content_type: str = "text/event-stream"):
+    def __init__(self, turn: Callable[[int], Any], content_type: str = "text/event-stream"):
         self.requests: list[dict[str, Any]] = []
         outer = self
 

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from tether.cli import app
 from tether.models import Model, ScriptedModel
+from tether.types import UserMessage
 
 runner = CliRunner()
 WHY = "Keep the user's note for later"
@@ -126,7 +127,9 @@ def test_confirm_with_no_terminal_refuses_calls_with_side_effects_and_tells_the_
     result = runner.invoke(app, run("--pack", "fs", "--root", str(tmp_path), "--confirm"))  # stdin: no TTY
     assert result.exit_code == 0, result.output
     assert not (tmp_path / "notes.txt").exists()
-    feedback = model.requests[1].messages[-1].content
+    feedback = model.requests[1].messages[-1]
+    assert isinstance(feedback, UserMessage)  # a text dialect's results go back as the user's turn
+    feedback = feedback.content
     assert "PERMISSION_DENIED" in feedback
     assert "fs.append changes things, so it needs the user's approval" in feedback
     assert "they can run it in a terminal to approve it, or without --confirm" in feedback

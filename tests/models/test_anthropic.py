@@ -242,5 +242,7 @@ def test_without_a_key_the_model_says_so_before_any_request(monkeypatch: pytest.
 async def test_a_stream_event_that_is_not_json_is_a_model_error_naming_the_server() -> None:
     broken = sse(message_start())[:-3] + b'"\n\n'  # the event's JSON cut short
     model = AnthropicModel("claude-sonnet-5-5", client=anthropic_client([broken], []))
-    with pytest.raises(ModelError, match=r"anthropic:claude-sonnet-5-5 at .*: the server streamed an event that is not JSON"):
+    with pytest.raises(
+        ModelError, match=r"anthropic:claude-sonnet-5-5 at .*: the server streamed an event that is not JSON"
+    ):
         await Agent(model).run("hi")
