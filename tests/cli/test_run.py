@@ -2,13 +2,15 @@
 `--journal` for `tether audit`, `--read-only`, `--confirm`."""
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from tether.cli import app
-from tether.models import Model, ScriptedModel
+from tether.exceptions import ModelError
+from tether.models import Model, ModelChunk, ModelRequest, ScriptedModel
 from tether.types import UserMessage
 
 runner = CliRunner()
@@ -142,3 +144,21 @@ def test_confirm_asks_at_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     assert result.exit_code == 0, result.output
     assert 'allow fs.append({"path": "notes.txt", "text": "milk\\n"})? [y/N] ' in result.output
     assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "milk\n"
+
+
+def test_a_failure_after_streamed_text_starts_its_own_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Failing(Model):
+        async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+            yield "Let me check"
+            raise ModelError("openai:x at http://127.0.0.1:9/v1/: APIConnectionError: Connection error.")
+
+    def fake_model(name: str | None, *, base_url: str | None = None, native_tools: bool = True) -> Model:
+        return Failing()
+
+    monkeypatch.setattr("tether.cli._run.model_from_name", fake_model)
+    result = runner.invoke(app, ["run", "hi"])
+    assert result.exit_code == 1
+    assert (
+        result.output
+        == "Let me check\nerror: openai:x at http://127.0.0.1:9/v1/: APIConnectionError: Connection error.\n"
+    )

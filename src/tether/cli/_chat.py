@@ -107,9 +107,7 @@ class _ChatPrinter(EventPrinter):
         """End the turn's output: no spinner left behind, the cursor on a fresh line."""
         self.running.clear()
         self.stop()
-        if self.in_text:
-            self.console.print()
-            self.in_text = False
+        self.end_line()
 
 
 def _turn(agent: Agent, line: str, history: list[Message], printer: _ChatPrinter) -> RunResult | None:

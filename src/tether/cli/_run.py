@@ -209,6 +209,12 @@ class EventPrinter:
             audio.unlink(missing_ok=True)
         self.spoken.clear()
 
+    def end_line(self) -> None:
+        """Put the cursor on a fresh line after streamed text (before an error, or the next line)."""
+        if self.in_text:
+            self.console.print()
+            self.in_text = False
+
     def pause(self) -> None:
         """Stop anything animated before the user is asked a question."""
 
@@ -242,9 +248,7 @@ class EventPrinter:
                 self.shown = self.shown + event.data if self.in_text else event.data
                 self.in_text = True
             return
-        if self.in_text:
-            c.print()
-            self.in_text = False
+        self.end_line()
         match event:
             case ToolStartEvent(call=call):
                 # most dialects carry `why` as an argument: show it as the why, not twice
@@ -298,6 +302,7 @@ def _run(agent: Agent, prompt: str, printer: EventPrinter) -> RunResult:
     try:
         result = anyio.run(lambda: agent.run(prompt, on_event=printer))
     finally:
+        printer.end_line()
         printer.forget_speech()
     why = stopped(result, agent.limits)
     if why is not None:
