@@ -33,7 +33,7 @@ from tether.cli._run import (
     RootOption,
     ToolsOption,
     agent_tools,
-    guard,
+    guarded,
     stopped,
     termination_named,
 )
@@ -220,4 +220,4 @@ def register(app: typer.Typer) -> None:
             limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
         )
         approval = Approval(printer.approve) if confirm else None
-        _chat(guard(agent, journal=journal, approval=approval), printer)
+        _chat(guarded(agent, journal=journal, approval=approval), printer)

@@ -53,7 +53,7 @@ __all__ = [
     "RootOption",
     "ToolsOption",
     "agent_tools",
-    "guard",
+    "guarded",
     "register",
     "replay_cassette",
     "stopped",
@@ -130,7 +130,7 @@ def agent_tools(
     return toolset
 
 
-def guard(agent: Agent, *, journal: str | None, approval: Approval | None) -> Agent:
+def guarded(agent: Agent, *, journal: str | None, approval: Approval | None) -> Agent:
     """`agent` with its calls kept in the journal at `journal` and, with `approval`, asked about first."""
     if journal is None and approval is None:
         return agent
@@ -383,7 +383,7 @@ def register(app: typer.Typer) -> None:
             limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
         )
         approval = Approval(printer.approve if _at_terminal() else None) if confirm else None
-        _run(guard(agent, journal=journal, approval=approval), prompt, printer)
+        _run(guarded(agent, journal=journal, approval=approval), prompt, printer)
 
     @app.command("replay")
     def replay(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
