@@ -151,6 +151,6 @@ def test_a_turn_stopped_by_a_limit_says_so_and_the_chat_goes_on(
     args = ["chat", "--dialect", "hermes", "--pack", "fs", "--root", str(tmp_path), "--max-turns", "1"]
     result = runner.invoke(app, args, input="note it\nhello\n")
     assert result.exit_code == 0, result.output
-    assert "error: the run stopped at its limit of 1 model turns (max_iterations)" in result.output
+    assert "error: the run stopped at its limit of 1 model turn (max_iterations)" in result.output
     assert "--max-turns 2" in result.output
     assert "Hello again.\n" in result.output

@@ -43,7 +43,7 @@ def test_a_run_that_reaches_its_turn_limit_exits_1_and_names_the_option(
     result = runner.invoke(app, [*run("--pack", "fs", "--root", str(tmp_path), "--max-turns", "1")])
     assert result.exit_code == 1
     assert result.output.endswith(
-        "error: the run stopped at its limit of 1 model turns (max_iterations) before the model finished; "
+        "error: the run stopped at its limit of 1 model turn (max_iterations) before the model finished; "
         "raise it with --max-turns, e.g. --max-turns 2.\n"
     )
     assert "done" not in result.output

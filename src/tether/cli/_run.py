@@ -15,7 +15,7 @@ from tether.builtin import PackConfig, build_tools
 from tether.cli._approval import Approval
 from tether.cli._errors import console as plain_console
 from tether.cli._errors import fail
-from tether.cli._journal import URL_FORMS, open_journal
+from tether.cli._journal import open_journal
 from tether.exceptions import UserError
 from tether.execution import Executor
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, RunResult, Termination
@@ -87,7 +87,7 @@ JournalOption = Annotated[
     typer.Option(
         "--journal",
         envvar="TETHER_JOURNAL_URL",
-        help=f"Keep every tool call in this journal, for `tether audit`: {URL_FORMS}.",
+        help="Keep every tool call in this journal for `tether audit`, e.g. sqlite:///runs.db.",
     ),
 ]
 ReadOnlyOption = Annotated[
@@ -144,10 +144,10 @@ def guarded(agent: Agent, *, journal: str | None, approval: Approval | None) -> 
 
 
 LIMIT_OPTIONS = {
-    "max_iterations": ("model turns", "--max-turns"),
-    "max_tool_calls": ("tool calls", "--max-calls"),
-    "max_tokens": ("output tokens", "--max-tokens"),
-    "max_wall_time": ("seconds", "--max-seconds"),
+    "max_iterations": ("model turn", "--max-turns"),
+    "max_tool_calls": ("tool call", "--max-calls"),
+    "max_tokens": ("output token", "--max-tokens"),
+    "max_wall_time": ("second", "--max-seconds"),
 }
 LIMIT_VALUES = {
     "max_iterations": "max_iterations",
@@ -168,6 +168,7 @@ def stopped(result: RunResult, limits: Limits) -> str | None:
         what, option = LIMIT_OPTIONS[reason]
         value = getattr(limits, LIMIT_VALUES[reason])
         more = value * 2 if isinstance(value, int) else f"{value * 2:g}"
+        what += "" if value == 1 else "s"
         return (
             f"the run stopped at its limit of {value:g} {what} ({reason}) before the model finished; "
             f"raise it with {option}, e.g. {option} {more}."
