@@ -208,3 +208,16 @@ def test_every_console_of_the_cli_prints_text_literally() -> None:
         assert made_here == (1 if module.name == "_errors.py" else 0), module.name
         for markup in ("from_markup", "[bold", "escape("):
             assert markup not in source, module.name
+
+
+def test_a_reader_that_stops_early_is_not_reported_as_a_bug() -> None:
+    listing = subprocess.run(
+        f"{sys.executable} -m tether tools export {ROOT / 'examples' / 'weather' / 'weather.py'} -f yaml "
+        f"| {sys.executable} -c 'import sys; sys.stdin.close()'",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "failed unexpectedly" not in listing.stderr

@@ -61,7 +61,11 @@ class Commands(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        except (
+            typer.Exit,
+            typer.Abort,
+            BrokenPipeError,
+        ):  # typer ends these quietly (`| head` closed the pipe)
             raise
         except Exception as e:
             if type(e).__module__.startswith(("click", "typer")):  # usage errors: typer prints them itself
