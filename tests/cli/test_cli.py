@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from tether.cli import app
 from tether.cli._run import EventPrinter
 from tether.exceptions import ModelError
-from tether.models import FunctionModel, Model, ModelChunk, ModelRequest
+from tether.models import FunctionModel, Model, ModelChunk, ModelRequest, ScriptedModel
 from tether.types import OkEnvelope, ToolCall, ToolEndEvent, ToolStartEvent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,3 +175,23 @@ def test_run_limits_a_runaway_model_from_the_command_line(monkeypatch: pytest.Mo
     refused = runner.invoke(app, ["run", "sing", "--max-turns", "0"])
     assert refused.exit_code == 2
     assert "--max-turns" in refused.output
+
+
+@pytest.mark.usefixtures("bwrap_installed")
+def test_run_gives_yaml_command_tools_the_first_root_as_their_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "notes.txt").write_text("one two three\n", encoding="utf-8")
+    call = '<tool_call>{"name": "text.file_words", "arguments": {"path": "notes.txt", "why": "Size it"}}</tool_call>'
+
+    def fake_model(name: str | None, *, base_url: str | None = None, native_tools: bool = True) -> Model:
+        return ScriptedModel([call, "Three words."])
+
+    monkeypatch.setattr("tether.cli._run.model_from_name", fake_model)
+    tools = str(ROOT / "examples" / "moollm" / "tools.yaml")
+    result = runner.invoke(
+        app, ["run", "size?", "--dialect", "hermes", "--tools", tools, "--root", str(tmp_path / "work")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "3 notes.txt" in result.output

@@ -31,6 +31,7 @@ from tether.cli._run import (
     PackOption,
     ReadOnlyOption,
     RootOption,
+    SessionLogOption,
     ToolsOption,
     agent_tools,
     guarded,
@@ -184,6 +185,7 @@ def register(app: typer.Typer) -> None:
         max_calls: MaxCallsOption = DEFAULTS.max_tool_calls,
         max_tokens: MaxTokensOption = None,
         max_seconds: MaxSecondsOption = None,
+        session_log: SessionLogOption = None,
         journal: JournalOption = None,
         read_only: ReadOnlyOption = False,
         confirm: ConfirmOption = False,
@@ -220,4 +222,4 @@ def register(app: typer.Typer) -> None:
             limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
         )
         approval = Approval(printer.approve) if confirm else None
-        _chat(guarded(agent, journal=journal, approval=approval), printer)
+        _chat(guarded(agent, journal=journal, approval=approval, session_log=session_log), printer)

@@ -17,7 +17,7 @@ from tether.cli._errors import console as plain_console
 from tether.cli._errors import fail
 from tether.cli._journal import open_journal
 from tether.exceptions import UserError
-from tether.execution import Executor
+from tether.execution import Executor, SessionLog
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, RunResult, Termination
 from tether.models import Model, RecordingModel, load_cassette, model_from_name
 from tether.tools import AbstractToolset, Toolset, load_tools
@@ -51,6 +51,7 @@ __all__ = [
     "PackOption",
     "ReadOnlyOption",
     "RootOption",
+    "SessionLogOption",
     "ToolsOption",
     "agent_tools",
     "guarded",
@@ -82,6 +83,12 @@ MaxSecondsOption = Annotated[
     typer.Option(min=0.001, help="Seconds a run may take; the model or tools still working stop."),
 ]
 
+SessionLogOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Append every tool call and its result to this markdown file (MOOLLM's session-log.md)."
+    ),
+]
 JournalOption = Annotated[
     str | None,
     typer.Option(
@@ -120,8 +127,9 @@ def agent_tools(
     """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`);
     with `read_only`, only those without side effects."""
     toolset: AbstractToolset = Toolset()
+    workspace = (base / roots[0]).resolve() if roots else None  # where YAML command tools work
     for source in sources:
-        toolset = toolset | load_tools(base / source if Path(source).suffix else source)
+        toolset = toolset | load_tools(base / source if Path(source).suffix else source, workspace=workspace)
     if packs:
         config = PackConfig(roots=tuple((base / r).resolve() for r in roots or ["."]))
         toolset = toolset | build_tools(packs, config)
@@ -130,15 +138,18 @@ def agent_tools(
     return toolset
 
 
-def guarded(agent: Agent, *, journal: str | None, approval: Approval | None) -> Agent:
-    """`agent` with its calls kept in the journal at `journal` and, with `approval`, asked about first."""
-    if journal is None and approval is None:
-        return agent
+def guarded(
+    agent: Agent, *, journal: str | None, approval: Approval | None, session_log: Path | None
+) -> Agent:
+    """`agent` whose calls are kept in the journal at `journal` (else in memory), asked about first with
+    `approval`, and logged to `session_log` (MOOLLM's session-log.md)."""
     # over the agent's own toolset: it holds the core tools (end_turn, ...) its termination added
     agent.executor = Executor(
         agent.toolset,
+        policy=agent.executor.policy,
         journal=open_journal(journal, existing=False) if journal is not None else None,
         guards=[approval] if approval is not None else [],
+        recorders=[SessionLog(session_log)] if session_log is not None else [],
     )
     return agent
 
@@ -352,6 +363,7 @@ def register(app: typer.Typer) -> None:
         max_calls: MaxCallsOption = DEFAULTS.max_tool_calls,
         max_tokens: MaxTokensOption = None,
         max_seconds: MaxSecondsOption = None,
+        session_log: SessionLogOption = None,
         journal: JournalOption = None,
         read_only: ReadOnlyOption = False,
         confirm: ConfirmOption = False,
@@ -384,7 +396,7 @@ def register(app: typer.Typer) -> None:
             limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
         )
         approval = Approval(printer.approve if _at_terminal() else None) if confirm else None
-        _run(guarded(agent, journal=journal, approval=approval), prompt, printer)
+        _run(guarded(agent, journal=journal, approval=approval, session_log=session_log), prompt, printer)
 
     @app.command("replay")
     def replay(  # pyright: ignore[reportUnusedFunction] - registered by the decorator

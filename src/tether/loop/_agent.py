@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 import anyio
@@ -25,8 +26,10 @@ from tether.dialects import (
     render_tools,
     stream_parser,
 )
-from tether.execution import Executor, Policy, Principal, Run
+from tether.exceptions import UserError
+from tether.execution import Executor, Policy, Principal, Run, SessionLog
 from tether.execution._suggestions import stopped_suggestion
+from tether.loop._context import context_sources, with_context
 from tether.loop._core import CORE_TOOL_NAMES, core_tools
 from tether.loop._modes import Mode, ModeChooser
 from tether.loop._session import Session
@@ -105,6 +108,8 @@ class Agent:
             need input), or a function choosing one per prompt, e.g. `actionable_intent` (seed 002).
         responder: A second model that writes the user-facing reply once the tool loop is done (planner ->
             executor -> responder); `model` is then the planner. Often a larger model than the planner.
+        session_log: Append every answered call to this markdown file, MOOLLM's `session-log.md` (seed 001):
+            a YAML block per call, with its `why` and comments, and one per result.
     """
 
     def __init__(
@@ -122,6 +127,7 @@ class Agent:
         streaming_execution: bool = True,
         mode: Mode | ModeChooser = "talk_first",
         responder: Model | None = None,
+        session_log: str | Path | None = None,
     ):
         self.model = model
         self.termination: Termination = termination or NoCalls()
@@ -130,7 +136,12 @@ class Agent:
         self.native = self.dialect == model.native_dialect
         core = _core_names(self.termination)
         self.toolset: AbstractToolset = as_toolset(tools) | core_tools(*core) if core else as_toolset(tools)
-        self.executor = executor or Executor(self.toolset, policy=policy)
+        if executor is not None and session_log is not None:
+            raise UserError(
+                "Agent(session_log=...) cannot add a log to an executor you configured: pass "
+                "Executor(..., recorders=[SessionLog(path)]) instead."
+            )
+        self.executor = executor or Executor(self.toolset, policy=policy, recorders=_recorders(session_log))
         self.principal = principal or Principal()
         self.system_prompt = system_prompt
         self.streaming_execution = streaming_execution
@@ -190,6 +201,10 @@ class Agent:
         )
 
 
+def _recorders(session_log: str | Path | None) -> tuple[SessionLog, ...]:
+    return () if session_log is None else (SessionLog(session_log),)
+
+
 def _core_names(termination: Termination) -> tuple[str, ...]:
     if isinstance(termination, EndTurn):
         return ("send_chat", "say", "open_url", "end_turn")
@@ -217,6 +232,8 @@ class _Turn:
         self.specs = agent.toolset.specs()
         self.system_message = agent.system_message(self.specs)
         self.tool_index = ToolIndex(self.specs)
+        self.context = context_sources(agent.toolset)
+        """What tools add to the system prompt before each model turn (memory.advise's working set)."""
         self.events: list[Event] = []
         self.messages: list[Message] = []
         self.text = _TextView(agent.dialect)
@@ -425,7 +442,7 @@ class _Turn:
         request = ModelRequest(
             messages=list(self.messages) if agent.native else self.text.of(self.messages),
             tools=self.specs if agent.native else (),
-            system=self.system_message.content,
+            system=with_context(self.system_message.content, self.context, self.run_state.session_id),
         )
         answered: dict[str, AnyEnvelope] = {}
         self.answered = answered

@@ -25,6 +25,7 @@ from tether.tools._providers import to_gemini as to_gemini
 from tether.tools._providers import to_openai as to_openai
 from tether.tools._schema import model_schema as model_schema
 from tether.tools._schema import normalize_schema as normalize_schema
+from tether.tools._tool import ContextSource as ContextSource
 from tether.tools._tool import Tool as Tool
 from tether.tools._tool import ToolContext as ToolContext
 from tether.tools._tool import ValidatedCall as ValidatedCall
@@ -42,6 +43,7 @@ __all__ = [
     "AbstractToolset",
     "ArgumentValidator",
     "CombinedToolset",
+    "ContextSource",
     "ExportFormat",
     "FilteredToolset",
     "PrefixedToolset",

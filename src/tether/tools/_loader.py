@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any, cast
 
 from tether.exceptions import UserError
+from tether.tools._bindings import bind
 from tether.tools._providers import specs_from_json
 from tether.tools._tool import Tool
 from tether.tools._toolset import AbstractToolset, Toolset
@@ -56,10 +57,15 @@ def as_toolset(tools: ToolsLike) -> AbstractToolset:
     return Toolset(*items)
 
 
-def load_tools(source: str | Path) -> Toolset:
+def load_tools(source: str | Path, *, workspace: str | Path | None = None) -> Toolset:
     """Tools from a file (`.yaml`/`.yml`, `.ts`, `.json`, `.py`) or an importable module path (`pkg.tools`).
 
-    A Python source contributes every `Tool` and `AbstractToolset` defined at its top level.
+    A Python source contributes every `Tool` and `AbstractToolset` defined at its top level. A YAML tool
+    bound to an implementation (`python:`, `command:` or `mcp_server:`) runs; others are declared only.
+
+    Args:
+        source: The file or module.
+        workspace: The folder YAML command tools see as `workspace/` (default: the current directory).
 
     Raises:
         UserError: the source is empty, missing, unreadable, or fails to import (its own error is named).
@@ -74,7 +80,11 @@ def load_tools(source: str | Path) -> Toolset:
         raise UserError(f"No such tool definition file: {path}")
     match path.suffix:
         case ".yaml" | ".yml":
-            return Toolset(*specs_from_yaml(path.read_text(encoding="utf-8"), source=str(path)))
+            specs = specs_from_yaml(path.read_text(encoding="utf-8"), source=str(path))
+            where = None if workspace is None else Path(workspace)
+            return Toolset(
+                *(bind(spec, base=path.parent, workspace=where, source=str(path)) for spec in specs)
+            )
         case ".ts":
             return Toolset(*specs_from_typescript(path.read_text(encoding="utf-8"), source=str(path)))
         case ".json":

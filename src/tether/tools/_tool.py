@@ -13,10 +13,14 @@ from tether.exceptions import UserError
 from tether.tools._validation import ArgumentValidator, Problem
 from tether.types import Provenance, ToolCall, ToolSpec
 
-__all__ = ["Tool", "ToolContext", "ValidatedCall"]
+__all__ = ["ContextSource", "Tool", "ToolContext", "ValidatedCall"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+ContextSource = Callable[[str | None], str]
+"""What a tool adds to the model's context before each model turn, given the run's session id (`""`: nothing).
+E.g. the memory pack's working set: the files `memory.advise` marked hot."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,7 @@ class Tool(Generic[P, R]):
         "_properties",
         "_validator",
         "context_parameter",
+        "context_source",
         "function",
         "is_async",
         "spec",
@@ -68,10 +73,13 @@ class Tool(Generic[P, R]):
         *,
         arguments: TypeAdapter[dict[str, Any]] | None = None,
         context_parameter: str | None = None,
+        context_source: ContextSource | None = None,
     ):
         self.spec = spec
         self.function = function
         self.context_parameter = context_parameter
+        self.context_source = context_source
+        """Text the loop adds to the model's system prompt before each model turn (see `ContextSource`)."""
         self._arguments = arguments
         self._properties: dict[str, Any] = spec.input_schema.get("properties", {})
         self._validator = ArgumentValidator(spec.input_schema, tool_name=spec.name)
@@ -101,6 +109,7 @@ class Tool(Generic[P, R]):
             self.function,
             arguments=self._arguments,
             context_parameter=self.context_parameter,
+            context_source=self.context_source,
         )
 
     def compile(self) -> None:
