@@ -162,3 +162,18 @@ def test_a_failure_after_streamed_text_starts_its_own_line(monkeypatch: pytest.M
         result.output
         == "Let me check\nerror: openai:x at http://127.0.0.1:9/v1/: APIConnectionError: Connection error.\n"
     )
+
+
+def test_the_journal_the_session_log_and_confirm_work_together(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    url, log = f"sqlite:///{tmp_path / 'runs.db'}", tmp_path / "session-log.md"
+    scripted(monkeypatch, append_call("notes.txt", "milk\n"), "Noted.")
+    monkeypatch.setattr("tether.cli._run._at_terminal", lambda: True)
+    options = ["--journal", url, "--session-log", str(log), "--confirm"]
+    result = runner.invoke(app, run("--pack", "fs", "--root", str(tmp_path), *options), input="yes\n")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "milk\n"
+    assert "tool: fs.append" in log.read_text(encoding="utf-8")
+    stats = json.loads(runner.invoke(app, ["audit", "stats", "--db", url, "--json"]).output)
+    assert (stats["calls"], stats["ok"]) == (1, 1)
