@@ -1,17 +1,20 @@
 """`tether run`: how a run ends (done, or stopped at a limit), bad input, and the options that guard tools:
 `--journal` for `tether audit`, `--read-only`, `--confirm`."""
 
+import io
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from tether.cli import app
+from tether.cli._run import EventPrinter
 from tether.exceptions import ModelError
 from tether.models import Model, ModelChunk, ModelRequest, ScriptedModel
-from tether.types import UserMessage
+from tether.types import ToolCall, UserMessage
 
 runner = CliRunner()
 WHY = "Keep the user's note for later"
@@ -177,3 +180,15 @@ def test_the_journal_the_session_log_and_confirm_work_together(
     assert "tool: fs.append" in log.read_text(encoding="utf-8")
     stats = json.loads(runner.invoke(app, ["audit", "stats", "--db", url, "--json"]).output)
     assert (stats["calls"], stats["ok"]) == (1, 1)
+
+
+def test_ctrl_c_or_ctrl_d_at_the_question_is_a_no(monkeypatch: pytest.MonkeyPatch) -> None:
+    printer = EventPrinter(Console(file=io.StringIO()), show_stream=True)
+    call = ToolCall(id="c1", name="fs.append", arguments={"path": "a.txt", "text": "x"})
+    for pressed in (KeyboardInterrupt, EOFError):
+
+        def answer(prompt: object, pressed: type[BaseException] = pressed) -> str:
+            raise pressed
+
+        monkeypatch.setattr(printer.console, "input", answer)
+        assert printer.approve(call) is False

@@ -5,9 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import anyio
-import anyio.to_thread
-
 from tether.execution import Allow, Attempt, Decision, Policy, refusal
 from tether.tools import Tool
 from tether.types import ErrorCode, ToolCall
@@ -15,18 +12,18 @@ from tether.types import ErrorCode, ToolCall
 __all__ = ["Approval"]
 
 Ask = Callable[[ToolCall], bool]
-"""Shows the user a call and returns whether they approve it (blocking: it waits for their answer)."""
+"""Shows the user a call and returns whether they approve it, waiting for their answer."""
 
 
 class Approval:
     """Asks `ask` before each call to a tool with side effects; without anyone to ask, refuses those calls.
 
-    One question at a time: calls of one batch are asked about in turn.
+    The question blocks the run, on purpose: nothing else prints over it, calls of one batch are asked
+    about in turn, and no reader is left waiting on the terminal if the run is cancelled meanwhile.
     """
 
     def __init__(self, ask: Ask | None):
         self.ask = ask
-        self._one_question = anyio.Lock()
 
     def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
         return tool is not None and tool.spec.side_effects != "none"
@@ -42,9 +39,7 @@ class Approval:
                 suggestion="Do not retry. Tell the user what you would do with it: they can run it in a "
                 "terminal to approve it, or without --confirm.",
             )
-        async with self._one_question:
-            approved = await anyio.to_thread.run_sync(self.ask, attempt.call)
-        if approved:
+        if self.ask(attempt.call):
             return Allow()
         return refusal(
             ErrorCode.PERMISSION_DENIED,

@@ -2,7 +2,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -234,13 +238,15 @@ class EventPrinter:
         """Start again what `pause` stopped."""
 
     def approve(self, call: ToolCall) -> bool:
-        """Ask the user whether `call` may run; anything but y/yes (or no answer) is a no."""
+        """Ask the user whether `call` may run; anything but y/yes is a no, and so are Ctrl-C and Ctrl-D."""
         self.pause()
         args = json.dumps(call.arguments, ensure_ascii=False, default=str)
         question = Text.assemble(("allow ", "bold yellow"), (call.name, "cyan"), f"({args})? [y/N] ")
         try:
-            answer = self.console.input(question)
-        except EOFError:
+            with _interruptible():
+                answer = self.console.input(question)
+        except (EOFError, KeyboardInterrupt):
+            self.console.print()
             return False
         finally:
             self.resume()
@@ -302,6 +308,20 @@ class EventPrinter:
                 c.print(Text.assemble(("done", "bold green"), f" ({reason}){said}"))
             case _:
                 pass  # a run that stopped early is explained by `stopped` once it has ended
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt at once, even inside an event loop (asyncio's own handler would only
+    cancel the run once the question is answered)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _at_terminal() -> bool:
