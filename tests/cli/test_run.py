@@ -11,7 +11,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from tether.cli import app
-from tether.cli._run import EventPrinter
+from tether.cli._printer import EventPrinter
 from tether.exceptions import ModelError
 from tether.models import Model, ModelChunk, ModelRequest, ScriptedModel
 from tether.types import ToolCall, UserMessage

@@ -16,12 +16,12 @@ from tether.cli._errors import console as plain_console
 from tether.cli._errors import leaves, report
 
 # one printer, tool loader and termination for `run` and `chat`
+from tether.cli._printer import EventPrinter, stopped
 from tether.cli._run import (
     DEFAULTS,
     BaseUrlOption,
     ConfirmOption,
     DialectOption,
-    EventPrinter,
     JournalOption,
     MaxCallsOption,
     MaxSecondsOption,
@@ -35,7 +35,6 @@ from tether.cli._run import (
     ToolsOption,
     agent_tools,
     guarded,
-    stopped,
     termination_named,
 )
 from tether.exceptions import UserError
