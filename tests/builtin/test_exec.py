@@ -1,7 +1,6 @@
 """The exec pack through the executor: the envelopes a model sees, attacks included."""
 
 import os
-import shutil
 import socket
 import uuid
 from pathlib import Path
@@ -15,10 +14,7 @@ from tether.execution import Executor
 from tether.sandbox import Limits
 from tether.types import ErrorEnvelope, ErrorInfo, OkEnvelope, ToolCall
 
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.skipif(shutil.which("bwrap") is None and not os.environ.get("CI"), reason="needs bubblewrap"),
-]
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("bwrap_installed")]
 
 LIMITS = Limits(processes=32, output_bytes=32 * 1024, file_size_bytes=4 * 1024 * 1024, timeout_s=5)
 WHY = "Run the build to check that the patch compiles"
@@ -29,6 +25,7 @@ async def call(workspace: Path, name: str, *, enabled: bool = True, **arguments:
     return await executor.execute(ToolCall(id="c1", name=name, arguments=arguments, why=WHY))
 
 
+@pytest.mark.without_bwrap
 async def test_code_running_tools_refuse_unless_enabled(tmp_path: Path) -> None:
     envelope = await call(tmp_path, "terminal.run", enabled=False, cmd=["true"])
     assert envelope == ErrorEnvelope(
@@ -47,6 +44,7 @@ async def test_code_running_tools_refuse_unless_enabled(tmp_path: Path) -> None:
         assert (await call(tmp_path, name, enabled=False, **args)).error.code == "PERMISSION_DENIED"
 
 
+@pytest.mark.without_bwrap
 async def test_without_bubblewrap_the_tools_refuse_rather_than_run_unsandboxed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -59,6 +57,7 @@ async def test_without_bubblewrap_the_tools_refuse_rather_than_run_unsandboxed(
     )
 
 
+@pytest.mark.without_bwrap
 async def test_an_explicit_opt_out_runs_without_the_sandbox(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

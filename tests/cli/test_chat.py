@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tether.cli import app
-from tether.models import FunctionModel, Model, ModelRequest
+from tether.models import FunctionModel, Model, ModelRequest, ScriptedModel
 from tether.types import AssistantMessage, SystemMessage, UserMessage
 
 runner = CliRunner()
@@ -110,3 +110,47 @@ def test_a_cassette_that_runs_out_is_one_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["chat", "--replay", str(recorded)], input="one\ntwo\n")
     assert result.exit_code == 2
     assert "ran out of turns" in result.output
+
+
+def append_call(path: str, text: str) -> str:
+    call = {"name": "fs.append", "arguments": {"path": path, "text": text, "why": "Keep the user's note"}}
+    return f"<tool_call>\n{json.dumps(call)}\n</tool_call>"
+
+
+def scripted_chat(monkeypatch: pytest.MonkeyPatch, *turns: str) -> ScriptedModel:
+    model = ScriptedModel(list(turns))
+
+    def fake_model(name: str | None, *, base_url: str | None = None, native_tools: bool = True) -> Model:
+        return model
+
+    monkeypatch.setattr("tether.cli._chat.model_from_name", fake_model)
+    return model
+
+
+def test_confirm_asks_before_each_call_with_side_effects_and_a_no_is_told_to_the_model(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    turns = [append_call("a.txt", "one\n"), "Wrote it.", append_call("b.txt", "two\n"), "I will not, then."]
+    model = scripted_chat(monkeypatch, *turns)
+    args = ["chat", "--dialect", "hermes", "--pack", "fs", "--root", str(tmp_path), "--confirm"]
+    result = runner.invoke(app, args, input="note one\ny\nnote two\nn\n")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("? [y/N] ") == 2
+    assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "one\n"
+    assert not (tmp_path / "b.txt").exists()
+    assert "✗ PERMISSION_DENIED The user did not approve this call to fs.append." in result.output
+    feedback = model.requests[3].messages[-1]
+    assert isinstance(feedback, UserMessage)
+    assert "Ask the user what they would like instead" in feedback.content
+
+
+def test_a_turn_stopped_by_a_limit_says_so_and_the_chat_goes_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    scripted_chat(monkeypatch, append_call("a.txt", "one\n"), "Hello again.")
+    args = ["chat", "--dialect", "hermes", "--pack", "fs", "--root", str(tmp_path), "--max-turns", "1"]
+    result = runner.invoke(app, args, input="note it\nhello\n")
+    assert result.exit_code == 0, result.output
+    assert "error: the run stopped at its limit of 1 model turn (max_iterations)" in result.output
+    assert "--max-turns 2" in result.output
+    assert "Hello again.\n" in result.output

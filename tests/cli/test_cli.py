@@ -1,7 +1,6 @@
 """The `tether` command line: tools list/show/export, schema export, demo."""
 
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator
@@ -12,7 +11,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from tether.cli import app
-from tether.cli._run import EventPrinter
+from tether.cli._printer import EventPrinter
 from tether.exceptions import ModelError
 from tether.models import FunctionModel, Model, ModelChunk, ModelRequest, ScriptedModel
 from tether.types import OkEnvelope, ToolCall, ToolEndEvent, ToolStartEvent
@@ -167,14 +166,18 @@ def test_run_limits_a_runaway_model_from_the_command_line(monkeypatch: pytest.Mo
 
     monkeypatch.setattr("tether.cli._run.model_from_name", fake_model)
     result = runner.invoke(app, ["run", "sing", "--dialect", "hermes", "--max-tokens", "50"])
-    assert result.exit_code == 0, result.output
-    assert "done (max_tokens)" in result.output
+    assert result.exit_code == 1
+    assert (
+        "error: the run stopped at its limit of 50 output tokens (max_tokens) before the model finished; "
+        in result.output
+    )
+    assert "raise it with --max-tokens, e.g. --max-tokens 100." in result.output
     refused = runner.invoke(app, ["run", "sing", "--max-turns", "0"])
     assert refused.exit_code == 2
     assert "--max-turns" in refused.output
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None and not os.environ.get("CI"), reason="needs bubblewrap")
+@pytest.mark.usefixtures("bwrap_installed")
 def test_run_gives_yaml_command_tools_the_first_root_as_their_workspace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,7 @@ dialect parser, the executor and the tool all run for real, with no API key.
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,7 @@ def hermes_turn(seen: int) -> list[dict[str, Any]]:
 class Server:
     """A local Chat Completions endpoint answering each request with the next scripted turn, as SSE."""
 
-    def __init__(self, turn: Any):
+    def __init__(self, turn: Callable[[int], Any], content_type: str = "text/event-stream"):
         self.requests: list[dict[str, Any]] = []
         outer = self
 
@@ -59,9 +60,13 @@ class Server:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 chunks = turn(len(outer.requests))
                 outer.requests.append(body)
-                payload = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+                payload = (
+                    chunks  # a raw answer, as it is
+                    if isinstance(chunks, str)
+                    else "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+                )
                 self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(payload.encode())))
                 self.end_headers()
                 self.wfile.write(payload.encode())
@@ -102,7 +107,7 @@ def test_native_tool_calls_against_a_local_server_with_no_key() -> None:
         result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "→ get_weather" in result.output
-    assert "done (no_calls): Sunny in Oslo, 21 C." in result.output
+    assert result.output.endswith("\nSunny in Oslo, 21 C.\ndone (no_calls)\n")  # the answer, once
     first, second = server.requests
     assert first["stream"] is True
     assert [t["function"]["name"] for t in first["tools"]] == ["get_weather"]
@@ -115,9 +120,36 @@ def test_a_text_dialect_against_a_local_server_reads_calls_from_the_streamed_tex
                 "--tools", WEATHER_TOOL, "--dialect", "hermes"]  # fmt: skip
         result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "done (no_calls): Sunny in Oslo, 21 C." in result.output
+    assert result.output.endswith("\nSunny in Oslo, 21 C.\ndone (no_calls)\n")
     first, second = server.requests
     assert "tools" not in first  # taught in the system prompt instead
     assert "<tool_call>" in first["messages"][0]["content"]
     feedback = second["messages"][-1]["content"]  # the result, in hermes' own feedback format
     assert feedback == '<tool_response>\n{"ok":true,"data":{"high":21.0,"low":14.0}}\n</tool_response>'
+
+
+def run_against(server: Server) -> Any:
+    return runner.invoke(app, ["run", "Weather?", "--model", "openai:local", "--base-url", server.url])
+
+
+def test_a_web_page_instead_of_a_model_is_an_error_not_an_empty_answer() -> None:
+    with Server(lambda seen: "<html><body>It works!</body></html>", "text/html") as server:
+        result = run_against(server)
+    assert result.exit_code == 1
+    assert result.output == (
+        f"error: openai:local at {server.url}/: the server's answer (text/html) held no Chat Completions "
+        "events; is the base URL the API's (it usually ends in /v1)?\n"
+    )
+
+
+def test_a_stream_event_that_is_not_json_is_one_line() -> None:
+    broken = (
+        'data: {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"content": "hi"\n\ndata: [DONE]\n\n'
+    )
+    with Server(lambda seen: broken) as server:
+        result = run_against(server)
+    assert result.exit_code == 1
+    assert result.output.startswith(
+        f"error: openai:local at {server.url}/: the server streamed an event that is not JSON (Expecting"
+    )
+    assert result.output.count("\n") == 1

@@ -86,7 +86,7 @@ CORPUS = _corpus_texts() if CORPORA.is_dir() else []
     cuts=st.lists(st.integers(min_value=0, max_value=500), max_size=6),
 )
 def test_mutated_corpus_output_never_raises_and_streams_equal(
-    case: tuple[str, str], cut: int, length: int, insert: str, cuts: list[int]
+    corpora_dir: Path, case: tuple[str, str], cut: int, length: int, insert: str, cuts: list[int]
 ) -> None:
     dialect, text = case
     cut %= len(text) + 1

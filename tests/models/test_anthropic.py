@@ -1,13 +1,14 @@
 """AnthropicModel over the SDK's real HTTP layer: recorded-shape SSE streams in, request bodies checked."""
 
 import json
+import re
 from typing import Any
 
 import httpx2 as httpx  # the transport layer of anthropic 2.x
 import pytest
 from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
-from tether.exceptions import UserError
+from tether.exceptions import ModelError, UserError
 from tether.loop import Agent
 from tether.models import AnthropicModel, ModelRequest, model_from_name
 from tether.tools import tool
@@ -237,3 +238,14 @@ def test_without_a_key_the_model_says_so_before_any_request(monkeypatch: pytest.
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     with pytest.raises(UserError, match="ANTHROPIC_API_KEY is not set"):
         AnthropicModel("claude-sonnet-5-5")
+
+
+async def test_a_stream_event_that_is_not_json_is_a_model_error_naming_the_server() -> None:
+    broken = sse(message_start())[:-3] + b'"\n\n'  # the event's JSON cut short
+    model = AnthropicModel("claude-sonnet-5-5", client=anthropic_client([broken], []))
+    result = await Agent(model).run("hi")
+    assert result.reason == "model_error"
+    assert isinstance(result.error, ModelError)
+    assert re.match(
+        r"anthropic:claude-sonnet-5-5 at .*: the server streamed an event that is not JSON", str(result.error)
+    )

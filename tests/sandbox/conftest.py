@@ -1,5 +1,3 @@
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -8,10 +6,8 @@ from tether.sandbox import Limits, Sandbox
 
 
 @pytest.fixture(autouse=True)
-def _requires_bwrap() -> None:  # pyright: ignore[reportUnusedFunction]  # autouse fixture
-    # On CI bubblewrap is installed by .ci/run (and CI=1 makes its absence a failure); elsewhere, skip.
-    if shutil.which("bwrap") is None and not os.environ.get("CI"):
-        pytest.skip("bubblewrap is not installed")
+def _requires_bwrap(bwrap_installed: None) -> None:  # pyright: ignore[reportUnusedFunction]  # autouse fixture
+    """Every sandbox test needs bubblewrap, except those marked `without_bwrap` (.ci/run installs it)."""
 
 
 @pytest.fixture

@@ -61,12 +61,14 @@ def test_extra_read_only_binds_are_visible_and_read_only(workspace: Path, tmp_pa
     assert "Read-only file system" in result.stderr
 
 
+@pytest.mark.without_bwrap
 def test_without_bubblewrap_running_is_refused(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("tether.sandbox._sandbox.find_bwrap", lambda: None)
     with pytest.raises(SandboxUnavailable, match=r"apt-get install bubblewrap"):
         Sandbox(workspace).run(["true"])
 
 
+@pytest.mark.without_bwrap
 def test_the_explicit_opt_out_runs_on_the_host_with_limits(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

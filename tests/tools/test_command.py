@@ -2,7 +2,6 @@
 filesystem, and safe whatever values the model sends."""
 
 import json
-import os
 import shutil
 import socket
 from pathlib import Path
@@ -16,9 +15,7 @@ from tether.tools import load_tools
 from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
 
 pytestmark = pytest.mark.anyio
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None and not os.environ.get("CI"), reason="needs bubblewrap"
-)
+needs_bwrap = pytest.mark.usefixtures("bwrap_installed")  # skips without bubblewrap, fails under CI
 
 WHY = "Check what the command sees"
 ARGV = "import json, sys; print(json.dumps(sys.argv[1:]))"

@@ -1,7 +1,6 @@
 """A Python binding that declares a network or filesystem restriction runs in the sandbox, held to it."""
 
 import os
-import shutil
 import socket
 from pathlib import Path
 from typing import Any
@@ -14,9 +13,7 @@ from tether.tools import load_tools
 from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolCall
 
 pytestmark = pytest.mark.anyio
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None and not os.environ.get("CI"), reason="needs bubblewrap"
-)
+needs_bwrap = pytest.mark.usefixtures("bwrap_installed")  # skips without bubblewrap, fails under CI
 
 HELPERS = """
 import asyncio, os, socket

@@ -5,19 +5,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from tether.cli._errors import stderr
+from tether.cli._errors import console, fail
+from tether.cli._journal import URL_FORMS, open_journal
 from tether.store import DEFAULT_URL, JournalEntry, compute_stats
 from tether.store._journal import resolution, writer_alive
-
-if TYPE_CHECKING:
-    from tether.store import SqlJournal
 
 __all__ = ["register"]
 
@@ -26,7 +23,7 @@ Db = Annotated[
     typer.Option(
         "--db",
         envvar="TETHER_JOURNAL_URL",
-        help="The journal's URL (sqlite:///file or postgresql+psycopg://).",
+        help=f"The journal's URL: {URL_FORMS}.",
     ),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -42,7 +39,7 @@ def register(app: typer.Typer) -> None:
         as_json: AsJson = False,
     ) -> None:
         """The latest entries, oldest first; intents without a result are shown as running or IN DOUBT."""
-        with _open(db) as journal:
+        with open_journal(db, existing=True) as journal:
             entries = journal.entries(limit=lines)
             doubtful = {e.id for e in journal.in_doubt()}
         if as_json:
@@ -50,9 +47,9 @@ def register(app: typer.Typer) -> None:
             return
         table = Table("id", "time", "state", "tool", "call", "principal", "result", "ms", "why", box=None)
         for e in entries:
-            state = e.kind
+            state = Text(e.kind)
             if e.id in doubtful:
-                state = "[yellow]running[/]" if writer_alive(e) else "[bold red]IN DOUBT[/]"
+                state = Text("running", "yellow") if writer_alive(e) else Text("IN DOUBT", "bold red")
             result = e.error_code or e.outcome or ""
             ms = f"{e.duration_ms:.1f}" if e.duration_ms is not None else ""
             table.add_row(
@@ -66,7 +63,7 @@ def register(app: typer.Typer) -> None:
                 ms,
                 e.why or "",
             )
-        Console().print(table)
+        console().print(table)
 
     @audit.command("show")
     def show(  # pyright: ignore[reportUnusedFunction]
@@ -74,40 +71,37 @@ def register(app: typer.Typer) -> None:
         db: Db = DEFAULT_URL,
     ) -> None:
         """Every entry of one call, in full (arguments redacted; tracebacks included), as JSON."""
-        with _open(db) as journal:
+        with open_journal(db, existing=True) as journal:
             entries = journal.entries(call_id=call)
             if not entries and call.isdigit() and (found := journal.entry(int(call))) is not None:
                 entries = [found]
         if not entries:
-            stderr.print(f"[bold red]error:[/] no call or entry {call!r} in the journal", highlight=False)
-            raise typer.Exit(1)
+            fail(f"no call or entry {call!r} in the journal", code=1)
         typer.echo(json.dumps([_json(e) for e in entries], indent=2, ensure_ascii=False))
 
     @audit.command("stats")
     def stats(db: Db = DEFAULT_URL, as_json: AsJson = False) -> None:  # pyright: ignore[reportUnusedFunction]
         """Calls, success rate, needs loops, failure reasons, p50/p95 duration per tool (seed 002)."""
-        with _open(db) as journal:
+        with open_journal(db, existing=True) as journal:
             summary = compute_stats(journal.entries())
         if as_json:
             out = dataclasses.asdict(summary) | {"success_rate": summary.success_rate}
             typer.echo(json.dumps(out, indent=2))
             return
-        console = Console()
+        out = console()
         rate = f"{summary.success_rate:.1%}" if summary.success_rate is not None else "-"
-        console.print(
+        out.print(
             f"calls {summary.calls}  ok {summary.ok}  success rate {rate}  needs {summary.needs} "
             f"(resolved {summary.needs_resolved})  refused {summary.refused}  in doubt {summary.in_doubt}"
         )
         if summary.failure_reasons:
-            console.print(
-                "failure reasons: " + ", ".join(f"{k} {v}" for k, v in summary.failure_reasons.items())
-            )
+            out.print("failure reasons: " + ", ".join(f"{k} {v}" for k, v in summary.failure_reasons.items()))
         table = Table("tool", "calls", "ok", "needs", "errors", "p50 ms", "p95 ms", box=None)
         for name, t in summary.tools.items():
             table.add_row(
                 name, str(t.calls), str(t.ok), str(t.needs), str(t.errors), _ms(t.p50_ms), _ms(t.p95_ms)
             )
-        console.print(table)
+        out.print(table)
 
     @audit.command("resolve")
     def resolve(  # pyright: ignore[reportUnusedFunction]
@@ -123,35 +117,24 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Settle a call left in doubt by a crash, so that its repeats are answered (or it may run again)."""
         if not_run == (data is not None):
-            stderr.print("[bold red]error:[/] give exactly one of --not-run and --data JSON", highlight=False)
-            raise typer.Exit(2)
-        with _open(db) as journal:
+            fail("give exactly one of --not-run and --data JSON")
+        try:
+            result = None if data is None else json.loads(data)
+        except json.JSONDecodeError as e:
+            fail(f"--data must be JSON (a string in quotes: '\"sent\"'): {e}")
+        with open_journal(db, existing=True) as journal:
             intent = journal.entry(entry_id)
             if (
                 intent is None
                 or intent.kind != "intent"
                 or intent.id not in {e.id for e in journal.in_doubt()}
             ):
-                stderr.print(
-                    f"[bold red]error:[/] entry {entry_id} is not an intent in doubt", highlight=False
-                )
-                raise typer.Exit(1)
-            envelope = None if data is None else {"ok": True, "data": json.loads(data)}
+                fail(f"entry {entry_id} is not an intent in doubt", code=1)
+            envelope = None if data is None else {"ok": True, "data": result}
             journal.append(resolution(intent, envelope=envelope, note=note))
         typer.echo(f"resolved entry {entry_id}")
 
     app.add_typer(audit, name="audit")
-
-
-def _open(url: str) -> SqlJournal:
-    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
-        stderr.print(
-            f"[bold red]error:[/] no journal at {url} (set --db or TETHER_JOURNAL_URL)", highlight=False
-        )
-        raise typer.Exit(2)
-    from tether.store import SqlJournal
-
-    return SqlJournal(url)
 
 
 def _json(entry: JournalEntry) -> dict[str, Any]:

@@ -3,32 +3,38 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, cast
+from typing import Annotated
 
 import anyio
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.status import Status
+from rich.text import Text
 
-from tether.cli._errors import user_errors
+from tether.cli._approval import Approval
+from tether.cli._errors import console as plain_console
+from tether.cli._errors import leaves, report
 
 # one printer, tool loader and termination for `run` and `chat`
+from tether.cli._printer import EventPrinter, stopped
 from tether.cli._run import (
     DEFAULTS,
     BaseUrlOption,
+    ConfirmOption,
     DialectOption,
-    EventPrinter,
+    JournalOption,
     MaxCallsOption,
     MaxSecondsOption,
     MaxTokensOption,
     MaxTurnsOption,
     ModelOption,
     PackOption,
+    ReadOnlyOption,
     RootOption,
     SessionLogOption,
     ToolsOption,
     agent_tools,
+    guarded,
     termination_named,
 )
 from tether.exceptions import UserError
@@ -37,7 +43,6 @@ from tether.models import Model, load_cassette, model_from_name
 from tether.tools import AbstractToolset
 from tether.types import (
     ChainEndEvent,
-    ChatModelStreamEvent,
     Event,
     Message,
     SystemMessage,
@@ -48,12 +53,13 @@ from tether.types import (
 __all__ = ["register"]
 
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
-QUIET_ENDS = frozenset({"no_calls", "end_turn"})
-"""Reasons a turn ends normally: its answer was already streamed (or sent as chat events)."""
+LOUD_ENDS = frozenset({"final_response"})
+"""Reasons a turn ends with a `done` line: its answer (JSON in a required format) was not streamed. A turn
+that ends normally was (or was sent as chat events); one that stopped early is explained after it."""
 
 
 class _ChatPrinter(EventPrinter):
-    """`tether run`'s printer, plus a spinner while tools run; the streamed answer is the reply, not dimmed."""
+    """`tether run`'s printer, plus a spinner while tools run."""
 
     def __init__(self, console: Console):
         super().__init__(console, show_stream=True)
@@ -62,9 +68,6 @@ class _ChatPrinter(EventPrinter):
 
     def __call__(self, event: Event) -> None:
         match event:
-            case ChatModelStreamEvent(data=text):
-                self.console.print(text, end="", highlight=False, markup=False)
-                self.in_text = True
             case ToolStartEvent(call=call):
                 super().__call__(event)
                 self.running[call.id] = call.name
@@ -73,7 +76,7 @@ class _ChatPrinter(EventPrinter):
                 self.running.pop(call_id, None)
                 self.spin()
                 super().__call__(event)
-            case ChainEndEvent(reason=reason) if reason in QUIET_ENDS:
+            case ChainEndEvent(reason=reason) if reason not in LOUD_ENDS:
                 self.close()
             case _:
                 super().__call__(event)
@@ -82,12 +85,18 @@ class _ChatPrinter(EventPrinter):
         if not self.running:
             self.stop()
             return
-        label = f"running {escape(', '.join(dict.fromkeys(self.running.values())))}…"
+        label = Text(f"running {', '.join(dict.fromkeys(self.running.values()))}…")
         if self.status is None:
             self.status = self.console.status(label)
             self.status.start()
         else:
             self.status.update(label)
+
+    def pause(self) -> None:
+        self.stop()
+
+    def resume(self) -> None:
+        self.spin()
 
     def stop(self) -> None:
         if self.status is not None:
@@ -98,50 +107,46 @@ class _ChatPrinter(EventPrinter):
         """End the turn's output: no spinner left behind, the cursor on a fresh line."""
         self.running.clear()
         self.stop()
-        if self.in_text:
-            self.console.print()
-            self.in_text = False
+        self.end_line()
 
 
-def _leaves(error: BaseException) -> list[BaseException]:
-    """The exceptions inside task-group exception groups."""
-    if isinstance(error, BaseExceptionGroup):
-        inner = cast(tuple[BaseException, ...], error.exceptions)  # pyright: ignore[reportUnknownMemberType]
-        return [leaf for e in inner for leaf in _leaves(e)]
-    return [error]
-
-
-def _turn(agent: Agent, line: str, history: list[Message], console: Console) -> RunResult | None:
+def _turn(agent: Agent, line: str, history: list[Message], printer: _ChatPrinter) -> RunResult | None:
     """One user line to the end of its run; None when it was cancelled or failed (the history stays as it was)."""
-    printer = _ChatPrinter(console)
     try:
         result = anyio.run(lambda: agent.run(line, history=history, on_event=printer))
-        # a provider's or a network's failure (its error event was shown) ends only this turn
-        return None if result.reason == "model_error" else result
     except KeyboardInterrupt:
         printer.close()
-        console.print("[yellow]cancelled[/]")
+        printer.console.print(Text("cancelled", "yellow"))
     except Exception as e:
         printer.close()
-        leaves = _leaves(e)
-        for leaf in leaves:
+        found = leaves(e)
+        for leaf in found:
             if isinstance(leaf, UserError):
                 raise leaf from e  # a developer's mistake ends the session, as one clear line
-        for leaf in leaves:  # a provider's or a network's failure ends only this turn
-            console.print(f"[red]error:[/] {escape(f'{type(leaf).__name__}: {leaf}')}", highlight=False)
+        for leaf in found:  # a provider's or a network's failure ends only this turn
+            report(f"{type(leaf).__name__}: {leaf}")
+    else:
+        printer.close()
+        if result.reason == "model_error":  # a provider's or a network's failure (its error event was shown)
+            return None  # ends only this turn
+        why = stopped(result, agent.limits)
+        if why is not None:  # the conversation goes on from where the turn stopped
+            report(why)
+        return result
     finally:
         printer.forget_speech()
     return None
 
 
-def _chat(agent: Agent, console: Console) -> None:
+def _chat(agent: Agent, printer: _ChatPrinter) -> None:
     history: list[Message] = []
+    console = printer.console
     console.print(
-        f"[bold]tether chat[/] with {escape(agent.model.name)}: /exit or Ctrl-D to leave.", highlight=False
+        Text.assemble(("tether chat", "bold"), f" with {agent.model.name}: /exit or Ctrl-D to leave.")
     )
     while True:
         try:
-            line = console.input("[bold green]you>[/] ").strip()
+            line = console.input(Text("you> ", "bold green")).strip()
         except EOFError:
             console.print()
             return
@@ -152,7 +157,7 @@ def _chat(agent: Agent, console: Console) -> None:
             return
         if not line:
             continue
-        result = _turn(agent, line, history, console)
+        result = _turn(agent, line, history, printer)
         if result is not None:
             history = [m for m in result.messages if not isinstance(m, SystemMessage)]
 
@@ -182,34 +187,41 @@ def register(app: typer.Typer) -> None:
         max_tokens: MaxTokensOption = None,
         max_seconds: MaxSecondsOption = None,
         session_log: SessionLogOption = None,
+        journal: JournalOption = None,
+        read_only: ReadOnlyOption = False,
+        confirm: ConfirmOption = False,
     ) -> None:
-        """Talk with a model and its tools: each line continues the conversation; Ctrl-C cancels a turn."""
-        console = Console(emoji=False)  # `:x:` in a name or a tool's output is text
-        with user_errors():
-            toolset: AbstractToolset = agent_tools(tools or [], pack or [], root or [])
-            chosen: Model
-            if replay is not None:
-                header, chosen = load_cassette(replay)
-                # the cassette's paths are relative to itself, as `tether replay` reads them
-                recorded = agent_tools(
-                    header.get("tools", []),
-                    header.get("packs", []),
-                    header.get("roots", []),
-                    base=replay.parent,
-                )
-                toolset = recorded | toolset
-                dialect = dialect or header.get("dialect")
-                until = until or header.get("termination")
-                system = system or header.get("system_prompt", "")
-            else:
-                chosen = model_from_name(model, base_url=base_url, native_tools=dialect is None)
-            agent = Agent(
-                chosen,
-                toolset,
-                dialect=dialect,
-                termination=termination_named(until or "no_calls"),
-                system_prompt=system,
-                limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
-                session_log=session_log,
+        """Talk with a model and its tools: each line continues the conversation; Ctrl-C cancels a turn.
+
+        With --confirm, each call to a tool with side effects waits for your y/n.
+        """
+        printer = _ChatPrinter(plain_console())
+        toolset: AbstractToolset = agent_tools(tools or [], pack or [], root or [], read_only=read_only)
+        chosen: Model
+        if replay is not None:
+            header, chosen = load_cassette(replay)
+            # the cassette's paths are relative to itself, as `tether replay` reads them
+            recorded = agent_tools(
+                header.get("tools", []),
+                header.get("packs", []),
+                header.get("roots", []),
+                base=replay.parent,
+                read_only=read_only,
             )
-            _chat(agent, console)
+            toolset = recorded | toolset
+            dialect = dialect or header.get("dialect")
+            until = until or header.get("termination")
+            system = system or header.get("system_prompt", "")
+        else:
+            chosen = model_from_name(model, base_url=base_url, native_tools=dialect is None)
+        approval = Approval(printer.approve) if confirm else None
+        agent = Agent(
+            chosen,
+            toolset,
+            dialect=dialect,
+            termination=termination_named(until or "no_calls"),
+            system_prompt=system,
+            limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
+            executor=guarded(toolset, journal=journal, approval=approval, session_log=session_log),
+        )
+        _chat(agent, printer)

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from tether.cli._errors import user_errors
+from tether.cli._errors import console as plain_console
 from tether.dialects._corpus import FileReport, corpus_files, load_exclusions, run_file
 from tether.exceptions import UserError
 
@@ -27,7 +26,9 @@ def _percent(exact: int, labeled: int) -> str:
 def register(app: typer.Typer) -> None:
     @app.command("corpus")
     def corpus_command(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
-        directory: Annotated[Path, typer.Argument(help="The corpora folder.")] = _DEFAULT,
+        directory: Annotated[
+            Path, typer.Argument(help="The corpora folder, or one corpus file (*.jsonl).")
+        ] = _DEFAULT,
         files: Annotated[
             list[str] | None, typer.Option("--file", "-f", help="Only these files (stems).")
         ] = None,
@@ -45,21 +46,17 @@ def register(app: typer.Typer) -> None:
 
         `labeled` counts the cases with an expectation that are not excluded; `exact %` is exact of labeled.
         """
-        with user_errors():
-            if not directory.is_dir():
-                raise UserError(f"No corpora folder at {directory}: pass the folder of *.jsonl corpus files.")
-            if mislabeled is not None and not mislabeled.is_file():
-                raise UserError(f"No exclusions file at {mislabeled}.")
+        paths = _chosen(directory, files or [])
+        if mislabeled is not None and not mislabeled.is_file():
+            raise UserError(f"No exclusions file at {mislabeled}.")
         exclusions: dict[tuple[str, int], str] = {}
         content_only: frozenset[tuple[str, int]] = frozenset()
         if mislabeled is not None:
             exclusions, content_only = load_exclusions(mislabeled)
-        console = Console()
+        console = plain_console()
         table = Table(*_COLUMNS)
         total = FileReport("total", None)
-        for path in corpus_files(directory):
-            if files and path.stem not in files:
-                continue
+        for path in paths:
             report = run_file(path, exclusions=exclusions, content_only=content_only)
             for name in ("cases", "labeled", "exact", "content_cases", "content_ok", "stream_ok", "excluded"):
                 setattr(total, name, getattr(total, name) + getattr(report, name))
@@ -69,9 +66,7 @@ def register(app: typer.Typer) -> None:
             else:
                 table.add_row(*_cells(row, report))
             for f in report.failures[:failures]:
-                console.print(
-                    f"  {path.name}:{f.line} {f.what}: {f.text[:160]!r} {f.detail[:200]}", highlight=False
-                )
+                console.print(f"  {path.name}:{f.line} {f.what}: {f.text[:160]!r} {f.detail[:200]}")
         if as_json:
             typer.echo(json.dumps(total.as_dict()))
             return
@@ -81,9 +76,26 @@ def register(app: typer.Typer) -> None:
         source = f"listed in {mislabeled}" if mislabeled is not None else "none: no --mislabeled file given"
         console.print(
             f"{total.labeled} labeled cases (expectation known, not excluded), {total.exact} exact "
-            f"({_percent(total.exact, total.labeled)}%); {total.excluded} excluded as mislabeled ({source}).",
-            highlight=False,
+            f"({_percent(total.exact, total.labeled)}%); {total.excluded} excluded as mislabeled ({source})."
         )
+
+
+def _chosen(directory: Path, stems: list[str]) -> list[Path]:
+    """The corpus files to run: one file, or a folder's (only `stems`, each of which must be there)."""
+    if directory.is_file() and directory.suffix == ".jsonl":
+        return [directory]
+    if not directory.is_dir():
+        raise UserError(
+            f"No corpora folder at {directory}: pass the folder of *.jsonl corpus files, or one of them."
+        )
+    paths = corpus_files(directory)
+    known = {p.stem for p in paths}
+    if missing := [s for s in stems if s not in known]:
+        raise UserError(
+            f"No corpus file named {', '.join(missing)} in {directory} (--file takes a file's stem); "
+            f"there are: {', '.join(sorted(known)) or 'none'}."
+        )
+    return [p for p in paths if not stems or p.stem in stems]
 
 
 def _cells(row: dict[str, object], report: FileReport) -> list[str]:

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from tether.cli._errors import user_errors
+from tether.cli._errors import console as plain_console
 from tether.cli._run import replay_cassette
 from tether.tools import load_tools
 from tether.types import ToolCall
@@ -25,25 +25,21 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Replay a recorded multi-step session through the real loop and tools, then refuse one bad call
         to a tool defined four ways (Python, YAML, TypeScript, OpenAI JSON)."""
-        console = Console()
+        console = plain_console()
         cassette = examples / "sessions" / "find-weather.jsonl"
         console.rule("1. A recorded session, replayed")
         console.print(
             f"No API key and no network: the model's outputs come from {cassette}; the dialect parser,\n"
-            "the executor (guards, journal) and the fs and search tools run for real.\n",
-            highlight=False,
+            "the executor (guards, journal) and the fs and search tools run for real.\n"
         )
-        with user_errors():
-            replay_cassette(cassette, console)
-            console.print()
-            console.rule("2. One tool, four definitions, one refusal")
-            _four_definitions(examples / "weather", console)
+        replay_cassette(cassette, console)
+        console.print()
+        console.rule("2. One tool, four definitions, one refusal")
+        _four_definitions(examples / "weather", console)
 
 
 def _four_definitions(directory: Path, console: Console) -> None:
-    console.print(
-        f"The same call, {json.dumps(BAD_CALL)}, to get_weather defined four ways:\n", highlight=False
-    )
+    console.print(f"The same call, {json.dumps(BAD_CALL)}, to get_weather defined four ways:\n")
     table = Table("definition", "refusal a model sees", "coercions recorded", show_lines=True)
     for path in sorted(directory.iterdir()):
         if path.suffix not in (".py", ".yaml", ".ts", ".json"):

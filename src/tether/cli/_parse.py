@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from tether.cli._errors import user_errors
 from tether.dialects import dialect_names, parse
+from tether.exceptions import UserError
 from tether.tools import load_tools
 
 __all__ = ["register"]
@@ -33,7 +33,17 @@ def register(app: typer.Typer) -> None:
         """Parse a model output read from stdin; prints calls, content, reasoning and errors as JSON."""
         if dialect not in dialect_names():
             raise typer.BadParameter(f"unknown dialect {dialect!r}; known: {', '.join(dialect_names())}")
-        with user_errors():
-            toolset = load_tools(tools) if tools is not None else None
-            result = parse(sys.stdin.read(), dialect, toolset)
+        toolset = load_tools(tools) if tools is not None else None
+        result = parse(_stdin_text(), dialect, toolset)
         typer.echo(result.model_dump_json(indent=2))
+
+
+def _stdin_text() -> str:
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError(
+            f"stdin is not UTF-8 text (byte {data[e.start]:#04x} at offset {e.start}): tether parse reads "
+            "model output as UTF-8; convert it first, e.g. `iconv -f latin1 -t utf-8`."
+        ) from e

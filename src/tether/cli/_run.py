@@ -1,51 +1,46 @@
 from __future__ import annotations
 
-import json
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from tether.builtin import PackConfig, build_tools
-from tether.cli._errors import user_errors
+from tether.cli._approval import Approval
+from tether.cli._errors import console as plain_console
+from tether.cli._errors import fail
+from tether.cli._journal import open_journal
+from tether.cli._printer import EventPrinter, stopped
 from tether.dialects import dialect_names
 from tether.exceptions import UserError
+from tether.execution import Executor, SessionLog
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, RunResult, Termination
 from tether.models import Model, RecordingModel, load_cassette, model_from_name
 from tether.tools import AbstractToolset, Toolset, load_tools
-from tether.types import (
-    ChainEndEvent,
-    ChatEvent,
-    ChatModelStreamEvent,
-    ErrorEnvelope,
-    ErrorEvent,
-    Event,
-    NeedsEnvelope,
-    OpenUrlEvent,
-    SpeechEvent,
-    ToolEndEvent,
-    ToolStartEvent,
-)
 
 __all__ = [
     "DEFAULTS",
     "BaseUrlOption",
+    "ConfirmOption",
     "DialectOption",
-    "EventPrinter",
+    "JournalOption",
     "MaxCallsOption",
     "MaxSecondsOption",
     "MaxTokensOption",
     "MaxTurnsOption",
     "ModelOption",
     "PackOption",
+    "ReadOnlyOption",
     "RootOption",
     "SessionLogOption",
     "ToolsOption",
     "agent_tools",
+    "guarded",
     "register",
     "replay_cassette",
     "termination_named",
@@ -88,6 +83,28 @@ SessionLogOption = Annotated[
         help="Append every tool call and its result to this markdown file (MOOLLM's session-log.md)."
     ),
 ]
+JournalOption = Annotated[
+    str | None,
+    typer.Option(
+        "--journal",
+        envvar="TETHER_JOURNAL_URL",
+        help="Keep every tool call in this journal for `tether audit`, e.g. sqlite:///runs.db.",
+    ),
+]
+ReadOnlyOption = Annotated[
+    bool,
+    typer.Option(
+        "--read-only", help="Offer only tools without side effects (fs.read and fs.ls, not fs.write, ...)."
+    ),
+]
+ConfirmOption = Annotated[
+    bool,
+    typer.Option(
+        "--confirm",
+        help="Ask y/n in the terminal before each call to a tool with side effects. Where no one can "
+        "answer (`run` with stdin not a terminal), such calls are refused and the model is told why.",
+    ),
+]
 
 TERMINATIONS = {"no_calls": NoCalls, "end_turn": EndTurn, "final_response": FinalResponse}
 
@@ -99,9 +116,10 @@ def termination_named(name: str) -> Termination:
 
 
 def agent_tools(
-    sources: list[str], packs: list[str], roots: list[str], base: Path = Path()
+    sources: list[str], packs: list[str], roots: list[str], base: Path = Path(), *, read_only: bool = False
 ) -> AbstractToolset:
-    """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`)."""
+    """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`);
+    with `read_only`, only those without side effects."""
     toolset: AbstractToolset = Toolset()
     workspace = (base / roots[0]).resolve() if roots else None  # where YAML command tools work
     for source in sources:
@@ -109,98 +127,57 @@ def agent_tools(
     if packs:
         config = PackConfig(roots=tuple((base / r).resolve() for r in roots or ["."]))
         toolset = toolset | build_tools(packs, config)
+    if read_only:
+        toolset = toolset.filtered(lambda t: t.spec.side_effects == "none")
     return toolset
+
+
+def guarded(
+    tools: AbstractToolset, *, journal: str | None, approval: Approval | None, session_log: Path | None
+) -> Executor:
+    """An executor over `tools` that keeps each call in the journal at `journal` (else in memory), asks
+    `approval` first, and logs to `session_log` (MOOLLM's session-log.md). The agent adds its core tools."""
+    return Executor(
+        tools,
+        journal=open_journal(journal, existing=False) if journal is not None else None,
+        guards=[approval] if approval is not None else [],
+        recorders=[SessionLog(session_log)] if session_log is not None else [],
+    )
 
 
 def _relative(path: str, start: Path) -> str:
     return os.path.relpath(Path(path).resolve(), start)
 
 
-class EventPrinter:
-    """Shows a run as it happens: streamed text, each tool call with its why, and its envelope."""
-
-    def __init__(self, console: Console, *, show_stream: bool):
-        self.console = console
-        self.show_stream = show_stream
-        self.in_text = False
-        self.names: dict[str, str] = {}
-        self.last_started: str | None = None
-        self.spoken: list[Path] = []
-        """Speech files `say` made: the terminal does not play them, so they are deleted (`forget_speech`)."""
-
-    def forget_speech(self) -> None:
-        for audio in self.spoken:
-            audio.unlink(missing_ok=True)
-        self.spoken.clear()
-
-    def _owner(self, call_id: str) -> str:
-        """Calls run concurrently: a result that does not follow its own call names the tool it is from."""
-        if call_id == self.last_started:
-            return ""
-        return f"{escape(self.names.get(call_id, call_id))}: "
-
-    def __call__(self, event: Event) -> None:
-        c = self.console
-        if isinstance(event, ChatModelStreamEvent):
-            if self.show_stream:
-                c.print(event.data, end="", style="dim", highlight=False, markup=False)
-                self.in_text = True
-            return
-        if self.in_text:
-            c.print()
-            self.in_text = False
-        match event:
-            case ToolStartEvent(call=call):
-                # most dialects carry `why` as an argument: show it as the why, not twice
-                said = call.why if call.why is not None else call.arguments.get("why")
-                shown = {k: v for k, v in call.arguments.items() if k != "why" or call.why is not None}
-                args = json.dumps(shown, ensure_ascii=False, default=str)
-                why = f"  [italic]why: {escape(str(said))}[/]" if said else ""
-                c.print(f"[cyan]→ {call.name}[/]({escape(args)}){why}", highlight=False)
-                self.names[call.id] = call.name
-                self.last_started = call.id
-            case ToolEndEvent(call_id=call_id, envelope=ErrorEnvelope(error=error)):
-                c.print(f"  [red]✗ {self._owner(call_id)}{error.code}[/] {error.message}", highlight=False)
-                if error.suggestion:
-                    c.print(f"    [yellow]suggestion:[/] {error.suggestion}", highlight=False)
-            case ToolEndEvent(call_id=call_id, envelope=NeedsEnvelope(needs=needs)):
-                c.print(f"  [yellow]? {self._owner(call_id)}needs[/] {json.dumps(needs)}", highlight=False)
-            case ToolEndEvent(call_id=call_id, envelope=envelope):
-                data = json.dumps(getattr(envelope, "data", None), ensure_ascii=False, default=str)
-                c.print(f"  [green]✓[/] {self._owner(call_id)}{data[:200]}", highlight=False)
-            case ChatEvent(data=text):
-                c.print(f"[bold]chat:[/] {text}", highlight=False)
-            case SpeechEvent(utterance=text, audio=audio):
-                c.print(f"[bold]say:[/] {text}", highlight=False)
-                if audio is not None:
-                    self.spoken.append(Path(audio))
-            case OpenUrlEvent(url=url):
-                c.print(f"[bold]open:[/] {url}", highlight=False)
-            case ErrorEvent(data=data):
-                c.print(f"[red]error:[/] {data.get('message')}", highlight=False)
-            case ChainEndEvent(reason="model_error"):
-                pass  # the error event said it all
-            case ChainEndEvent(reason=reason, data=data):
-                out = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
-                c.print(f"[bold green]done[/] ({reason}): {out}", highlight=False)
-            case _:
-                pass
+def _at_terminal() -> bool:
+    """Whether someone can answer a question: with stdin piped, calls that need approval are refused."""
+    return sys.stdin.isatty()
 
 
-def _run(agent: Agent, prompt: str, console: Console, *, show_stream: bool) -> RunResult:
-    printer = EventPrinter(console, show_stream=show_stream)
+def _run(agent: Agent, prompt: str, printer: EventPrinter) -> RunResult:
+    """The run to its end; exit 1 with one line when it stopped before the model finished."""
     try:
         result = anyio.run(lambda: agent.run(prompt, on_event=printer))
     finally:
+        printer.end_line()
         printer.forget_speech()
-    if result.reason == "model_error":  # the provider or the network failed: its error event, and exit 1
+    if result.reason == "model_error":  # the provider or the network failed: its error event said so
         raise typer.Exit(1) from result.error
+    why = stopped(result, agent.limits)
+    if why is not None:
+        fail(why, code=1)
     return result
 
 
 def replay_cassette(path: Path, console: Console) -> RunResult:
     """Run a recorded session again through the real parser, executor and tools."""
     header, model = load_cassette(path)
+    prompt = header.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise UserError(
+            f"{path} has no prompt to replay: `tether replay` takes a cassette saved by `tether run --record`; "
+            "replay a recorded chat with `tether chat --replay`."
+        )
     agent = Agent(
         model,
         # paths in a cassette are relative to the cassette itself, so it replays from any directory
@@ -208,11 +185,11 @@ def replay_cassette(path: Path, console: Console) -> RunResult:
             header.get("tools", []), header.get("packs", []), header.get("roots", []), base=path.parent
         ),
         dialect=header.get("dialect"),
-        termination=termination_named(header.get("termination", "no_calls")),
+        termination=termination_named(header.get("termination") or "no_calls"),
         system_prompt=header.get("system_prompt", ""),
     )
-    console.print(f"[bold]user:[/] {header['prompt']}", highlight=False)
-    return _run(agent, header["prompt"], console, show_stream=False)
+    console.print(Text.assemble(("user:", "bold"), f" {prompt}"))
+    return _run(agent, prompt, EventPrinter(console, show_stream=False))
 
 
 def register(app: typer.Typer) -> None:
@@ -234,35 +211,45 @@ def register(app: typer.Typer) -> None:
         max_tokens: MaxTokensOption = None,
         max_seconds: MaxSecondsOption = None,
         session_log: SessionLogOption = None,
+        journal: JournalOption = None,
+        read_only: ReadOnlyOption = False,
+        confirm: ConfirmOption = False,
     ) -> None:
-        """Run one prompt through a model, its tools and the loop, showing each call as it happens."""
-        console = Console()
-        with user_errors():
-            sources, packs, roots = tools or [], pack or [], root or []
-            chosen: Model = model_from_name(model, base_url=base_url, native_tools=dialect is None)
-            if record is not None:
-                here = record.resolve().parent
-                header: dict[str, Any] = {
-                    "prompt": prompt, "dialect": dialect, "termination": until, "packs": packs,
-                    # paths relative to the cassette, as replay reads them
-                    "tools": [_relative(t, here) if Path(t).suffix else t for t in sources],
-                    "roots": [_relative(r, here) for r in roots or ["."]],
-                }  # fmt: skip
-                chosen = RecordingModel(chosen, record, header)
-            agent = Agent(
-                chosen,
-                agent_tools(sources, packs, roots),
-                dialect=dialect,
-                termination=termination_named(until),
-                limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
-                session_log=session_log,
+        """Run one prompt through a model, its tools and the loop, showing each call as it happens.
+
+        Exits 1 when the run stops before the model finished (a limit, a provider's failure), saying why.
+        """
+        if not prompt.strip():
+            raise UserError(
+                'The prompt is empty: say what to ask, e.g. tether run "Which files mention TODO?".'
             )
-            _run(agent, prompt, console, show_stream=True)
+        printer = EventPrinter(plain_console(), show_stream=True)
+        sources, packs, roots = tools or [], pack or [], root or []
+        chosen: Model = model_from_name(model, base_url=base_url, native_tools=dialect is None)
+        if record is not None:
+            here = record.resolve().parent
+            header: dict[str, Any] = {
+                "prompt": prompt, "dialect": dialect, "termination": until, "packs": packs,
+                # paths relative to the cassette, as replay reads them
+                "tools": [_relative(t, here) if Path(t).suffix else t for t in sources],
+                "roots": [_relative(r, here) for r in roots or ["."]],
+            }  # fmt: skip
+            chosen = RecordingModel(chosen, record, header)
+        toolset = agent_tools(sources, packs, roots, read_only=read_only)
+        approval = Approval(printer.approve if _at_terminal() else None) if confirm else None
+        agent = Agent(
+            chosen,
+            toolset,
+            dialect=dialect,
+            termination=termination_named(until),
+            limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
+            executor=guarded(toolset, journal=journal, approval=approval, session_log=session_log),
+        )
+        _run(agent, prompt, printer)
 
     @app.command("replay")
     def replay(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
         cassette: Annotated[Path, typer.Argument(help="A cassette saved with `tether run --record`.")],
     ) -> None:
         """Re-run a recorded session with no network: the real parser, executor and tools, the recorded model."""
-        with user_errors():
-            replay_cassette(cassette, Console())
+        replay_cassette(cassette, plain_console())

@@ -4,9 +4,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from tether.cli._errors import user_errors
+from tether.cli._errors import console
 from tether.exceptions import UserError
 from tether.schemas import export_schemas
 
@@ -18,16 +17,17 @@ def register(app: typer.Typer) -> None:
 
     @schema.command("export")
     def export(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
-        directory: Annotated[Path, typer.Argument(help="Where to write the *.vN.json files.")],
+        directory: Annotated[str, typer.Argument(help="Where to write the *.vN.json files.")],
     ) -> None:
         """Write tool_call.v1.json, envelope.v1.json, ... generated from tether's models."""
-        console = Console()
-        with user_errors():
-            try:
-                written = export_schemas(directory)
-            except OSError as e:
-                raise UserError(f"Cannot write the schemas to {directory}: {e.strerror or e}.") from e
+        if not directory.strip():
+            raise UserError("Give the folder to write the schemas to, e.g. `tether schema export schemas`.")
+        try:
+            written = export_schemas(Path(directory))
+        except OSError as e:
+            raise UserError(f"Cannot write the schemas to {directory}: {e.strerror or e}.") from e
+        out = console()
         for path in written:
-            console.print(f"wrote {path}", highlight=False)
+            out.print(f"wrote {path}")
 
     app.add_typer(schema, name="schema")

@@ -5,10 +5,9 @@ from enum import StrEnum
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from tether.cli._errors import user_errors
+from tether.cli._errors import console, fail
 from tether.tools import dump_yaml, export_tools, load_tools, model_schema
 
 __all__ = ["register"]
@@ -30,24 +29,21 @@ def register(app: typer.Typer) -> None:
     @tools.command("list")
     def list_(source: Source) -> None:  # pyright: ignore[reportUnusedFunction]
         """One line per tool: name, side effects, whether `why` is required, and its description."""
-        with user_errors():
-            toolset = load_tools(source)
+        toolset = load_tools(source)
         table = Table("name", "side effects", "why", "description", box=None)
         for spec in toolset.specs():
             summary = spec.description.strip().splitlines()[0] if spec.description.strip() else ""
             table.add_row(spec.name, spec.side_effects, "required" if spec.requires_why else "", summary)
-        Console().print(table)
+        console().print(table)
 
     @tools.command("show")
     def show(source: Source, name: Annotated[str, typer.Argument(help="The tool's name or alias.")]) -> None:  # pyright: ignore[reportUnusedFunction]
         """A tool's full spec as JSON."""
-        with user_errors():
-            toolset = load_tools(source)
+        toolset = load_tools(source)
         found = toolset.get(name)
         if found is None:
             close = ", ".join(toolset.closest(name)) or ", ".join(toolset.names())
-            typer.echo(f"error: no tool named {name!r} in {source}; did you mean: {close}?", err=True)
-            raise typer.Exit(2)
+            fail(f"no tool named {name!r} in {source}; did you mean: {close}?")
         typer.echo(found.spec.model_dump_json(indent=2))
 
     @tools.command("export")
@@ -59,15 +55,14 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """All tools in another format: OpenAI, Anthropic or Gemini tool JSON, MOOLLM YAML, or JSON Schema."""
-        with user_errors():
-            toolset = load_tools(source)
-            if format is Format.yaml:
-                typer.echo(dump_yaml(toolset.specs()), nl=False)
-                return
-            if format is Format.json_schema:
-                out: object = {spec.name: model_schema(spec) for spec in toolset.specs()}
-            else:
-                out = export_tools(toolset, format.value, strict=strict)
+        toolset = load_tools(source)
+        if format is Format.yaml:
+            typer.echo(dump_yaml(toolset.specs()), nl=False)
+            return
+        if format is Format.json_schema:
+            out: object = {spec.name: model_schema(spec) for spec in toolset.specs()}
+        else:
+            out = export_tools(toolset, format.value, strict=strict)
         typer.echo(json.dumps(out, indent=2, ensure_ascii=False))
 
     app.add_typer(tools, name="tools")

@@ -21,6 +21,7 @@ from tether._literals import loads
 from tether.dialects._api import parse, stream_parser
 from tether.dialects._events import ParseResult
 from tether.dialects._registry import dialect_names
+from tether.exceptions import UserError
 
 __all__ = ["CaseFailure", "FileReport", "corpus_files", "load_exclusions", "run_file"]
 
@@ -81,10 +82,22 @@ def corpus_files(corpora: Path) -> list[Path]:
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as f:
+    """The file's cases by line number.
+
+    Raises:
+        UserError: a line is not a corpus case (a JSON object with a `text` string).
+    """
+    with path.open(encoding="utf-8", errors="replace") as f:
         for n, line in enumerate(f, 1):
-            if line.strip():
-                yield n, json.loads(line)
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise UserError(f"{path}:{n} is not a corpus case: not JSON ({e}).") from e
+            if not isinstance(row, dict) or not isinstance(cast(dict[str, Any], row).get("text"), str):
+                raise UserError(f"{path}:{n} is not a corpus case: a JSON object with a `text` string.")
+            yield n, cast(dict[str, Any], row)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
@@ -97,6 +98,10 @@ class AnthropicModel(Model):
                 await stream.close()  # release the connection when the turn is cancelled midway
         except anthropic.AnthropicError as e:
             raise ModelError(f"{self.name} at {self.client.base_url}: {type(e).__name__}: {e}") from e
+        except json.JSONDecodeError as e:
+            raise ModelError(
+                f"{self.name} at {self.client.base_url}: the server streamed an event that is not JSON ({e})."
+            ) from e
 
 
 def _messages(request: ModelRequest) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tether.exceptions import UserError
 from tether.models._base import Model, ModelChunk, ModelRequest
@@ -42,18 +42,58 @@ class RecordingModel(Model):
             self.turns += 1
 
 
+_HEADER_TYPES: dict[str, type | tuple[type, ...]] = {
+    "prompt": str,
+    "native_dialect": (str, type(None)),
+    "dialect": (str, type(None)),
+    "termination": (str, type(None)),
+    "system_prompt": str,
+    "tools": list,
+    "packs": list,
+    "roots": list,
+}
+
+
 def load_cassette(path: Path) -> tuple[dict[str, Any], ScriptedModel]:
-    """The cassette's header and a model that streams its turns again, chunk for chunk."""
+    """The cassette's header and a model that streams its turns again, chunk for chunk.
+
+    Raises:
+        UserError: the file cannot be read or is not a cassette; the message names the line at fault.
+    """
     try:
-        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, json.JSONDecodeError) as e:
+        lines: list[Any] = [
+            json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+        ]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise UserError(f"Cannot read cassette {path}: {e}") from e
-    if not lines or lines[0].get("cassette") != 1:
+    if not lines or not isinstance(lines[0], dict) or cast(dict[str, Any], lines[0]).get("cassette") != 1:
         raise UserError(
             f"{path} is not a tether cassette (its first line should be a header with cassette: 1)."
         )
-    header, turns = lines[0], lines[1:]
-    model = ScriptedModel(
-        [t["chunks"] for t in turns], native_dialect=header.get("native_dialect"), name="replay"
+    header = cast(dict[str, Any], lines[0])
+    for key, kind in _HEADER_TYPES.items():
+        value = header.get(key)
+        if key in header and not isinstance(value, kind):
+            raise UserError(f"{path}: the header's {key!r} should be a {_named(kind)}, not {value!r}.")
+        if isinstance(value, list) and not all(isinstance(v, str) for v in cast(list[Any], value)):
+            raise UserError(f"{path}: the header's {key!r} should be a list of strings, not {value!r}.")
+    return header, ScriptedModel(
+        [_chunks(path, n, turn) for n, turn in enumerate(lines[1:], 2)],
+        native_dialect=header.get("native_dialect"),
+        name="replay",
     )
-    return header, model
+
+
+def _named(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+
+
+def _chunks(path: Path, line: int, turn: Any) -> list[ModelChunk]:
+    chunks = cast(dict[str, Any], turn).get("chunks") if isinstance(turn, dict) else None
+    if not isinstance(chunks, list) or not all(isinstance(c, str | dict) for c in cast(list[Any], chunks)):
+        raise UserError(
+            f"{path}:{line} is not a recorded model turn: a JSON object whose `chunks` is a list of text "
+            "or provider chunks."
+        )
+    return cast(list[ModelChunk], chunks)

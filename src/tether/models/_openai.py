@@ -75,8 +75,10 @@ class OpenAIModel(Model):
                 stream = await self.client.chat.completions.create(
                     model=self.model, messages=messages, stream=True
                 )
+            events = 0
             try:
                 async for chunk in stream:
+                    events += 1
                     if self.native_dialect is not None:
                         yield chunk.model_dump(exclude_none=True)
                     else:
@@ -85,8 +87,18 @@ class OpenAIModel(Model):
                                 yield choice.delta.content
             finally:
                 await stream.close()  # release the connection when the turn is cancelled midway
+            if events == 0:  # e.g. a web page: the SDK finds no `data:` lines in it and yields nothing
+                kind = stream.response.headers.get("content-type", "no content type")
+                raise ModelError(
+                    f"{self.name} at {self.client.base_url}: the server's answer ({kind}) held no Chat "
+                    "Completions events; is the base URL the API's (it usually ends in /v1)?"
+                )
         except openai.OpenAIError as e:
             raise ModelError(f"{self.name} at {self.client.base_url}: {type(e).__name__}: {e}") from e
+        except json.JSONDecodeError as e:
+            raise ModelError(
+                f"{self.name} at {self.client.base_url}: the server streamed an event that is not JSON ({e})."
+            ) from e
 
 
 def _tools(specs: Sequence[ToolSpec]) -> list[dict[str, Any]]:

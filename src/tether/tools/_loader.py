@@ -66,7 +66,15 @@ def load_tools(source: str | Path, *, workspace: str | Path | None = None) -> To
     Args:
         source: The file or module.
         workspace: The folder YAML command tools see as `workspace/` (default: the current directory).
+
+    Raises:
+        UserError: the source is empty, missing, unreadable, or fails to import (its own error is named).
     """
+    if not str(source).strip():
+        raise UserError(
+            "No tool source given: name a file ending in .py, .yaml, .ts or .json, or a module path "
+            "(e.g. `myapp.tools`)."
+        )
     path = Path(source)
     if path.suffix in (".yaml", ".yml", ".ts", ".json", ".py") and not path.is_file():
         raise UserError(f"No such tool definition file: {path}")
@@ -94,11 +102,13 @@ def load_tools(source: str | Path, *, workspace: str | Path | None = None) -> To
 def _import_module(name: str) -> ModuleType:
     try:
         return importlib.import_module(name)
-    except ModuleNotFoundError as e:
+    except (ModuleNotFoundError, ValueError, TypeError) as e:  # not found, or not a module path at all
         raise UserError(
             f"Cannot import {name!r} ({e}). Give a module path importable from here (e.g. `myapp.tools`) "
             "or a file ending in .py, .yaml, .ts or .json."
         ) from e
+    except Exception as e:  # the module's own code failed
+        raise UserError(f"Importing {name!r} failed: {_failure(e)}") from e
 
 
 def _import_file(path: Path) -> ModuleType:
@@ -108,8 +118,19 @@ def _import_file(path: Path) -> ModuleType:
         raise UserError(f"Cannot load Python file {path}.")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # a syntax error, a missing import, an exception at its top level
+        del sys.modules[name]
+        raise UserError(f"Importing {path} failed: {_failure(e)}") from e
     return module
+
+
+def _failure(error: Exception) -> str:
+    """An import's failure in one line: a syntax error with its line, anything else with its type."""
+    if isinstance(error, SyntaxError):
+        return f"{error.msg} at line {error.lineno}: {(error.text or '').strip()}"
+    return f"{type(error).__name__}: {error}"
 
 
 def _tools_in(module: ModuleType, source: str) -> Toolset:
