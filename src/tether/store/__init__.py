@@ -22,6 +22,8 @@ from tether.store._redact import redact as redact
 from tether.store._stats import JournalStats as JournalStats
 from tether.store._stats import ToolStats as ToolStats
 from tether.store._stats import compute_stats as compute_stats
+from tether.store._storable import storable as storable
+from tether.store._storable import storable_text as storable_text
 
 if TYPE_CHECKING:
     from tether.store._sessions import SessionStore as SessionStore
@@ -42,6 +44,8 @@ __all__ = [
     "ToolStats",
     "compute_stats",
     "redact",
+    "storable",
+    "storable_text",
 ]
 
 _LAZY = {"SqlJournal": "tether.store._sql", "SessionStore": "tether.store._sessions"}
