@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from tether.exceptions import NeedsInput, ToolError
-from tether.execution import CallReport, Executor, Policy, Principal, Run
+from tether.execution import CallReport, Executor, Policy, Principal, Run, SessionLog
 from tether.store import REDACTED, SqlJournal
 from tether.tools import Toolset, tool
 from tether.types import ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope, ToolCall, ToolCallRecord
@@ -351,3 +351,55 @@ async def test_a_mutating_call_that_timed_out_is_not_run_again_by_a_repeat() -> 
     assert first.error.code == "TIMEOUT"
     assert again == first
     assert [e.kind for e in executor.journal.entries()] == ["intent", "result"]
+
+
+@tool
+def unlock(door: str, pin: int, code: str) -> str:
+    return f"opened {door}"
+
+
+SECRET_PIN = unlock.with_spec(
+    unlock.spec.model_copy(
+        update={
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "door": {"type": "string"},
+                    "pin": {"type": "integer", "x-secret": True},
+                    "code": {"type": "string", "format": "password", "pattern": "^[0-9]+$"},
+                },
+                "required": ["door", "pin", "code"],
+            }
+        }
+    )
+)
+
+
+async def test_a_secret_argument_reaches_no_journal_entry_record_or_log_even_when_refused(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "session-log.md"
+    executor = Executor(
+        Toolset(SECRET_PIN), recorders=[SessionLog(log)], policy=Policy(tolerated_repairs=frozenset())
+    )
+    run = Run(session_id="s1")
+    refused = await executor.execute(call("unlock", "c1", door="front", pin="987654", code="x-5521"), run)
+    coerced = await executor.execute(call("unlock", "c2", door="front", pin="987654", code="5521"), run)
+    assert isinstance(refused, ErrorEnvelope)
+    assert refused.error.message == (
+        "1 problem with the arguments of unlock: $.code: must match the pattern '^[0-9]+$'; "
+        "got (a secret value, not shown)"
+    )
+    assert isinstance(coerced, ErrorEnvelope)
+    assert coerced.error.code == "INVALID_ARGS"  # a repaired call to a mutating tool, with its repairs listed
+    kept = " ".join(
+        [
+            *(repr(e) for e in executor.journal.entries()),
+            *(r.model_dump_json() for r in run.records),
+            refused.model_dump_json(),
+            coerced.model_dump_json(),
+            log.read_text(),
+        ]
+    )
+    assert "987654" not in kept
+    assert "5521" not in kept

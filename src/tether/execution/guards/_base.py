@@ -41,7 +41,10 @@ class Attempt:
         if cached is not None and cached[0] is self.call:
             return cached[1]
         schema = self.tool.spec.input_schema if self.tool is not None else None
-        jsonable = pydantic_core.to_jsonable_python(self.call.arguments, fallback=repr)
+        try:
+            jsonable = pydantic_core.to_jsonable_python(self.call.arguments, fallback=repr)
+        except ValueError:  # nested too deeply for pydantic: `storable` cuts it off
+            jsonable = self.call.arguments
         arguments: dict[str, Any] = storable(redact(jsonable, schema))
         self._arguments = (self.call, arguments)
         return arguments
