@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tether.cli._errors import stderr
-from tether.store import DEFAULT_URL, JournalEntry, compute_stats
+from tether.store import DEFAULT_URL, JournalEntry, compute_stats, storable
 from tether.store._journal import resolution, writer_alive
 
 if TYPE_CHECKING:
@@ -155,7 +155,8 @@ def _open(url: str) -> SqlJournal:
 
 
 def _json(entry: JournalEntry) -> dict[str, Any]:
-    return dataclasses.asdict(entry) | {"created": _time(entry.created_at)}
+    """The entry as JSON a terminal can print: JSON columns may hold a lone surrogate (escaped in the JSON text)."""
+    return storable(dataclasses.asdict(entry)) | {"created": _time(entry.created_at)}
 
 
 def _time(stamp: float, form: str = "%Y-%m-%dT%H:%M:%SZ") -> str:
