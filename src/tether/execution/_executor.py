@@ -41,6 +41,8 @@ from tether.store import (
     JournalEntry,
     Lookup,
     MemoryJournal,
+    MemoryRateLimits,
+    RateLimits,
     redact,
     storable,
     storable_text,
@@ -48,7 +50,7 @@ from tether.store import (
 from tether.store import Outcome as Outcome_
 from tether.store._journal import resolution
 from tether.tools import Tool, ToolContext, ToolsLike, as_toolset
-from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, OkEnvelope, ToolCall
+from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, OkEnvelope, RateLimit, ToolCall
 
 __all__ = ["Executor"]
 
@@ -69,7 +71,9 @@ class Executor:
             process only). Use `tether.store.SqlJournal` to keep them, and to survive crashes.
         guards: Domain guards (e.g. one that answers `CONNECTION_INACTIVE`), run after the scopes check.
         recorders: Told about every answered call, e.g. `tether.store.SessionLog`.
-        clock: Monotonic seconds, for rate limits.
+        rate_limits: Where rate-limit buckets live; by default the journal's (`SqlJournal.rate_limits`,
+            shared by every executor on its database) if it keeps them, else this executor's memory.
+        clock: Monotonic seconds, for rate limits kept in memory.
     """
 
     def __init__(
@@ -80,11 +84,14 @@ class Executor:
         journal: Journal | None = None,
         guards: Sequence[Guard] = (),
         recorders: Sequence[Recorder] = (),
+        rate_limits: RateLimits | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.toolset = toolset = as_toolset(tools)
         self.policy = policy or Policy()
         self.journal: Journal = journal if journal is not None else MemoryJournal()
+        kept: RateLimits | None = getattr(self.journal, "rate_limits", None)  # a journal may keep them
+        self.rate_limits: RateLimits = rate_limits or kept or MemoryRateLimits(clock)
         self._recorders = tuple(recorders)
         self._journal_limiter = anyio.CapacityLimiter(1)
         self._in_flight: set[str] = set()
@@ -96,7 +103,7 @@ class Executor:
             WhyGuard(),
             PrincipalGuard(),
             *guards,
-            RateLimitGuard(clock),
+            RateLimitGuard(self._take),
             QuotaGuard(),
             RepairedCallGuard(),
             IdempotencyGuard(self._claim, self._lookup, self._in_flight),
@@ -294,6 +301,13 @@ class Executor:
 
     async def _lookup(self, key: str) -> Lookup:
         return await self._offload(self.journal.lookup, key)
+
+    async def _take(self, key: str, limit: RateLimit) -> float:
+        if not self.rate_limits.blocking:
+            return self.rate_limits.take(key, limit)
+        return await anyio.to_thread.run_sync(
+            self.rate_limits.take, key, limit, limiter=self._journal_limiter
+        )
 
     async def _offload(self, function: Callable[..., T], *args: Any) -> T:
         if not self.journal.blocking:

@@ -10,6 +10,7 @@ from sqlalchemy.engine import Row
 from tether.store._engine import open_engine, prepare, writing
 from tether.store._entries import DEFAULT_URL, ENTRY_FIELDS, JournalEntry, Lookup
 from tether.store._journal import completed, may_run
+from tether.store._sql_rate_limits import SqlRateLimits
 from tether.store._sqlite_writer import SqliteWriter
 from tether.store._tables import journal_table, metadata
 
@@ -52,6 +53,15 @@ class SqlJournal:
         self._postgres = self.engine.dialect.name == "postgresql"
         metadata.create_all(self.engine)
         self._writer = SqliteWriter(self.engine) if engine is None and url.startswith("sqlite") else None
+        self._rate_limits: SqlRateLimits | None = None
+
+    @property
+    def rate_limits(self) -> SqlRateLimits:
+        """Rate-limit buckets in the journal's database: an executor with this journal keeps its limits
+        there, so executors (and processes) sharing the database share them."""
+        if self._rate_limits is None:
+            self._rate_limits = SqlRateLimits(self.engine)
+        return self._rate_limits
 
     def append(self, entry: JournalEntry) -> JournalEntry:
         if self._writer is not None:

@@ -8,7 +8,6 @@ from tether.execution.guards._idempotency import idempotency_key as idempotency_
 from tether.execution.guards._principal import PrincipalGuard as PrincipalGuard
 from tether.execution.guards._quota import QuotaGuard as QuotaGuard
 from tether.execution.guards._rate_limit import RateLimitGuard as RateLimitGuard
-from tether.execution.guards._rate_limit import TokenBucket as TokenBucket
 from tether.execution.guards._repaired import RepairedCallGuard as RepairedCallGuard
 from tether.execution.guards._schema import SchemaGuard as SchemaGuard
 from tether.execution.guards._unknown_tool import UnknownToolGuard as UnknownToolGuard
@@ -24,7 +23,6 @@ __all__ = [
     "RateLimitGuard",
     "RepairedCallGuard",
     "SchemaGuard",
-    "TokenBucket",
     "UnknownToolGuard",
     "WhyGuard",
     "applies",

@@ -1,11 +1,14 @@
-"""Guard 5: per tool and principal, calls stay within the tool's rate limit (`RATE_LIMITED`, seed 002)."""
+"""Guard 5: per tool and principal, calls stay within the tool's rate limit (`RATE_LIMITED`, seed 002).
+
+The buckets live where the executor keeps them (`tether.store.RateLimits`): in memory, or in the journal's
+database, where every executor sharing it shares them.
+"""
 
 from __future__ import annotations
 
+import json
 import math
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tether.execution._decisions import Allow, Decision, refusal
@@ -14,34 +17,18 @@ from tether.execution.guards._base import Attempt
 from tether.tools import Tool
 from tether.types import ErrorCode, RateLimit
 
-__all__ = ["RateLimitGuard", "TokenBucket"]
-
-
-@dataclass(slots=True)
-class TokenBucket:
-    """`limit.calls` tokens, refilled continuously over `limit.per_seconds`; a call takes one."""
-
-    limit: RateLimit
-    tokens: float
-    updated: float
-
-    def take(self, now: float) -> float:
-        """Take a token and return 0, or return the seconds until one is available."""
-        rate = self.limit.calls / self.limit.per_seconds
-        self.tokens = min(float(self.limit.calls), self.tokens + (now - self.updated) * rate)
-        self.updated = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return 0.0
-        return (1 - self.tokens) / rate
+__all__ = ["RateLimitGuard"]
 
 
 class RateLimitGuard:
-    """Token buckets in memory, one per (tool, principal); tools without a `rate_limit` are not limited."""
+    """Takes a token from the (tool, principal) bucket; tools without a `rate_limit` are not limited.
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic):
-        self._clock = clock
-        self._buckets: dict[tuple[str, str | None], TokenBucket] = {}
+    Args:
+        take: Takes a token from the bucket with this key (see `tether.store.RateLimits.take`).
+    """
+
+    def __init__(self, take: Callable[[str, RateLimit], Awaitable[float]]):
+        self._take = take
 
     def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
         return tool is not None and tool.spec.rate_limit is not None
@@ -52,12 +39,7 @@ class RateLimitGuard:
         limit = tool.spec.rate_limit
         if limit is None:
             return Allow()
-        now = self._clock()
-        key = (tool.name, attempt.run.principal.id)
-        bucket = self._buckets.get(key)
-        if bucket is None or bucket.limit != limit:
-            bucket = self._buckets[key] = TokenBucket(limit, float(limit.calls), now)
-        wait = bucket.take(now)
+        wait = await self._take(json.dumps([tool.name, attempt.run.principal.id]), limit)
         if not wait:
             return Allow()
         retry_after = math.ceil(wait * 100) / 100

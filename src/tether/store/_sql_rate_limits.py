@@ -1,0 +1,51 @@
+"""`SqlRateLimits`: token buckets in the journal's database, shared by every executor that uses it."""
+
+from __future__ import annotations
+
+import time
+
+from sqlalchemy import Column, Engine, Float, MetaData, String, Table, select, text
+
+from tether.store._engine import writing
+from tether.store._rate_limits import TokenBucket
+from tether.types import RateLimit
+
+__all__ = ["SqlRateLimits"]
+
+_metadata = MetaData()
+_buckets = Table(
+    "tether_rate_limits",
+    _metadata,
+    Column("key", String(512), primary_key=True),
+    Column("tokens", Float, nullable=False),
+    Column("updated", Float, nullable=False),
+)
+_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
+
+
+class SqlRateLimits:
+    """Buckets in a SQL database, on the wall clock (shared by processes, so not a monotonic one)."""
+
+    blocking = True
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self._postgres = engine.dialect.name == "postgresql"
+        _metadata.create_all(engine)
+
+    def take(self, key: str, limit: RateLimit) -> float:
+        now = time.time()
+        with writing(self.engine) as connection:  # SQLite: the write lock from the start
+            if self._postgres:  # one taker per bucket at a time, until commit
+                connection.execute(_LOCK, {"key": f"tether-rate:{key}"})
+            row = connection.execute(
+                select(_buckets.c.tokens, _buckets.c.updated).where(_buckets.c.key == key)
+            ).first()
+            bucket = TokenBucket(limit, float(limit.calls), now) if row is None else TokenBucket(limit, *row)
+            wait = bucket.take(now)
+            values = {"tokens": bucket.tokens, "updated": bucket.updated}
+            if row is None:
+                connection.execute(_buckets.insert().values(key=key, **values))
+            else:
+                connection.execute(_buckets.update().where(_buckets.c.key == key).values(**values))
+        return wait
