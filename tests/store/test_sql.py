@@ -203,3 +203,15 @@ async def test_a_result_no_journal_could_hold_is_made_storable_and_retries_are_a
         assert first == OkEnvelope(data={"ratio": None, "name\ufffd": "x\ufffd"})
     elif kind != "crash":
         assert first == again
+
+
+async def test_a_resolution_an_operator_wrote_with_nan_is_stored_as_null(
+    journal_url: str, open_journal: OpenJournal
+) -> None:
+    journal = open_journal(journal_url)
+    executor = Executor(Toolset(write_note), journal=journal)
+    left = journal.append(intent())
+    await executor.resolve(
+        left, envelope=OkEnvelope(data={"balance": float("nan")}), note="checked \x00 by hand"
+    )
+    assert journal.lookup("k1") == Lookup("done", left, {"ok": True, "data": {"balance": None}})

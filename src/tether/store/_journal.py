@@ -11,6 +11,7 @@ from collections import deque
 from typing import Any, Protocol
 
 from tether.store._entries import JournalEntry, Lookup
+from tether.store._storable import storable, storable_text
 
 __all__ = ["Journal", "MemoryJournal", "completed", "may_run", "replays", "resolution", "writer_alive"]
 
@@ -146,6 +147,7 @@ def resolution(intent: JournalEntry, *, envelope: dict[str, Any] | None, note: s
     again); otherwise `envelope` (an envelope's JSON) is what repeats of the call get."""
     outcome, code = None, None
     if envelope is not None:
+        envelope = storable(envelope)  # an operator's JSON may hold NaN, which no journal can
         outcome = "ok" if envelope.get("ok") is True else "needs" if envelope.get("needs") else "error"
         error: Any = envelope.get("error")
         code = str(error.get("code")) if isinstance(error, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
@@ -160,7 +162,7 @@ def resolution(intent: JournalEntry, *, envelope: dict[str, Any] | None, note: s
         error_code=code,
         duration_ms=None,
         traceback=None,
-        note=note,
+        note=storable_text(note),
         pid=os.getpid(),
         host=socket.gethostname(),
     )
