@@ -32,9 +32,9 @@ from tether.execution.guards import (
     UnknownToolGuard,
     WhyGuard,
     applies,
+    envelope_from_json,
     idempotency_key,
 )
-from tether.execution.guards._idempotency import envelope_from_json
 from tether.store import (
     EntryKind,
     Journal,
@@ -44,11 +44,11 @@ from tether.store import (
     MemoryRateLimits,
     RateLimits,
     redact,
+    resolution,
     storable,
     storable_text,
 )
 from tether.store import Outcome as Outcome_
-from tether.store._journal import resolution
 from tether.tools import Tool, ToolContext, ToolsLike, as_toolset
 from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, OkEnvelope, RateLimit, ToolCall
 
@@ -122,7 +122,6 @@ class Executor:
             envelope = _internal_error(call.name)
             attempt = Attempt(call, None, run, self.policy)
             entry = self._entry("refusal", attempt, {}, _jsonable(envelope), trace=traceback.format_exc())
-            entry.call_id, entry.tool = _text(call.id, 256), _text(call.name, 256)  # whatever they hold
             with contextlib.suppress(Exception):  # the journal itself may be what failed
                 await self._offload(self.journal.append, entry)
             return envelope
@@ -263,31 +262,20 @@ class Executor:
         try:
             envelope, envelope_json = _settled(outcome.envelope, tool.spec.output_schema)
             outcome = Outcome(envelope, outcome.traceback)
-            result = self._entry(
-                "result",
-                attempt,
-                arguments,
-                envelope_json,
-                envelope,
-                outcome.traceback,
-                duration_ms,
-                intent.id,
-            )
-            await self._offload(self.journal.append, result)
         except Exception:  # the intent must get a result all the same, or it stays in doubt
             outcome = Outcome(_internal_error(tool.name), traceback.format_exc())
             envelope_json = _jsonable(outcome.envelope)
-            result = self._entry(
-                "result",
-                attempt,
-                arguments,
-                envelope_json,
-                outcome.envelope,
-                outcome.traceback,
-                None,
-                intent.id,
-            )
-            await self._offload(self.journal.append, result)
+        result = self._entry(
+            "result",
+            attempt,
+            arguments,
+            envelope_json,
+            outcome.envelope,
+            outcome.traceback,
+            duration_ms,
+            intent.id,
+        )
+        await self._offload(self.journal.append, result)
         return outcome, envelope_json, duration_ms
 
     # ------------------------------------------------------------------------------------------ helpers

@@ -19,6 +19,9 @@ from tether.store._entries import Lookup as Lookup
 from tether.store._entries import Outcome as Outcome
 from tether.store._journal import Journal as Journal
 from tether.store._journal import MemoryJournal as MemoryJournal
+from tether.store._journal import replays as replays
+from tether.store._journal import resolution as resolution
+from tether.store._journal import writer_alive as writer_alive
 from tether.store._rate_limits import MemoryRateLimits as MemoryRateLimits
 from tether.store._rate_limits import RateLimits as RateLimits
 from tether.store._rate_limits import TokenBucket as TokenBucket
@@ -54,8 +57,11 @@ __all__ = [
     "ToolStats",
     "compute_stats",
     "redact",
+    "replays",
+    "resolution",
     "storable",
     "storable_text",
+    "writer_alive",
 ]
 
 _LAZY = {

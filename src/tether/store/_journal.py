@@ -147,9 +147,10 @@ def resolution(intent: JournalEntry, *, envelope: dict[str, Any] | None, note: s
     again); otherwise `envelope` (an envelope's JSON) is what repeats of the call get."""
     outcome, code = None, None
     if envelope is not None:
-        envelope = storable(envelope)  # an operator's JSON may hold NaN, which no journal can
-        outcome = "ok" if envelope.get("ok") is True else "needs" if envelope.get("needs") else "error"
-        error: Any = envelope.get("error")
+        stored: dict[str, Any] = storable(envelope)  # an operator's JSON may hold NaN, which no journal can
+        envelope = stored
+        outcome = "ok" if stored.get("ok") is True else "needs" if stored.get("needs") else "error"
+        error: Any = stored.get("error")
         code = str(error.get("code")) if isinstance(error, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
     return dataclasses.replace(
         intent,

@@ -20,8 +20,7 @@ from typing import Any
 from tether.execution._decisions import Allow, Decision, Replay, refusal
 from tether.execution._policy import Policy
 from tether.execution.guards._base import Attempt
-from tether.store import Lookup
-from tether.store._journal import replays, writer_alive
+from tether.store import Lookup, replays, writer_alive
 from tether.tools import Tool
 from tether.types import ErrorCode, ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolCall, ToolSpec
 
