@@ -16,7 +16,7 @@ _metadata = MetaData()
 _buckets = Table(
     "tether_rate_limits",
     _metadata,
-    Column("key", String(512), primary_key=True),
+    Column("key", String, primary_key=True),  # a tool name and a principal id, of any length
     Column("tokens", Float, nullable=False),
     Column("updated", Float, nullable=False),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, cast
 
 import pydantic_core
@@ -19,6 +20,7 @@ __all__ = ["REPLACEMENT", "storable", "storable_text"]
 REPLACEMENT = "\ufffd"
 """What a lone surrogate or a NUL character becomes."""
 _MAX_DEPTH = 128
+_SUSPECT = re.compile(rb"\\u0000|NaN|Infinity").search  # a NUL, or a non-finite number
 _LONGEST_INT_BITS = 14_000  # about 4200 decimal digits, under Python's 4300-digit limit for int -> str
 
 
@@ -30,8 +32,8 @@ def storable(value: Any) -> Any:
         text = pydantic_core.to_json(value, inf_nan_mode="constants")
     except (ValueError, RecursionError):  # a lone surrogate (pydantic's error is a ValueError), or depth
         return _clean(value, 0)
-    if b"\\u0000" in text or b"NaN" in text or b"Infinity" in text:  # may be inside strings: then _clean
-        return _clean(value, 0)  # finds nothing to replace, and the copy is only slower
+    if _SUSPECT(text):  # perhaps only inside a string: then `_clean` finds nothing to replace, only slower
+        return _clean(value, 0)
     if len(text) > 4000:  # maybe an integer Python will not write, or nesting too deep for `json`
         try:
             json.dumps(value)

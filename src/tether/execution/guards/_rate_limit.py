@@ -6,7 +6,6 @@ database, where every executor sharing it shares them.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -39,7 +38,8 @@ class RateLimitGuard:
         limit = tool.spec.rate_limit
         if limit is None:
             return Allow()
-        wait = await self._take(json.dumps([tool.name, attempt.run.principal.id]), limit)
+        principal = attempt.run.principal.id  # a tool name has no spaces: the key is unambiguous
+        wait = await self._take(tool.name if principal is None else f"{tool.name} {principal}", limit)
         if not wait:
             return Allow()
         retry_after = math.ceil(wait * 100) / 100
