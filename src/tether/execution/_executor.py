@@ -50,7 +50,7 @@ from tether.store import (
 )
 from tether.store import Outcome as Outcome_
 from tether.tools import Tool, ToolContext, ToolsLike, as_toolset
-from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, OkEnvelope, RateLimit, ToolCall
+from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, OkEnvelope, ToolCall
 
 __all__ = ["Executor"]
 
@@ -103,7 +103,7 @@ class Executor:
             WhyGuard(),
             PrincipalGuard(),
             *guards,
-            RateLimitGuard(self._take),
+            RateLimitGuard(self.rate_limits, self._journal_limiter),
             QuotaGuard(),
             RepairedCallGuard(),
             IdempotencyGuard(self._claim, self._lookup, self._in_flight),
@@ -261,7 +261,8 @@ class Executor:
         duration_ms = (time.perf_counter() - started) * 1000
         try:
             envelope, envelope_json = _settled(outcome.envelope, tool.spec.output_schema)
-            outcome = Outcome(envelope, outcome.traceback)
+            if envelope is not outcome.envelope:
+                outcome = Outcome(envelope, outcome.traceback)
         except Exception:  # the intent must get a result all the same, or it stays in doubt
             outcome = Outcome(_internal_error(tool.name), traceback.format_exc())
             envelope_json = _jsonable(outcome.envelope)
@@ -289,13 +290,6 @@ class Executor:
 
     async def _lookup(self, key: str) -> Lookup:
         return await self._offload(self.journal.lookup, key)
-
-    async def _take(self, key: str, limit: RateLimit) -> float:
-        if not self.rate_limits.blocking:
-            return self.rate_limits.take(key, limit)
-        return await anyio.to_thread.run_sync(
-            self.rate_limits.take, key, limit, limiter=self._journal_limiter
-        )
 
     async def _offload(self, function: Callable[..., T], *args: Any) -> T:
         if not self.journal.blocking:
@@ -337,11 +331,22 @@ class Executor:
         call, run = attempt.call, attempt.run
         spec = attempt.tool.spec if attempt.tool is not None else None
         why = call.why if call.why is not None else call.arguments.get("why")
+        call_id, name = call.id, call.name
+        # A model's strings, for journal columns: as they are, unless not plain ASCII (checked in C, as the
+        # usual case must cost nothing) or longer than the column.
+        if (
+            not (call_id.isascii() and name.isascii())
+            or "\x00" in call_id + name
+            or len(call_id + name) > 256
+        ):
+            call_id, name = _text(call_id, 256), _text(name, 256)
+        if isinstance(why, str) and not (why.isascii() and "\x00" not in why):
+            why = storable_text(why)
         error: Any = envelope_json.get("error") if envelope_json is not None else None
         return JournalEntry(
             kind=kind,
-            call_id=_text(call.id, 256),
-            tool=_text(call.name, 256),
+            call_id=call_id,
+            tool=name,
             created_at=time.time(),
             intent_id=intent_id,
             session_id=run.session_id,
@@ -349,7 +354,7 @@ class Executor:
             idempotency_key=attempt.idempotency_key,
             side_effects=spec.side_effects if spec is not None else None,
             principal=run.principal.id,
-            why=storable_text(why) if isinstance(why, str) else None,
+            why=why if isinstance(why, str) else None,
             arguments=arguments,
             annotations=call.annotations,
             repairs=tuple(r.model_dump(mode="json") for r in call.repairs) if call.provenance else (),

@@ -85,9 +85,12 @@ class ArgumentValidator:
     def not_json(self, arguments: dict[str, Any]) -> list[Problem]:
         """A problem for each part of the arguments JSON cannot hold (a key that is not a string, NaN or an
         infinity) and for nesting deeper than `MAX_DEPTH`: no schema or journal can take those."""
-        problems: list[Problem] = []
-        _not_json(arguments, "$", 1, problems)
-        return problems
+        for key, item in arguments.items():  # the usual flat call of strings and numbers costs one loop
+            if type(key) is not str or type(item) in _CHECKED:
+                problems: list[Problem] = []
+                _not_json(arguments, "$", 1, problems)
+                return problems
+        return []
 
     def compile(self) -> None:
         """Compile the fast validator now rather than on the first call; raises `UserError` on a bad schema."""

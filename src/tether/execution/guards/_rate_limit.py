@@ -7,14 +7,17 @@ database, where every executor sharing it shares them.
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
 from typing import Any
+
+import anyio
+import anyio.to_thread
 
 from tether.execution._decisions import Allow, Decision, refusal
 from tether.execution._policy import Policy
 from tether.execution.guards._base import Attempt
+from tether.store import RateLimits
 from tether.tools import Tool
-from tether.types import ErrorCode, RateLimit
+from tether.types import ErrorCode
 
 __all__ = ["RateLimitGuard"]
 
@@ -23,11 +26,13 @@ class RateLimitGuard:
     """Takes a token from the (tool, principal) bucket; tools without a `rate_limit` are not limited.
 
     Args:
-        take: Takes a token from the bucket with this key (see `tether.store.RateLimits.take`).
+        buckets: Where the buckets live.
+        limiter: Bounds the threads a blocking store is called from.
     """
 
-    def __init__(self, take: Callable[[str, RateLimit], Awaitable[float]]):
-        self._take = take
+    def __init__(self, buckets: RateLimits, limiter: anyio.CapacityLimiter | None = None):
+        self._buckets = buckets
+        self._limiter = limiter
 
     def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
         return tool is not None and tool.spec.rate_limit is not None
@@ -39,7 +44,11 @@ class RateLimitGuard:
         if limit is None:
             return Allow()
         principal = attempt.run.principal.id  # a tool name has no spaces: the key is unambiguous
-        wait = await self._take(tool.name if principal is None else f"{tool.name} {principal}", limit)
+        key = tool.name if principal is None else f"{tool.name} {principal}"
+        if self._buckets.blocking:
+            wait = await anyio.to_thread.run_sync(self._buckets.take, key, limit, limiter=self._limiter)
+        else:
+            wait = self._buckets.take(key, limit)
         if not wait:
             return Allow()
         retry_after = math.ceil(wait * 100) / 100
