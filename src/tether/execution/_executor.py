@@ -336,8 +336,9 @@ class Executor:
         # usual case must cost nothing) or longer than the column.
         if (
             not (call_id.isascii() and name.isascii())
-            or "\x00" in call_id + name
-            or len(call_id + name) > 256
+            or len(call_id) + len(name) > 256
+            or "\x00" in call_id
+            or "\x00" in name
         ):
             call_id, name = _text(call_id, 256), _text(name, 256)
         if isinstance(why, str) and not (why.isascii() and "\x00" not in why):
