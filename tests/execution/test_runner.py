@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import decimal
 import os
@@ -315,12 +316,23 @@ def interrupts() -> str:
     raise KeyboardInterrupt
 
 
+@tool(side_effects="none")
+async def cancels_itself() -> str:
+    await anyio.lowlevel.checkpoint()
+    raise asyncio.CancelledError  # e.g. awaiting a future someone else cancelled
+
+
 @pytest.mark.parametrize(
     ("name", "raised"),
-    [("exits", "SystemExit"), ("exits_async", "SystemExit"), ("interrupts", "KeyboardInterrupt")],
+    [
+        ("exits", "SystemExit"),
+        ("exits_async", "SystemExit"),
+        ("interrupts", "KeyboardInterrupt"),
+        ("cancels_itself", "CancelledError"),
+    ],
 )
 async def test_a_tool_that_exits_or_interrupts_ends_only_its_call(name: str, raised: str) -> None:
-    executor = Executor(Toolset(exits, exits_async, interrupts))
+    executor = Executor(Toolset(exits, exits_async, interrupts, cancels_itself))
     envelope = await executor.execute(call(name, code=2) if name == "exits" else call(name))
     assert isinstance(envelope, ErrorEnvelope)
     assert (

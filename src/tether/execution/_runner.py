@@ -6,7 +6,8 @@ cancelled and an isolated one killed with its process group; a sync tool in a th
 (Python has no way to), so its thread is abandoned while the model gets `TIMEOUT` — declare
 `isolation="process"` for tools that may hang.
 Exceptions never escape: tool signals become their envelopes, anything else `INTERNAL` with a message safe
-to show a model, the traceback kept for the journal. Cancellation from outside propagates.
+to show a model, the traceback kept for the journal; so do a tool's `SystemExit`, `KeyboardInterrupt` and a
+`CancelledError` of its own. Cancellation from outside (the run's) propagates.
 """
 
 from __future__ import annotations
@@ -70,12 +71,13 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
         return _signal(tool.name, e)
     except ChildFailure as e:
         return _internal(tool.name, f"it raised {e.type_name}", e.traceback)
-    except (
-        Exception,
-        SystemExit,
-        KeyboardInterrupt,
-    ) as e:  # a tool's exit() or ^C ends the call, not the agent
+    except (Exception, SystemExit, KeyboardInterrupt) as e:  # a tool's exit() or ^C ends its call only
         return _internal(tool.name, f"it raised {type(e).__name__}", traceback.format_exc())
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():  # the run itself is being cancelled: let it end
+            raise
+        return _internal(tool.name, "it raised CancelledError", traceback.format_exc())
     if isinstance(result, NeedsEnvelope | ErrorEnvelope):
         return Outcome(result)
     data = result.data if isinstance(result, OkEnvelope) else result
