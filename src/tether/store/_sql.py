@@ -60,7 +60,7 @@ class SqlJournal:
         """Rate-limit buckets in the journal's database: an executor with this journal keeps its limits
         there, so executors (and processes) sharing the database share them."""
         if self._rate_limits is None:
-            self._rate_limits = SqlRateLimits(self.engine)
+            self._rate_limits = SqlRateLimits(self.engine, writer=self._writer)
         return self._rate_limits
 
     def append(self, entry: JournalEntry) -> JournalEntry:
