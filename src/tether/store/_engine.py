@@ -48,7 +48,8 @@ def prepare(engine: Engine, *, durable: bool = False) -> Engine:
         cursor.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_S * 1000}")
         cursor.close()
 
-    engine.pool.dispose()  # connections made before the listener was added would miss the pragmas
+    if engine.url.database not in (None, "", ":memory:"):  # disposing would lose an in-memory database
+        engine.pool.dispose()  # connections made before the listener was added would miss the pragmas
     event.listen(engine, "begin", _begin)
     return engine
 
