@@ -256,6 +256,7 @@ def _known_names(schema: JsonSchema) -> frozenset[str] | None:
 
 def _unknown(name: Any, known: frozenset[str]) -> Problem:
     shown = name if isinstance(name, str) else repr(name)
+    shown = shown if len(shown) <= 60 else shown[:59] + "…"  # a model's key can be any length
     close = difflib.get_close_matches(shown, sorted(known), n=1, cutoff=0.6)
     if close:
         hint = f"did you mean `{close[0]}`?"
