@@ -203,3 +203,16 @@ async def test_a_fifo_planted_in_the_workspace_never_hangs_a_tool(tree: Path) ->
     for name, arguments in cases:
         envelope = await call(tree, name, **arguments)
         assert envelope.error.code == "INVALID_ARGS", name
+
+
+@pytest.mark.parametrize("tool", ["fs.read", "fs.ls", "fs.append", "fs.write", "fs.mkdir"])
+@pytest.mark.parametrize("path", ["a" * 300, "/".join(["b" * 200] * 25)], ids=["long name", "long path"])
+async def test_a_name_too_long_for_the_file_system_is_the_models_to_fix(
+    tree: Path, tool: str, path: str
+) -> None:
+    extra: dict[str, Any] = {"fs.append": {"text": "x"}, "fs.write": {"content": "x"}}.get(tool, {})
+    envelope = await call(tree, tool, path=path, **extra)
+    assert (envelope.error.code, envelope.error.recoverable) == ("INVALID_ARGS", True)
+    assert envelope.error.message.endswith(
+        "is longer than the file system allows (a name at most 255 bytes, a path 4096)"
+    )

@@ -81,3 +81,17 @@ def test_resolve_settles_a_call_in_doubt(db: str) -> None:
 def test_a_missing_journal_is_an_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["audit", "tail", "--db", f"sqlite:///{tmp_path / 'none.db'}"])
     assert result.exit_code == 2
+
+
+def test_entries_holding_a_lone_surrogate_are_shown_not_crashed_on(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'journal.db'}"
+    with SqlJournal(url) as journal:  # the JSON columns keep `\ud800` escaped, as any JSON writer may
+        journal.append(
+            dataclasses.replace(
+                INTENT, arguments={"path": "notes\ud800.md"}, envelope={"ok": True, "data": "\udcff"}
+            )
+        )
+    for command in (["tail", "--json"], ["show", "c1"], ["tail"]):
+        result = runner.invoke(app, ["audit", *command, "--db", url])
+        assert result.exit_code == 0, result.output
+        assert "notes\ufffd.md" in result.output or command == ["tail"]

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import anyio
 import pytest
 
-from tether.execution import CallReport, Executor, Policy, Principal, Run
-from tether.store import REDACTED
+from tether.exceptions import NeedsInput, ToolError
+from tether.execution import CallReport, Executor, Policy, Principal, Run, SessionLog
+from tether.store import REDACTED, SqlJournal
 from tether.tools import Toolset, tool
-from tether.types import ErrorEnvelope, ErrorInfo, OkEnvelope, ToolCall, ToolCallRecord
+from tether.types import ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope, ToolCall, ToolCallRecord
 
 pytestmark = pytest.mark.anyio
 
@@ -265,3 +267,139 @@ async def test_a_repeated_read_only_call_runs_again_rather_than_replaying_a_stal
         assert await executor.execute(call("step", "c1", label="a"), run) == OkEnvelope(data="a")
     assert started == ["a", "a"]
     assert await executor.in_doubt() == []
+
+
+async def test_concurrent_repeats_of_a_completed_call_all_get_its_result(tmp_path: Path) -> None:
+    journal = SqlJournal(
+        f"sqlite:///{tmp_path / 'journal.db'}"
+    )  # its lookups wait on a thread: calls overlap
+    executor = Executor(TOOLS, journal=journal)
+    run = Run(principal=Principal("u1"))
+    first = await executor.execute(call("charge", "c1", order_id="o-1", cents=500), run)
+    repeats = [call("charge", f"c{i}", order_id="o-1", cents=500) for i in range(2, 12)]
+    results = await executor.execute_all(repeats, run)
+    journal.close()
+    assert results == [first] * 10
+    assert charges == [500]
+
+
+async def test_a_call_sharing_only_its_idempotency_fields_with_a_completed_one_is_a_conflict() -> None:
+    executor = Executor(TOOLS)
+    run = Run(principal=Principal("u1"))
+    await executor.execute(call("charge", "c1", order_id="o-1", cents=500), run)
+    other = await executor.execute(call("charge", "c2", order_id="o-1", cents=900), run)
+    assert other == ErrorEnvelope(
+        error=ErrorInfo(
+            code="CONFLICT",
+            message=(
+                "A charge call with the same `order_id` already completed, with other arguments "
+                "(`cents` differ); it is not run again."
+            ),
+            recoverable=False,
+            suggestion="Do not retry. The earlier call stands; to change it, tell the user, or use a new `order_id`.",
+            details={"duplicate": True, "intent_id": 1, "differing": ["cents"]},
+        )
+    )
+    assert charges == [500]
+
+
+meetings: list[str] = []
+
+
+@tool(idempotency_fields=("counterpart",))
+def schedule(counterpart: str, day: str = "") -> str:
+    if not day:
+        raise NeedsInput(day="Which day suits you?")
+    if day == "Sunday":
+        raise ToolError("CONFLICT", "The office is closed on Sundays.")
+    meetings.append(f"{counterpart} on {day}")
+    return f"Meeting with {counterpart} on {day}"
+
+
+async def test_only_a_success_is_replayed_so_ask_then_proceed_works_across_sessions() -> None:
+    meetings.clear()
+    executor = Executor(Toolset(schedule))
+    asks = await executor.execute(call("schedule", "c1", counterpart="Ana"), Run(Principal("u1"), "monday"))
+    refused = await executor.execute(
+        call("schedule", "c2", counterpart="Ana", day="Sunday"), Run(Principal("u1"), "tuesday")
+    )
+    booked = await executor.execute(
+        call("schedule", "c3", counterpart="Ana", day="Friday"), Run(Principal("u1"), "tuesday")
+    )
+    again = await executor.execute(
+        call("schedule", "c4", counterpart="Ana", day="Friday"), Run(Principal("u1"), "wednesday")
+    )
+    assert asks == NeedsEnvelope(needs={"day": "Which day suits you?"})
+    assert isinstance(refused, ErrorEnvelope)
+    assert refused.error.message == "The office is closed on Sundays."
+    assert booked == again == OkEnvelope(data="Meeting with Ana on Friday")
+    assert meetings == ["Ana on Friday"]
+
+
+@tool
+async def slow_transfer(account: str) -> str:
+    await anyio.sleep(5)
+    return f"sent to {account}"
+
+
+async def test_a_mutating_call_that_timed_out_is_not_run_again_by_a_repeat() -> None:
+    executor = Executor(Toolset(slow_transfer), policy=Policy(default_timeout_s=0.05))
+    run = Run(session_id="s1")
+    first = await executor.execute(call("slow_transfer", "c1", account="A-1"), run)
+    again = await executor.execute(call("slow_transfer", "c1", account="A-1"), run)
+    assert isinstance(first, ErrorEnvelope)
+    assert first.error.code == "TIMEOUT"
+    assert again == first
+    assert [e.kind for e in executor.journal.entries()] == ["intent", "result"]
+
+
+@tool
+def unlock(door: str, pin: int, code: str) -> str:
+    return f"opened {door}"
+
+
+SECRET_PIN = unlock.with_spec(
+    unlock.spec.model_copy(
+        update={
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "door": {"type": "string"},
+                    "pin": {"type": "integer", "x-secret": True},
+                    "code": {"type": "string", "format": "password", "pattern": "^[0-9]+$"},
+                },
+                "required": ["door", "pin", "code"],
+            }
+        }
+    )
+)
+
+
+async def test_a_secret_argument_reaches_no_journal_entry_record_or_log_even_when_refused(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "session-log.md"
+    executor = Executor(
+        Toolset(SECRET_PIN), recorders=[SessionLog(log)], policy=Policy(tolerated_repairs=frozenset())
+    )
+    run = Run(session_id="s1")
+    refused = await executor.execute(call("unlock", "c1", door="front", pin="987654", code="x-5521"), run)
+    coerced = await executor.execute(call("unlock", "c2", door="front", pin="987654", code="5521"), run)
+    assert isinstance(refused, ErrorEnvelope)
+    assert refused.error.message == (
+        "1 problem with the arguments of unlock: $.code: must match the pattern '^[0-9]+$'; "
+        "got (a secret value, not shown)"
+    )
+    assert isinstance(coerced, ErrorEnvelope)
+    assert coerced.error.code == "INVALID_ARGS"  # a repaired call to a mutating tool, with its repairs listed
+    kept = " ".join(
+        [
+            *(repr(e) for e in executor.journal.entries()),
+            *(r.model_dump_json() for r in run.records),
+            refused.model_dump_json(),
+            coerced.model_dump_json(),
+            log.read_text(),
+        ]
+    )
+    assert "987654" not in kept
+    assert "5521" not in kept

@@ -103,6 +103,59 @@ async def test_invalid_arguments_list_every_problem_with_its_path() -> None:
     }
 
 
+async def test_an_unknown_argument_is_refused_naming_the_closest_one_instead_of_dropped() -> None:
+    envelope = await Executor(TOOLS).execute(call("get_weather", city="Oslo", day=5))
+    assert envelope == error(
+        "INVALID_ARGS",
+        "1 problem with the arguments of get_weather: $.day: unknown argument; did you mean `days`?",
+        True,
+        "Fix every listed argument and call the tool again.",
+        {"problems": [{"path": "$.day", "message": "unknown argument; did you mean `days`?"}]},
+    )
+
+
+@tool(side_effects="none")
+def annotate(text: str, payload: object = None) -> str:
+    return text
+
+
+def nested(depth: int) -> object:
+    value: object = "leaf"
+    for _ in range(depth):
+        value = {"inner": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        (
+            {"text": "x", "payload": nested(40)},
+            "$.payload" + ".inner" * 31 + ": nests more than 32 levels deep",
+        ),
+        (
+            {"text": "x", "payload": nested(3000)},
+            "$.payload" + ".inner" * 31 + ": nests more than 32 levels deep",
+        ),
+        ({"text": "x", "payload": {"a": {1: "one"}}}, "$.payload.a: has a key that is not a string: 1"),
+        ({"text": "x", "payload": [1.5, float("nan")]}, "$.payload[1]: must be a finite number; got nan"),
+        ({"text": "x", "payload": {"t": float("-inf")}}, "$.payload.t: must be a finite number; got -inf"),
+    ],
+    ids=["deep", "very deep", "non-string key", "nan", "infinity"],
+)
+async def test_arguments_json_cannot_hold_are_the_models_to_fix(
+    arguments: dict[str, Any], problem: str
+) -> None:
+    executor = Executor(Toolset(annotate))
+    envelope = await executor.execute(ToolCall.model_construct(id="c1", name="annotate", arguments=arguments))
+    assert isinstance(envelope, ErrorEnvelope)
+    assert (envelope.error.code, envelope.error.message) == (
+        "INVALID_ARGS",
+        f"1 problem with the arguments of annotate: {problem}",
+    )
+    assert [e.kind for e in executor.journal.entries()] == ["refusal"]
+
+
 @pytest.mark.parametrize(
     ("why", "problem"),
     [

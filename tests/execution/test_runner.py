@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import decimal
 import os
@@ -297,3 +298,57 @@ async def test_a_result_is_json_whatever_python_values_the_tool_returned() -> No
     refused = await executor.execute(call("unprintable"))
     assert isinstance(refused, ErrorEnvelope)
     assert refused.error.message.startswith("unprintable failed: its result could not be read as JSON")
+
+
+@tool(side_effects="none")
+def exits(code: int) -> str:
+    raise SystemExit(code)  # what argparse does on a bad command line
+
+
+@tool(side_effects="none")
+async def exits_async() -> str:
+    await anyio.lowlevel.checkpoint()
+    raise SystemExit(2)
+
+
+@tool(side_effects="none")
+def interrupts() -> str:
+    raise KeyboardInterrupt
+
+
+@tool(side_effects="none")
+async def cancels_itself() -> str:
+    await anyio.lowlevel.checkpoint()
+    raise asyncio.CancelledError  # e.g. awaiting a future someone else cancelled
+
+
+@pytest.mark.parametrize(
+    ("name", "raised"),
+    [
+        ("exits", "SystemExit"),
+        ("exits_async", "SystemExit"),
+        ("interrupts", "KeyboardInterrupt"),
+        ("cancels_itself", "CancelledError"),
+    ],
+)
+async def test_a_tool_that_exits_or_interrupts_ends_only_its_call(name: str, raised: str) -> None:
+    executor = Executor(Toolset(exits, exits_async, interrupts, cancels_itself))
+    envelope = await executor.execute(call(name, code=2) if name == "exits" else call(name))
+    assert isinstance(envelope, ErrorEnvelope)
+    assert (
+        envelope.error.message == f"{name} failed: it raised {raised}. The details are in the audit journal."
+    )
+    assert [e.kind for e in executor.journal.entries()] == ["intent", "result"]
+
+
+@tool
+def asks_badly() -> str:
+    raise NeedsInput(missing=["date"])  # pyright: ignore[reportArgumentType] - the mistake under test
+
+
+async def test_a_needs_input_that_cannot_make_an_envelope_is_internal_not_a_call_in_doubt() -> None:
+    executor = Executor(Toolset(asks_badly))
+    envelope = await executor.execute(call("asks_badly"))
+    assert isinstance(envelope, ErrorEnvelope)
+    assert envelope.error.message.startswith("asks_badly failed: its NeedsInput could not be made into an")
+    assert await executor.in_doubt() == []

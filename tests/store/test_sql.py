@@ -13,6 +13,7 @@ import anyio
 import pytest
 from sqlalchemy import text
 
+from tether.exceptions import ToolError
 from tether.execution import Executor, Run
 from tether.store import JournalEntry, Lookup, SqlJournal
 from tether.tools import Toolset, tool
@@ -169,3 +170,48 @@ async def test_many_concurrent_calls_share_one_journal(journal_url: str, open_jo
         e.id for e in entries if e.kind == "intent"
     }
     assert await executor.in_doubt() == []
+
+
+@tool
+def awkward(kind: str) -> object:
+    """Fails or answers with what JSON, PostgreSQL or Python's int -> str cannot hold as it is."""
+    if kind == "surrogate":
+        raise ToolError("NOT_FOUND", "no file named a\ud800b")
+    if kind == "nul":
+        raise ToolError("NOT_FOUND", "no file named a\x00b")
+    if kind == "crash":
+        raise ValueError("bad byte \x00 and half a pair \udcff")
+    if kind == "huge":
+        return 10**5000
+    return {"ratio": float("nan"), "name\x00": "x\udcff"}
+
+
+@pytest.mark.parametrize("kind", ["surrogate", "nul", "crash", "huge", "odd_data"])
+async def test_a_result_no_journal_could_hold_is_made_storable_and_retries_are_answered(
+    kind: str, journal_url: str, open_journal: OpenJournal
+) -> None:
+    executor = Executor(Toolset(awkward), journal=open_journal(journal_url))
+    call = ToolCall(id="c\x00", name="awkward", arguments={"kind": kind}, why="Check \x00 the \ud800 file")
+    first = await executor.execute(call, Run(session_id="s"))
+    again = await executor.execute(call, Run(session_id="s"))
+    assert await executor.in_doubt() == []
+    assert first.model_dump_json()  # sendable to a model as it is
+    assert not (isinstance(again, ErrorEnvelope) and again.error.code == "CONFLICT")
+    results = [e for e in executor.journal.entries() if e.kind == "result"]
+    assert results[0].envelope == first.model_dump(mode="json")
+    if kind == "odd_data":
+        assert first == OkEnvelope(data={"ratio": None, "name\ufffd": "x\ufffd"})
+    elif kind != "crash":
+        assert first == again
+
+
+async def test_a_resolution_an_operator_wrote_with_nan_is_stored_as_null(
+    journal_url: str, open_journal: OpenJournal
+) -> None:
+    journal = open_journal(journal_url)
+    executor = Executor(Toolset(write_note), journal=journal)
+    left = journal.append(intent())
+    await executor.resolve(
+        left, envelope=OkEnvelope(data={"balance": float("nan")}), note="checked \x00 by hand"
+    )
+    assert journal.lookup("k1") == Lookup("done", left, {"ok": True, "data": {"balance": None}})

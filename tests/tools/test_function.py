@@ -184,7 +184,7 @@ def one(a: int) -> int:
 @pytest.mark.parametrize(
     ("function", "options", "message"),
     [
-        (varargs, {}, r"\*args and \*\*kwargs"),
+        (varargs, {}, r"\*args cannot be described"),
         (one, {"name": "bad name!"}, "'bad name!' is not a valid tool name"),
         (one, {"idempotency_fields": ["nope"]}, "not parameters"),
         (one, {"side_effects": "sometimes"}, "side_effects"),
@@ -207,3 +207,25 @@ def test_positional_only_and_unresolvable_hints_are_user_errors() -> None:
     exec("def unresolved(a: 'Missing') -> None: ...", namespace)  # a hint naming a type that does not exist
     with pytest.raises(UserError, match="cannot be resolved"):
         tool(namespace["unresolved"])
+
+
+@tool
+def log_event(event: str, **fields: int) -> str:
+    return f"{event} {fields}"
+
+
+def test_a_kwargs_function_takes_other_names_of_its_type() -> None:
+    assert log_event.spec.input_schema == {
+        "type": "object",
+        "properties": {"event": {"type": "string"}},
+        "required": ["event"],
+        "additionalProperties": {"type": "integer"},
+    }
+    checked = log_event.validate_call(
+        ToolCall(id="c1", name="log_event", arguments={"event": "sale", "units": 3})
+    )
+    assert log_event.function(**log_event.call_arguments(checked)) == "sale {'units': 3}"  # pyright: ignore[reportOptionalCall]
+    wrong = log_event.validate_call(
+        ToolCall(id="c2", name="log_event", arguments={"event": "sale", "units": "a"})
+    )
+    assert [str(p) for p in wrong.problems] == ['$.units: must be an integer; got string "a"']

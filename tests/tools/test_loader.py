@@ -25,6 +25,14 @@ def test_the_same_bad_call_is_refused_the_same_way_whatever_the_source(name: str
     assert [(r.path, r.message) for r in checked.call.repairs] == [("$.days", '"3" -> 3')]
 
 
+@pytest.mark.parametrize("name", ["weather.py", "weather.yaml", "weather.ts", "weather.openai.json"])
+def test_an_unknown_argument_is_refused_the_same_way_whatever_the_source(name: str) -> None:
+    tool = load_tools(EXAMPLES / name).get("get_weather")
+    assert tool is not None
+    checked = tool.validate_call(ToolCall(id="c1", name="get_weather", arguments={"city": "Oslo", "day": 5}))
+    assert [str(p) for p in checked.problems] == ["$.day: unknown argument; did you mean `days`?"]
+
+
 def test_a_module_path_loads_its_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "my_tools.py").write_text(
         "from tether import tool, Toolset\n"

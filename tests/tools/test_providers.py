@@ -6,6 +6,7 @@ import pytest
 
 from tether.exceptions import UserError
 from tether.tools import (
+    Tool,
     Toolset,
     export_tools,
     from_anthropic,
@@ -18,7 +19,7 @@ from tether.tools import (
     to_gemini,
     to_openai,
 )
-from tether.types import ToolSpec
+from tether.types import ToolCall, ToolSpec
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -160,3 +161,17 @@ def test_dotted_names_get_reversible_aliases_where_providers_forbid_dots() -> No
     assert names == ["weather_get_2", "weather_get", "fs_read"]
     assert [toolset.get(n).name for n in names] == ["weather.get", "weather_get", "fs.read"]  # pyright: ignore[reportOptionalMemberAccess]
     assert [t["name"] for t in export_tools(toolset, "gemini")] == ["weather.get", "weather_get", "fs.read"]
+
+
+@pytest.mark.parametrize("parameters", [{}, {"type": "object"}])
+def test_parameters_that_name_no_properties_take_any_names(parameters: dict[str, Any]) -> None:
+    spec = from_openai({"type": "function", "name": "ping", "parameters": parameters})
+    checked = Tool(spec).validate_call(ToolCall(id="c1", name="ping", arguments={"host": "example.org"}))
+    assert checked.ok
+
+
+def test_parameters_that_list_their_properties_refuse_other_names() -> None:
+    checked = Tool(SPEC).validate_call(
+        ToolCall(id="c1", name="weather.get", arguments={"city": "Oslo", "day": 5})
+    )
+    assert [str(p) for p in checked.problems] == ["$.day: unknown argument; did you mean `days`?"]

@@ -38,19 +38,18 @@ def test_a_valid_call_passes_unchanged() -> None:
 def test_every_problem_is_listed_with_its_path() -> None:
     checked = check({"days": 50, "unit": "kelvin", "filters": {"tags": ["a", 3]}, "extra": 1})
     assert checked.problems == [
-        Problem(
-            "$",
-            "unexpected argument `extra`; allowed: city, days, filters, metric, points, ratio, unit",
-            "additionalProperties",
-        ),
         Problem("$.city", "missing required argument", "required"),
         Problem("$.days", "must be <= 10; got 50", "maximum"),
+        Problem(
+            "$.extra",
+            "unknown argument; this tool takes `city`, `days`, `filters`, `metric`, `points`, `ratio`, `unit`",
+            "additionalProperties",
+        ),
         Problem("$.filters.tags[1]", "must be a string; got integer 3", "type"),
         Problem("$.unit", 'must be one of "c", "f"; got "kelvin"', "enum"),
     ]
     assert describe_problems("forecast", checked.problems[:2]) == (
-        "2 problems with the arguments of forecast: $: unexpected argument `extra`; allowed: city, days, filters, "
-        "metric, points, ratio, unit; $.city: missing required argument"
+        "2 problems with the arguments of forecast: $.city: missing required argument; $.days: must be <= 10; got 50"
     )
 
 
@@ -144,3 +143,38 @@ def test_arguments_that_are_not_json_values_are_problems_not_crashes() -> None:
     checked = check({"city": object()})
     assert not checked.ok
     assert checked.problems[0].path == "$.city"
+
+
+def test_a_schema_allowing_other_names_takes_them() -> None:
+    schema = {**SCHEMA, "additionalProperties": True}
+    checked = Tool(ToolSpec(name="forecast", input_schema=schema)).validate_call(
+        ToolCall(id="c1", name="forecast", arguments={"city": "Oslo", "extra": 1})
+    )
+    assert checked.ok
+
+
+SECRET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "user": {"type": "string"},
+        "pin": {"type": "integer", "x-secret": True},
+        "password": {"type": "string", "format": "password", "minLength": 12},
+        "vault": {"type": "object", "x-secret": True, "properties": {"code": {"type": "integer"}}},
+    },
+}
+SECRET_TOOL: Tool[..., Any] = Tool(ToolSpec(name="unlock", input_schema=SECRET_SCHEMA))
+
+
+def test_problems_and_coercions_never_show_a_value_the_schema_marks_secret() -> None:
+    arguments = {"user": 7, "pin": "987654", "password": "hunter2", "vault": {"code": "x-4411"}}
+    checked = SECRET_TOOL.validate_call(ToolCall(id="c1", name="unlock", arguments=arguments))
+    assert [str(p) for p in checked.problems] == [
+        "$.password: must be at least 12 characters long; got (a secret value, not shown)",
+        "$.user: must be a string; got integer 7",
+        "$.vault.code: must be an integer; got (a secret value, not shown)",
+    ]
+    assert checked.call.repairs == (
+        Repair(kind="coerced", message="a secret string -> integer", path="$.pin"),
+    )
+    shown = " ".join([*(str(p) for p in checked.problems), *(r.message for r in checked.call.repairs)])
+    assert not any(secret in shown for secret in ("987654", "hunter2", "4411"))

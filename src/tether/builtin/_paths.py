@@ -175,6 +175,12 @@ class Roots:
             return ToolError(
                 ErrorCode.INVALID_ARGS, f"{shown} is not a regular file", suggestion="Use fs.ls."
             )
+        if exc.errno == errno.ENAMETOOLONG:
+            return ToolError(
+                ErrorCode.INVALID_ARGS,
+                f"{shown} is longer than the file system allows (a name at most 255 bytes, a path 4096)",
+                suggestion="Use a shorter file name, or fewer nested directories.",
+            )
         if exc.errno == errno.EEXIST:
             return ToolError(ErrorCode.CONFLICT, f"{shown} already exists")
         return ToolError(ErrorCode.INTERNAL, f"{shown}: {exc.strerror}", recoverable=False)

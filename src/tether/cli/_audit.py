@@ -13,8 +13,7 @@ from rich.text import Text
 
 from tether.cli._errors import console, fail
 from tether.cli._journal import URL_FORMS, open_journal
-from tether.store import DEFAULT_URL, JournalEntry, compute_stats
-from tether.store._journal import resolution, writer_alive
+from tether.store import DEFAULT_URL, JournalEntry, compute_stats, resolution, storable, writer_alive
 
 __all__ = ["register"]
 
@@ -138,7 +137,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _json(entry: JournalEntry) -> dict[str, Any]:
-    return dataclasses.asdict(entry) | {"created": _time(entry.created_at)}
+    """The entry as JSON a terminal can print: JSON columns may hold a lone surrogate (escaped in the JSON text)."""
+    return storable(dataclasses.asdict(entry)) | {"created": _time(entry.created_at)}
 
 
 def _time(stamp: float, form: str = "%Y-%m-%dT%H:%M:%SZ") -> str:

@@ -8,16 +8,20 @@ the first that refuses answers the call:
 3. `why`                -> `MISSING_WHY` when the tool requires one and it is missing, empty or content-free
 4. principal and scopes -> `UNAUTHORIZED`, `SCOPES_MISSING`
    then domain guards given to the `Executor` (e.g. `CONNECTION_INACTIVE`)
-5. rate limit           -> `RATE_LIMITED` with `details.retry_after_s` (token bucket per tool and principal)
+5. rate limit           -> `RATE_LIMITED` with `details.retry_after_s` (token bucket per tool and principal,
+                           in memory or in the journal's database, shared by every executor using it)
 6. run quotas           -> `QUOTA_EXCEEDED` (calls, output bytes, wall time per `Run`)
 7. repaired-call policy -> `INVALID_ARGS` for a repaired call to a mutating tool (by default)
-8. idempotency          -> the recorded envelope for a repeat; `CONFLICT` for a duplicate still running or a
-                           mutating call left in doubt by a crash (read-only tools are keyed only if they
-                           declare `idempotency_fields`)
+8. idempotency          -> the recorded envelope for a repeat of a success (a `needs` or error answer runs
+                           again); `CONFLICT` for a duplicate still running, a call sharing only its
+                           `idempotency_fields` with a completed one, or a mutating call left in doubt by a
+                           crash (read-only tools are keyed only if they declare `idempotency_fields`)
 
 Then the journal gets an intent entry, the tool runs (async: awaited; sync: in a thread;
 `isolation="process"`: in a child process killed with its group on timeout), and the journal gets the
-result: `TIMEOUT`, the tool's own `ToolError` or `NeedsInput`, or `INTERNAL` with the traceback kept there.
+result: `TIMEOUT`, the tool's own `ToolError` or `NeedsInput`, or `INTERNAL` with the traceback kept there
+(a tool's `sys.exit()` or `KeyboardInterrupt` included). Every result is made storable first
+(`tether.store.storable`), so no output of a tool can leave its call in doubt.
 """
 
 from tether.execution._decisions import Allow as Allow

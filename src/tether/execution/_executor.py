@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 import pydantic_core
 
-from tether.execution._decisions import Allow, Refuse, Replay
+from tether.execution._decisions import Allow, Refuse
 from tether.execution._policy import Policy
 from tether.execution._records import CallReport, Recorder, kalygo_record
 from tether.execution._run import Run
@@ -32,12 +32,23 @@ from tether.execution.guards import (
     UnknownToolGuard,
     WhyGuard,
     applies,
+    envelope_from_json,
     idempotency_key,
 )
-from tether.store._entries import EntryKind, JournalEntry, Lookup
-from tether.store._entries import Outcome as Outcome_
-from tether.store._journal import Journal, MemoryJournal, resolution
-from tether.store._redact import redact
+from tether.store import (
+    EntryKind,
+    Journal,
+    JournalEntry,
+    Lookup,
+    MemoryJournal,
+    MemoryRateLimits,
+    RateLimits,
+    redact,
+    resolution,
+    storable,
+    storable_text,
+)
+from tether.store import Outcome as Outcome_
 from tether.tools import Tool, ToolContext, ToolsLike, as_toolset
 from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, OkEnvelope, ToolCall
 
@@ -60,7 +71,9 @@ class Executor:
             process only). Use `tether.store.SqlJournal` to keep them, and to survive crashes.
         guards: Domain guards (e.g. one that answers `CONNECTION_INACTIVE`), run after the scopes check.
         recorders: Told about every answered call, e.g. `tether.store.SessionLog`.
-        clock: Monotonic seconds, for rate limits.
+        rate_limits: Where rate-limit buckets live; by default the journal's (`SqlJournal.rate_limits`,
+            shared by every executor on its database) if it keeps them, else this executor's memory.
+        clock: Monotonic seconds, for rate limits kept in memory.
     """
 
     def __init__(
@@ -71,11 +84,14 @@ class Executor:
         journal: Journal | None = None,
         guards: Sequence[Guard] = (),
         recorders: Sequence[Recorder] = (),
+        rate_limits: RateLimits | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.toolset = toolset = as_toolset(tools)
         self.policy = policy or Policy()
         self.journal: Journal = journal if journal is not None else MemoryJournal()
+        kept: RateLimits | None = getattr(self.journal, "rate_limits", None)  # a journal may keep them
+        self.rate_limits: RateLimits = rate_limits or kept or MemoryRateLimits(clock)
         self._recorders = tuple(recorders)
         self._journal_limiter = anyio.CapacityLimiter(1)
         self._in_flight: set[str] = set()
@@ -87,10 +103,10 @@ class Executor:
             WhyGuard(),
             PrincipalGuard(),
             *guards,
-            RateLimitGuard(clock),
+            RateLimitGuard(self.rate_limits, self._journal_limiter),
             QuotaGuard(),
             RepairedCallGuard(),
-            IdempotencyGuard(self._claim, self._in_flight),
+            IdempotencyGuard(self._claim, self._lookup, self._in_flight),
         )
         """The pipeline, in the order it runs (see `tether.execution`); each call passes the guards that
         apply to its tool."""
@@ -194,17 +210,16 @@ class Executor:
                     attempt.call = decision.validated.call
                     attempt.idempotency_key = self._key(attempt)
                 continue
-            arguments = self._arguments(attempt)
+            arguments = attempt.arguments()
+            envelope, envelope_json = _settled(decision.envelope, None)
             if isinstance(decision, Refuse):
-                refused = _envelope_json(decision.envelope, None)
-                await self._offload(self.journal.append, self._entry("refusal", attempt, arguments, refused))
-                await self._report(attempt, "refused", decision.envelope, arguments, refused, None)
-                return decision.envelope
-            assert isinstance(decision, Replay)
-            replayed = _envelope_json(decision.envelope, None)
-            await self._report(attempt, "replayed", decision.envelope, arguments, replayed, None)
-            return decision.envelope
-        arguments = self._arguments(attempt)
+                refusal_entry = self._entry("refusal", attempt, arguments, envelope_json)
+                await self._offload(self.journal.append, refusal_entry)
+                await self._report(attempt, "refused", envelope, arguments, envelope_json, None)
+                return envelope
+            await self._report(attempt, "replayed", envelope, arguments, envelope_json, None)
+            return envelope
+        arguments = attempt.arguments()
         try:
             outcome, envelope_json, duration_ms = await self._run(attempt, arguments)
         finally:
@@ -244,7 +259,13 @@ class Executor:
         finally:
             self._running.discard(intent.id)
         duration_ms = (time.perf_counter() - started) * 1000
-        envelope_json = _envelope_json(outcome.envelope, tool.spec.output_schema)
+        try:
+            envelope, envelope_json = _settled(outcome.envelope, tool.spec.output_schema)
+            if envelope is not outcome.envelope:
+                outcome = Outcome(envelope, outcome.traceback)
+        except Exception:  # the intent must get a result all the same, or it stays in doubt
+            outcome = Outcome(_internal_error(tool.name), traceback.format_exc())
+            envelope_json = _jsonable(outcome.envelope)
         result = self._entry(
             "result",
             attempt,
@@ -261,11 +282,14 @@ class Executor:
     # ------------------------------------------------------------------------------------------ helpers
 
     async def _claim(self, attempt: Attempt) -> Lookup:
-        intent = self._entry("intent", attempt, self._arguments(attempt), None)
+        intent = self._entry("intent", attempt, attempt.arguments(), None)
         found = await self._offload(self.journal.claim, intent)
         if intent.id is not None:
             attempt.intent = intent
         return found
+
+    async def _lookup(self, key: str) -> Lookup:
+        return await self._offload(self.journal.lookup, key)
 
     async def _offload(self, function: Callable[..., T], *args: Any) -> T:
         if not self.journal.blocking:
@@ -294,12 +318,6 @@ class Executor:
         return tool is not None and tool.spec.sequential
 
     @staticmethod
-    def _arguments(attempt: Attempt) -> dict[str, Any]:
-        """The call's arguments as JSON, with what the tool's schema marks secret redacted."""
-        schema = attempt.tool.spec.input_schema if attempt.tool is not None else None
-        return redact(_jsonable(attempt.call.arguments), schema)
-
-    @staticmethod
     def _entry(
         kind: EntryKind,
         attempt: Attempt,
@@ -313,11 +331,23 @@ class Executor:
         call, run = attempt.call, attempt.run
         spec = attempt.tool.spec if attempt.tool is not None else None
         why = call.why if call.why is not None else call.arguments.get("why")
+        call_id, name = call.id, call.name
+        # A model's strings, for journal columns: as they are, unless not plain ASCII (checked in C, as the
+        # usual case must cost nothing) or longer than the column.
+        if (
+            not (call_id.isascii() and name.isascii())
+            or len(call_id) + len(name) > 256
+            or "\x00" in call_id
+            or "\x00" in name
+        ):
+            call_id, name = _text(call_id, 256), _text(name, 256)
+        if isinstance(why, str) and not (why.isascii() and "\x00" not in why):
+            why = storable_text(why)
         error: Any = envelope_json.get("error") if envelope_json is not None else None
         return JournalEntry(
             kind=kind,
-            call_id=call.id,
-            tool=call.name,
+            call_id=call_id,
+            tool=name,
             created_at=time.time(),
             intent_id=intent_id,
             session_id=run.session_id,
@@ -334,7 +364,7 @@ class Executor:
             error_code=str(error["code"]) if isinstance(error, dict) else None,  # pyright: ignore[reportUnknownArgumentType]
             envelope=envelope_json,
             duration_ms=duration_ms,
-            traceback=trace,
+            traceback=storable_text(trace) if trace is not None else None,
             pid=_process["pid"],
             host=_HOST,
         )
@@ -373,12 +403,25 @@ def _outcome(envelope_json: dict[str, Any]) -> Outcome_:
     return "needs" if envelope_json.get("needs") is not None else "error"
 
 
-def _envelope_json(envelope: AnyEnvelope, output_schema: dict[str, Any] | None) -> dict[str, Any]:
-    """The envelope as JSON, with what the output schema marks secret redacted from its data."""
-    data: dict[str, Any] = _jsonable(envelope)
+def _settled(
+    envelope: AnyEnvelope, output_schema: dict[str, Any] | None
+) -> tuple[AnyEnvelope, dict[str, Any]]:
+    """The envelope as every journal can store it and every model API carry it (`storable`: e.g. a lone
+    surrogate in a tool's error message would fail both), and its JSON for the journal and the records, with
+    what the output schema marks secret redacted from its data."""
+    raw: dict[str, Any] = _jsonable(envelope)
+    data: dict[str, Any] = storable(raw)
+    if data is not raw or (isinstance(envelope, OkEnvelope) and data["data"] != envelope.data):
+        envelope = envelope_from_json(data)  # e.g. NaN, which JSON (so the journal) has as null
     if output_schema and isinstance(envelope, OkEnvelope):
-        data["data"] = redact(data.get("data"), output_schema)
-    return data
+        data["data"] = redact(data.get("data"), output_schema)  # `data` is a fresh copy: no one else holds it
+    return envelope, data
+
+
+def _text(value: str, limit: int) -> str:
+    """A model's string for a journal column: storable, and within the column's length."""
+    value = storable_text(value)
+    return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
 def _internal_error(name: str) -> ErrorEnvelope:

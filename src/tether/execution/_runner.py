@@ -6,7 +6,8 @@ cancelled and an isolated one killed with its process group; a sync tool in a th
 (Python has no way to), so its thread is abandoned while the model gets `TIMEOUT` — declare
 `isolation="process"` for tools that may hang.
 Exceptions never escape: tool signals become their envelopes, anything else `INTERNAL` with a message safe
-to show a model, the traceback kept for the journal. Cancellation from outside propagates.
+to show a model, the traceback kept for the journal; so do a tool's `SystemExit`, `KeyboardInterrupt` and a
+`CancelledError` of its own. Cancellation from outside (the run's) propagates.
 """
 
 from __future__ import annotations
@@ -65,15 +66,18 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
             return _internal(tool.name, "it raised TimeoutError", traceback.format_exc())
         return Outcome(_timeout(tool, timeout_s))
     except ToolError as e:
-        suggestion = e.suggestion if e.suggestion is not None else DEFAULT_SUGGESTIONS.get(e.code)
-        info = ErrorInfo(code=e.code, message=e.message, recoverable=e.recoverable, suggestion=suggestion)
-        return Outcome(ErrorEnvelope(error=info))
+        return _signal(tool.name, e)
     except NeedsInput as e:
-        return Outcome(NeedsEnvelope(needs=e.needs))
+        return _signal(tool.name, e)
     except ChildFailure as e:
         return _internal(tool.name, f"it raised {e.type_name}", e.traceback)
-    except Exception as e:
+    except (Exception, SystemExit, KeyboardInterrupt) as e:  # a tool's exit() or ^C ends its call only
         return _internal(tool.name, f"it raised {type(e).__name__}", traceback.format_exc())
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():  # the run itself is being cancelled: let it end
+            raise
+        return _internal(tool.name, "it raised CancelledError", traceback.format_exc())
     if isinstance(result, NeedsEnvelope | ErrorEnvelope):
         return Outcome(result)
     data = result.data if isinstance(result, OkEnvelope) else result
@@ -119,6 +123,23 @@ def _resume(coroutine: Coroutine[Any, Any, Any], waiting_on: Any) -> Generator[A
                 waiting_on = coroutine.send(sent)
             except StopIteration as done:
                 return done.value
+
+
+def _signal(name: str, signal: ToolError | NeedsInput) -> Outcome:
+    """The envelope a tool's `ToolError` or `NeedsInput` asks for; `INTERNAL` if its fields cannot make one."""
+    try:
+        if isinstance(signal, NeedsInput):
+            return Outcome(NeedsEnvelope(needs=signal.needs))
+        suggestion = (
+            signal.suggestion if signal.suggestion is not None else DEFAULT_SUGGESTIONS.get(signal.code)
+        )
+        info = ErrorInfo(
+            code=signal.code, message=signal.message, recoverable=signal.recoverable, suggestion=suggestion
+        )
+        return Outcome(ErrorEnvelope(error=info))
+    except ValueError:  # e.g. NeedsInput(missing=["date"]): a list where a flag or a question belongs
+        what = f"its {type(signal).__name__} could not be made into an envelope"
+        return _internal(name, what, traceback.format_exc())
 
 
 def _timeout(tool: Tool[..., Any], timeout_s: float | None) -> ErrorEnvelope:

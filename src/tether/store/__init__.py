@@ -2,7 +2,9 @@
 
 `MemoryJournal` keeps it in memory; `SqlJournal` in SQLite (a file, WAL) or PostgreSQL (by URL), where it
 survives crashes: a call whose intent has no result is *in doubt*, reported as such and, if mutating,
-never repeated until resolved. `SqlJournal` (and SQLAlchemy) load on first use.
+never repeated until resolved. Rate-limit buckets live beside it (`RateLimits`: `MemoryRateLimits`, or
+`SqlJournal.rate_limits` shared by every executor on the database), as do conversations (`SessionStore`).
+`SqlJournal` (and SQLAlchemy) load on first use.
 """
 
 from __future__ import annotations
@@ -17,15 +19,24 @@ from tether.store._entries import Lookup as Lookup
 from tether.store._entries import Outcome as Outcome
 from tether.store._journal import Journal as Journal
 from tether.store._journal import MemoryJournal as MemoryJournal
+from tether.store._journal import replays as replays
+from tether.store._journal import resolution as resolution
+from tether.store._journal import writer_alive as writer_alive
+from tether.store._rate_limits import MemoryRateLimits as MemoryRateLimits
+from tether.store._rate_limits import RateLimits as RateLimits
+from tether.store._rate_limits import TokenBucket as TokenBucket
 from tether.store._redact import REDACTED as REDACTED
 from tether.store._redact import redact as redact
 from tether.store._stats import JournalStats as JournalStats
 from tether.store._stats import ToolStats as ToolStats
 from tether.store._stats import compute_stats as compute_stats
+from tether.store._storable import storable as storable
+from tether.store._storable import storable_text as storable_text
 
 if TYPE_CHECKING:
     from tether.store._sessions import SessionStore as SessionStore
     from tether.store._sql import SqlJournal as SqlJournal
+    from tether.store._sql_rate_limits import SqlRateLimits as SqlRateLimits
 
 __all__ = [
     "DEFAULT_URL",
@@ -36,15 +47,28 @@ __all__ = [
     "JournalStats",
     "Lookup",
     "MemoryJournal",
+    "MemoryRateLimits",
     "Outcome",
+    "RateLimits",
     "SessionStore",
     "SqlJournal",
+    "SqlRateLimits",
+    "TokenBucket",
     "ToolStats",
     "compute_stats",
     "redact",
+    "replays",
+    "resolution",
+    "storable",
+    "storable_text",
+    "writer_alive",
 ]
 
-_LAZY = {"SqlJournal": "tether.store._sql", "SessionStore": "tether.store._sessions"}
+_LAZY = {
+    "SqlJournal": "tether.store._sql",
+    "SessionStore": "tether.store._sessions",
+    "SqlRateLimits": "tether.store._sql_rate_limits",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -11,8 +11,9 @@ from collections import deque
 from typing import Any, Protocol
 
 from tether.store._entries import JournalEntry, Lookup
+from tether.store._storable import storable, storable_text
 
-__all__ = ["Journal", "MemoryJournal", "completed", "may_run", "resolution", "writer_alive"]
+__all__ = ["Journal", "MemoryJournal", "completed", "may_run", "replays", "resolution", "writer_alive"]
 
 
 class Journal(Protocol):
@@ -34,8 +35,8 @@ class Journal(Protocol):
 
     def claim(self, intent: JournalEntry) -> Lookup:
         """Atomically (across processes sharing the journal) look up the intent's idempotency key and, if
-        the call may run, append the intent. It may run if the key is new, or its last attempt is in doubt
-        and the call is not mutating. Returns the lookup as it was; the claim succeeded iff `intent.id` is set.
+        the call may run (`may_run`), append the intent. Returns the lookup as it was; the claim succeeded
+        iff `intent.id` is set.
         """
         ...
 
@@ -146,8 +147,10 @@ def resolution(intent: JournalEntry, *, envelope: dict[str, Any] | None, note: s
     again); otherwise `envelope` (an envelope's JSON) is what repeats of the call get."""
     outcome, code = None, None
     if envelope is not None:
-        outcome = "ok" if envelope.get("ok") is True else "needs" if envelope.get("needs") else "error"
-        error: Any = envelope.get("error")
+        stored: dict[str, Any] = storable(envelope)  # an operator's JSON may hold NaN, which no journal can
+        envelope = stored
+        outcome = "ok" if stored.get("ok") is True else "needs" if stored.get("needs") else "error"
+        error: Any = stored.get("error")
         code = str(error.get("code")) if isinstance(error, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
     return dataclasses.replace(
         intent,
@@ -160,15 +163,34 @@ def resolution(intent: JournalEntry, *, envelope: dict[str, Any] | None, note: s
         error_code=code,
         duration_ms=None,
         traceback=None,
-        note=note,
+        note=storable_text(note),
         pid=os.getpid(),
         host=socket.gethostname(),
     )
 
 
 def may_run(found: Lookup, intent: JournalEntry) -> bool:
-    """Whether a call with this lookup may run: never ran, or in doubt and safe to repeat."""
+    """Whether a call with this lookup may run: it never ran; or it is in doubt and safe to repeat; or it
+    completed with a result that does not answer repeats (see `replays`)."""
+    if found.status == "done":
+        return not replays(found.envelope, intent.side_effects)
     return found.status == "new" or (found.status == "in_doubt" and intent.side_effects != "mutating")
+
+
+def replays(envelope: dict[str, Any] | None, side_effects: str | None) -> bool:
+    """Whether a recorded result answers repeats of its call instead of running it again: a success; or a
+    mutating call stopped (`TIMEOUT`) or failed (`INTERNAL`) part way, which may have taken effect.
+
+    Anything else ran to a decision that a repeat should hear afresh: `needs` (ask, then proceed with the
+    answer) or the tool's own error (the user may have fixed its cause since).
+    """
+    if envelope is None:
+        return False
+    if envelope.get("ok") is True:
+        return True
+    error: Any = envelope.get("error")
+    code = error.get("code") if isinstance(error, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return side_effects == "mutating" and code in ("TIMEOUT", "INTERNAL")
 
 
 def writer_alive(entry: JournalEntry) -> bool:

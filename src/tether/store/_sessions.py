@@ -15,11 +15,12 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
-    create_engine,
     func,
     select,
+    text,
 )
 
+from tether.store._engine import open_engine, prepare, writing
 from tether.store._entries import DEFAULT_URL
 from tether.types import Message
 
@@ -34,24 +35,29 @@ _messages = Table(
     Column("message", JSON, nullable=False),
     Column("created_at", Float, nullable=False),
 )
+_SESSION_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 _MESSAGE: TypeAdapter[Any] = TypeAdapter(cast(Any, Message))  # pyright reads the union alias as a value
 
 
 class SessionStore:
     """Append-only message lists by session id; a SQLite file by default, PostgreSQL by URL.
 
-    Pass the journal's engine (`SessionStore(journal.engine)`) to keep both in one database.
+    Pass the journal's engine (`SessionStore(journal.engine)`) to keep both in one database. Appends from
+    many runs at once are safe: each takes the write lock before it reads where the session ends.
     """
 
     def __init__(self, target: str | Engine = DEFAULT_URL):
-        self.engine = create_engine(target) if isinstance(target, str) else target
+        self.engine = open_engine(target) if isinstance(target, str) else prepare(target)
+        self._postgres = self.engine.dialect.name == "postgresql"
         _metadata.create_all(self.engine)
 
     def append(self, session_id: str, messages: list[Message]) -> None:
         """Add messages after those already stored for the session."""
         if not messages:
             return
-        with self.engine.begin() as connection:
+        with writing(self.engine) as connection:
+            if self._postgres:  # appends to one session wait for each other, as SQLite's write lock does
+                connection.execute(_SESSION_LOCK, {"key": f"tether-session:{session_id}"})
             start = connection.execute(
                 select(func.coalesce(func.max(_messages.c.seq), -1)).where(
                     _messages.c.session_id == session_id

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Self
 
-from sqlalchemy import Connection, Engine, bindparam, create_engine, event, exists, insert, select, text
+from sqlalchemy import Connection, Engine, bindparam, exists, insert, select, text
 from sqlalchemy.engine import Row
-from sqlalchemy.pool import ConnectionPoolEntry
 
+from tether.store._engine import open_engine, prepare, writing
 from tether.store._entries import DEFAULT_URL, ENTRY_FIELDS, JournalEntry, Lookup
 from tether.store._journal import completed, may_run
+from tether.store._sql_rate_limits import SqlRateLimits
 from tether.store._sqlite_writer import SqliteWriter
 from tether.store._tables import journal_table, metadata
 
@@ -49,10 +49,19 @@ class SqlJournal:
 
     def __init__(self, url: str = DEFAULT_URL, *, durable: bool = False, engine: Engine | None = None):
         self.url = url
-        self.engine = engine if engine is not None else _engine(url, durable=durable)
+        self.engine = prepare(engine) if engine is not None else open_engine(url, durable=durable)
         self._postgres = self.engine.dialect.name == "postgresql"
         metadata.create_all(self.engine)
         self._writer = SqliteWriter(self.engine) if engine is None and url.startswith("sqlite") else None
+        self._rate_limits: SqlRateLimits | None = None
+
+    @property
+    def rate_limits(self) -> SqlRateLimits:
+        """Rate-limit buckets in the journal's database: an executor with this journal keeps its limits
+        there, so executors (and processes) sharing the database share them."""
+        if self._rate_limits is None:
+            self._rate_limits = SqlRateLimits(self.engine, writer=self._writer)
+        return self._rate_limits
 
     def append(self, entry: JournalEntry) -> JournalEntry:
         if self._writer is not None:
@@ -69,14 +78,12 @@ class SqlJournal:
         assert key is not None
         if self._writer is not None:
             return self._writer.claim(intent)
-        with self.engine.connect() as connection:
-            connection = connection.execution_options(tether_immediate=True)
-            with connection.begin():
-                if self._postgres:  # one claimer per key at a time, across processes, until commit
-                    connection.execute(_ADVISORY_LOCK, {"key": key})
-                found = _lookup(connection, key)
-                if may_run(found, intent):
-                    _insert(connection, intent)
+        with writing(self.engine) as connection:
+            if self._postgres:  # one claimer per key at a time, across processes, until commit
+                connection.execute(_ADVISORY_LOCK, {"key": key})
+            found = _lookup(connection, key)
+            if may_run(found, intent):
+                _insert(connection, intent)
         return found
 
     def in_doubt(self) -> list[JournalEntry]:
@@ -117,33 +124,6 @@ class SqlJournal:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def _engine(url: str, *, durable: bool) -> Engine:
-    if not url.startswith("sqlite"):
-        return create_engine(url, pool_pre_ping=True)
-    database = url.split("///", 1)[1] if "///" in url else ""
-    if database and database != ":memory:":
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
-    synchronous = "FULL" if durable else "NORMAL"
-
-    @event.listens_for(engine, "connect")
-    def _pragmas(connection: Any, record: ConnectionPoolEntry) -> None:  # pyright: ignore[reportUnusedFunction]
-        connection.isolation_level = None  # SQLAlchemy's "begin" event below issues BEGIN itself
-        cursor = connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA synchronous={synchronous}")
-        cursor.execute("PRAGMA busy_timeout=30000")
-        cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _begin(connection: Connection) -> None:  # pyright: ignore[reportUnusedFunction]
-        # A claim takes the write lock at once, so that its lookup and insert are one atomic step.
-        immediate = connection.get_execution_options().get("tether_immediate", False)
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
-
-    return engine
 
 
 def _insert(connection: Connection, entry: JournalEntry) -> JournalEntry:

@@ -1,6 +1,7 @@
 """The SQLite journal's hot path on the raw DB-API connection: ~5x less overhead per write than SQLAlchemy.
 
-Only `append` and `claim` (the two writes every call makes) go this way; reads stay on SQLAlchemy. One
+Only `append`, `claim` (the two writes every call makes) and `take` (a rate-limit token) go this way; reads
+stay on SQLAlchemy. One
 connection, used under a lock, in autocommit mode with explicit `BEGIN IMMEDIATE`, so a claim's lookup and
 insert are one atomic step for every process sharing the file. Values are stored exactly as SQLAlchemy's
 JSON and Boolean types store them, so either side reads what the other wrote.
@@ -16,6 +17,8 @@ from sqlalchemy import Engine
 
 from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup
 from tether.store._journal import completed, may_run
+from tether.store._rate_limits import TokenBucket
+from tether.types import RateLimit
 
 __all__ = ["SqliteWriter"]
 
@@ -28,6 +31,9 @@ _COMPLETION = (
     f"SELECT {_COLUMNS} FROM tether_journal WHERE intent_id = ? AND kind IN ('result', 'resolution') "
     "ORDER BY id DESC LIMIT 1"
 )
+
+_BUCKET = "SELECT tokens, updated FROM tether_rate_limits WHERE key = ?"
+_SAVE_BUCKET = "INSERT OR REPLACE INTO tether_rate_limits (key, tokens, updated) VALUES (?, ?, ?)"
 
 
 class SqliteWriter:
@@ -59,6 +65,23 @@ class SqliteWriter:
                 raise
             self._connection.execute("COMMIT")
         return found
+
+    def take(self, key: str, limit: RateLimit, now: float) -> float:
+        """A token from the rate-limit bucket `key` (see `SqlRateLimits`), in one write transaction."""
+        with self._lock:
+            self._begin()
+            try:
+                row = self._connection.execute(_BUCKET, (key,)).fetchone()
+                bucket = (
+                    TokenBucket(limit, float(limit.calls), now) if row is None else TokenBucket(limit, *row)
+                )
+                wait = bucket.take(now)
+                self._connection.execute(_SAVE_BUCKET, (key, bucket.tokens, bucket.updated))
+            except BaseException:
+                self._connection.execute("ROLLBACK")
+                raise
+            self._connection.execute("COMMIT")
+        return wait
 
     def close(self) -> None:
         with self._lock:

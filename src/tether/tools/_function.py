@@ -141,7 +141,8 @@ def _describe(
     """The input schema, a validator producing the function's keyword arguments, and the context parameter.
 
     Arguments validate as a TypedDict: an argument the model leaves out stays out, so the function's own
-    default applies, and no parameter name can clash with a model class's attributes.
+    default applies, and no parameter name can clash with a model class's attributes. A `**kwargs`
+    parameter lets the model pass other names too (the schema's `additionalProperties`, of its type).
     """
     where = f"@tool on {getattr(func, '__qualname__', func)!r}"
     try:
@@ -155,11 +156,13 @@ def _describe(
     fields: dict[str, Any] = {}
     defaults: dict[str, Any] = {}
     context_parameter: str | None = None
+    extra_items: Any = None
     for param in inspect.signature(func).parameters.values():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise UserError(
-                f"{where}: *args and **kwargs cannot be described to a model; name each parameter."
-            )
+        if param.kind is param.VAR_KEYWORD:  # the tool takes other names too, with values of this type
+            extra_items = hints.get(param.name, Any)
+            continue
+        if param.kind is param.VAR_POSITIONAL:
+            raise UserError(f"{where}: *args cannot be described to a model; name each parameter.")
         if param.kind is param.POSITIONAL_ONLY:
             raise UserError(
                 f"{where}: positional-only parameter {param.name!r}; tools are called by keyword."
@@ -176,7 +179,12 @@ def _describe(
             fields[param.name] = NotRequired[annotation]
             defaults[param.name] = param.default
     try:
-        arguments: Any = TypedDict(f"{func.__name__}_arguments", fields)  # pyright: ignore[reportArgumentType] - built from the signature
+        name = f"{func.__name__}_arguments"
+        arguments: Any = (
+            TypedDict(name, fields)  # pyright: ignore[reportArgumentType] - built from the signature
+            if extra_items is None
+            else TypedDict(name, fields, extra_items=extra_items)  # pyright: ignore[reportArgumentType]
+        )
         adapter = cast(TypeAdapter[dict[str, Any]], TypeAdapter(arguments))
         schema = adapter.json_schema(schema_generator=_ToolSchema)
     except (PydanticUserError, PydanticSchemaGenerationError, TypeError) as e:

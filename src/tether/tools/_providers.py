@@ -59,7 +59,9 @@ def _parameters(schema: Any, where: str) -> JsonSchema:
         raise UserError(
             f"{where}: the parameters schema must describe an object, got {normalized.get('type')!r}."
         )
-    normalized.setdefault("properties", {})
+    if "properties" not in normalized:  # `{}` or `{"type": "object"}`: any object, so any names
+        normalized["properties"] = {}
+        normalized.setdefault("additionalProperties", True)
     return normalized
 
 

@@ -117,20 +117,31 @@ class Tool(Generic[P, R]):
         self._validator.compile()
 
     def validate_call(self, call: ToolCall) -> ValidatedCall:
-        """Check a call's arguments, applying and recording safe coercions; never raises on model output."""
+        """Check a call's arguments, applying and recording safe coercions; never raises on model output.
+
+        Names the tool does not take are refused (with the closest one it does), unless its schema allows
+        others; so are arguments JSON cannot hold (see `ArgumentValidator.not_json`).
+        """
         arguments = call.arguments
         why = call.why
         if "why" in arguments and "why" not in self._properties:
             arguments = dict(arguments)
             given = arguments.pop("why")
             why = why if why is not None else (given if isinstance(given, str) else str(given))
-        if self._arguments is not None and arguments is call.arguments:
+        not_json = self._validator.not_json(arguments)
+        if not_json:  # no schema check or coercion can make sense of the rest
+            return ValidatedCall(call.model_copy(update={"why": why}) if why != call.why else call, not_json)
+        unknown = self._validator.unknown_names(arguments)
+        if not unknown and self._arguments is not None and arguments is call.arguments:
             try:  # fast path: valid as given, with no coercion at all
                 return ValidatedCall(call, (), self._arguments.validate_python(arguments, strict=True))
             except ValidationError:
                 pass  # maybe valid after a JSON-level reading or a safe coercion: take the full path
         checked = self._validator.validate(arguments)
         problems: Sequence[Problem] = checked.problems
+        if unknown:  # they replace the schema's own word on them (`additionalProperties: false`), if any
+            kept = [p for p in problems if not (p.kind == "additionalProperties" and p.path == "$")]
+            problems = sorted([*unknown, *kept], key=lambda p: p.path)
         values: dict[str, Any] | None = None
         if not problems and self._arguments is not None:
             values, problems = _typed_values(self._arguments, checked.arguments)

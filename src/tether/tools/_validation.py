@@ -9,6 +9,7 @@ Coercions are returned so the caller can record them on the call; unsafe convers
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import json
 import math
@@ -21,15 +22,19 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 import fastjsonschema
 
 from tether.exceptions import UserError
+from tether.store import REDACTED, redact
 from tether.types import JsonSchema, Repair
 
 if TYPE_CHECKING:
     from jsonschema import ValidationError
 
-__all__ = ["ArgumentValidator", "Problem", "describe_problems"]
+__all__ = ["MAX_DEPTH", "ArgumentValidator", "Problem", "describe_problems"]
 
 _INTEGER = re.compile(r"^\s*-?\d+\s*$")
 _MAX_COERCION_ROUNDS = 8
+MAX_DEPTH = 32
+"""How deeply a call's arguments may nest (objects and arrays); deeper is refused as `INVALID_ARGS`."""
+_SECRET = "(a secret value, not shown)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +73,24 @@ class ArgumentValidator:
         self._tool_name = tool_name
         self._fast: Callable[[Any], Any] | None = None
         self._checker: Any = None  # a jsonschema validator, made on the first refusal
+        self._known = _known_names(schema)
+
+    def unknown_names(self, arguments: dict[str, Any]) -> list[Problem]:
+        """A problem for each name the tool does not take, naming the closest one it does; none if its schema
+        allows other names (`additionalProperties`, or a top it does not spell out)."""
+        if self._known is None or arguments.keys() <= self._known:
+            return []
+        return [_unknown(name, self._known) for name in arguments if name not in self._known]
+
+    def not_json(self, arguments: dict[str, Any]) -> list[Problem]:
+        """A problem for each part of the arguments JSON cannot hold (a key that is not a string, NaN or an
+        infinity) and for nesting deeper than `MAX_DEPTH`: no schema or journal can take those."""
+        for key, item in arguments.items():  # the usual flat call of strings and numbers costs one loop
+            if type(key) is not str or type(item) in _CHECKED:
+                problems: list[Problem] = []
+                _not_json(arguments, "$", 1, problems)
+                return problems
+        return []
 
     def compile(self) -> None:
         """Compile the fast validator now rather than on the first call; raises `UserError` on a bad schema."""
@@ -93,6 +116,7 @@ class ArgumentValidator:
         from jsonschema import Draft202012Validator
 
         checker = Draft202012Validator(self.schema)
+        secret = _secret_paths(arguments, self.schema)
         coerced = arguments
         coercions: list[Repair] = []
         errors = []
@@ -105,12 +129,13 @@ class ArgumentValidator:
                 coerced = copy.deepcopy(arguments)
             for path, before, after in fixes:
                 _set_at(coerced, path, after)
-                coercions.append(
-                    Repair(
-                        kind="coerced", message=f"{_show(before)} -> {_show(after)}", path=_json_path(path)
-                    )
+                shown = (
+                    f"a secret {_kind(before)} -> {_kind(after)}"
+                    if secret(path)
+                    else f"{_show(before)} -> {_show(after)}"
                 )
-        problems = _problems(errors)
+                coercions.append(Repair(kind="coerced", message=shown, path=_json_path(path)))
+        problems = _problems(errors, secret)
         if not errors:
             # jsonschema accepts what fastjsonschema (draft 7) refused: trust the stricter word once.
             try:
@@ -211,10 +236,94 @@ def _set_at(root: dict[str, Any], path: list[str | int], value: Any) -> None:
     target[path[-1]] = value
 
 
+# ------------------------------------------------------------------------------------- shape and secrets
+
+
+def _known_names(schema: JsonSchema) -> frozenset[str] | None:
+    """The argument names a schema takes, or `None` if it allows others (or cannot say: no `properties`
+    at its top, or a combinator or reference that may add some)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return None
+    if schema.get("additionalProperties", False) is not False or "patternProperties" in schema:
+        return None
+    if schema.get("unevaluatedProperties", False) is not False:
+        return None
+    if any(k in schema for k in ("allOf", "anyOf", "oneOf", "$ref", "if", "dependentSchemas")):
+        return None
+    return frozenset(cast(dict[str, Any], properties))
+
+
+def _unknown(name: Any, known: frozenset[str]) -> Problem:
+    shown = name if isinstance(name, str) else repr(name)
+    shown = shown if len(shown) <= 60 else shown[:59] + "…"  # a model's key can be any length
+    close = difflib.get_close_matches(shown, sorted(known), n=1, cutoff=0.6)
+    if close:
+        hint = f"did you mean `{close[0]}`?"
+    elif known:
+        hint = f"this tool takes {', '.join(f'`{k}`' for k in sorted(known))}"
+    else:
+        hint = "this tool takes no arguments"
+    return Problem(_json_path([shown]), f"unknown argument; {hint}", "additionalProperties")
+
+
+def _not_json(value: Any, path: str, depth: int, problems: list[Problem]) -> None:
+    """Adds a problem for each part of `value` (a dict or list) JSON cannot hold, and for nesting too deep.
+    Per call on the hot path: scalars cost one type check each."""
+    if depth > MAX_DEPTH:
+        problems.append(Problem(path, f"nests more than {MAX_DEPTH} levels deep", "maxDepth"))
+        return
+    if isinstance(value, dict):
+        for key, item in cast(dict[Any, Any], value).items():
+            if type(key) is not str:
+                problems.append(
+                    Problem(path, f"has a key that is not a string: {key!r:.40}", "propertyNames")
+                )
+            elif type(item) in _CHECKED:
+                _not_json_item(item, f"{path}.{key}", depth, problems)
+    else:
+        for index, item in enumerate(cast(list[Any], value)):
+            if type(item) in _CHECKED:
+                _not_json_item(item, f"{path}[{index}]", depth, problems)
+
+
+_CHECKED = frozenset({float, dict, list})
+
+
+def _not_json_item(item: Any, path: str, depth: int, problems: list[Problem]) -> None:
+    if isinstance(item, float):
+        if not math.isfinite(item):
+            problems.append(Problem(path, f"must be a finite number; got {item}", "type"))
+    else:
+        _not_json(item, path, depth + 1, problems)
+
+
+def _secret_paths(arguments: dict[str, Any], schema: JsonSchema) -> Callable[[Sequence[str | int]], bool]:
+    """Whether the value at a path is one the schema marks secret (then no message may show it)."""
+    redacted = redact(arguments, schema)
+    if redacted is arguments:
+        return lambda path: False
+
+    def secret(path: Sequence[str | int]) -> bool:
+        node: Any = redacted
+        for part in path:
+            if node == REDACTED:
+                return True
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                return False
+        return node == REDACTED
+
+    return secret
+
+
 # -------------------------------------------------------------------------------------------- messages
 
 
-def _problems(errors: Iterable[ValidationError]) -> list[Problem]:
+def _problems(
+    errors: Iterable[ValidationError], secret: Callable[[Sequence[str | int]], bool]
+) -> list[Problem]:
     problems: list[Problem] = []
     by_path: dict[str, list[ValidationError]] = {}
     for e in errors:
@@ -231,7 +340,10 @@ def _problems(errors: Iterable[ValidationError]) -> list[Problem]:
     for path, found in by_path.items():
         # "must be one of a, b" already says what "must be a string" would: keep the more specific one.
         specific = [e for e in found if _keyword(e) in ("enum", "const")]
-        problems.extend(Problem(path, _message(e), _keyword(e)) for e in (specific or found))
+        problems.extend(
+            Problem(path, _message(e, hide=secret(list(e.absolute_path))), _keyword(e))
+            for e in (specific or found)
+        )
     problems.sort(key=lambda p: p.path)
     return problems
 
@@ -243,9 +355,13 @@ def _json_path(path: Iterable[str | int]) -> str:
     return out
 
 
-def _message(e: ValidationError) -> str:
+def _message(e: ValidationError, *, hide: bool = False) -> str:
+    """The problem in words; with `hide`, without the value (the schema marks it secret)."""
     v, expected = _keyword(e), _expected(e)
     got: Any = e.instance
+    if hide:
+        head, cut, _ = _message(e).partition("; got")
+        return f"{head}; got {_SECRET}" if cut else f"is not valid ({v}); got {_SECRET}"
     match v:
         case "type":
             wanted = " or ".join(_a(t) for t in ([expected] if isinstance(expected, str) else expected))

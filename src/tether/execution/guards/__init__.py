@@ -4,11 +4,11 @@ from tether.execution.guards._base import Attempt as Attempt
 from tether.execution.guards._base import Guard as Guard
 from tether.execution.guards._base import applies as applies
 from tether.execution.guards._idempotency import IdempotencyGuard as IdempotencyGuard
+from tether.execution.guards._idempotency import envelope_from_json as envelope_from_json
 from tether.execution.guards._idempotency import idempotency_key as idempotency_key
 from tether.execution.guards._principal import PrincipalGuard as PrincipalGuard
 from tether.execution.guards._quota import QuotaGuard as QuotaGuard
 from tether.execution.guards._rate_limit import RateLimitGuard as RateLimitGuard
-from tether.execution.guards._rate_limit import TokenBucket as TokenBucket
 from tether.execution.guards._repaired import RepairedCallGuard as RepairedCallGuard
 from tether.execution.guards._schema import SchemaGuard as SchemaGuard
 from tether.execution.guards._unknown_tool import UnknownToolGuard as UnknownToolGuard
@@ -24,9 +24,9 @@ __all__ = [
     "RateLimitGuard",
     "RepairedCallGuard",
     "SchemaGuard",
-    "TokenBucket",
     "UnknownToolGuard",
     "WhyGuard",
     "applies",
+    "envelope_from_json",
     "idempotency_key",
 ]

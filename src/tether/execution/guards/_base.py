@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import pydantic_core
 
 from tether.execution._decisions import Decision
 from tether.execution._policy import Policy
 from tether.execution._run import Run
-from tether.store._entries import JournalEntry
+from tether.store import JournalEntry, redact, storable
 from tether.tools import Tool, ValidatedCall
 from tether.types import ToolCall
 
@@ -30,6 +32,22 @@ class Attempt:
     """Set by the executor once the arguments are validated."""
     intent: JournalEntry | None = None
     """The intent entry, once the idempotency guard has claimed the call in the journal."""
+    _arguments: tuple[ToolCall, dict[str, Any]] | None = field(default=None, init=False, repr=False)
+
+    def arguments(self) -> dict[str, Any]:
+        """The call's arguments as the journal and the records keep them: JSON any journal can hold, with
+        what the tool's schema marks secret redacted (worked out once per version of the call)."""
+        cached = self._arguments
+        if cached is not None and cached[0] is self.call:
+            return cached[1]
+        schema = self.tool.spec.input_schema if self.tool is not None else None
+        try:
+            jsonable = pydantic_core.to_jsonable_python(self.call.arguments, fallback=repr)
+        except ValueError:  # nested too deeply for pydantic: `storable` cuts it off
+            jsonable = self.call.arguments
+        arguments: dict[str, Any] = storable(redact(jsonable, schema))
+        self._arguments = (self.call, arguments)
+        return arguments
 
 
 class Guard(Protocol):

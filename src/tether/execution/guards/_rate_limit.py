@@ -1,47 +1,38 @@
-"""Guard 5: per tool and principal, calls stay within the tool's rate limit (`RATE_LIMITED`, seed 002)."""
+"""Guard 5: per tool and principal, calls stay within the tool's rate limit (`RATE_LIMITED`, seed 002).
+
+The buckets live where the executor keeps them (`tether.store.RateLimits`): in memory, or in the journal's
+database, where every executor sharing it shares them.
+"""
 
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+import anyio
+import anyio.to_thread
 
 from tether.execution._decisions import Allow, Decision, refusal
 from tether.execution._policy import Policy
 from tether.execution.guards._base import Attempt
+from tether.store import RateLimits
 from tether.tools import Tool
-from tether.types import ErrorCode, RateLimit
+from tether.types import ErrorCode
 
-__all__ = ["RateLimitGuard", "TokenBucket"]
-
-
-@dataclass(slots=True)
-class TokenBucket:
-    """`limit.calls` tokens, refilled continuously over `limit.per_seconds`; a call takes one."""
-
-    limit: RateLimit
-    tokens: float
-    updated: float
-
-    def take(self, now: float) -> float:
-        """Take a token and return 0, or return the seconds until one is available."""
-        rate = self.limit.calls / self.limit.per_seconds
-        self.tokens = min(float(self.limit.calls), self.tokens + (now - self.updated) * rate)
-        self.updated = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return 0.0
-        return (1 - self.tokens) / rate
+__all__ = ["RateLimitGuard"]
 
 
 class RateLimitGuard:
-    """Token buckets in memory, one per (tool, principal); tools without a `rate_limit` are not limited."""
+    """Takes a token from the (tool, principal) bucket; tools without a `rate_limit` are not limited.
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic):
-        self._clock = clock
-        self._buckets: dict[tuple[str, str | None], TokenBucket] = {}
+    Args:
+        buckets: Where the buckets live.
+        limiter: Bounds the threads a blocking store is called from.
+    """
+
+    def __init__(self, buckets: RateLimits, limiter: anyio.CapacityLimiter | None = None):
+        self._buckets = buckets
+        self._limiter = limiter
 
     def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
         return tool is not None and tool.spec.rate_limit is not None
@@ -52,12 +43,12 @@ class RateLimitGuard:
         limit = tool.spec.rate_limit
         if limit is None:
             return Allow()
-        now = self._clock()
-        key = (tool.name, attempt.run.principal.id)
-        bucket = self._buckets.get(key)
-        if bucket is None or bucket.limit != limit:
-            bucket = self._buckets[key] = TokenBucket(limit, float(limit.calls), now)
-        wait = bucket.take(now)
+        principal = attempt.run.principal.id  # a tool name has no spaces: the key is unambiguous
+        key = tool.name if principal is None else f"{tool.name} {principal}"
+        if self._buckets.blocking:
+            wait = await anyio.to_thread.run_sync(self._buckets.take, key, limit, limiter=self._limiter)
+        else:
+            wait = self._buckets.take(key, limit)
         if not wait:
             return Allow()
         retry_after = math.ceil(wait * 100) / 100

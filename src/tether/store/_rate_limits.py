@@ -1,0 +1,62 @@
+"""Rate-limit state: one token bucket per tool and principal, in memory or beside the journal.
+
+In memory, buckets last as long as the executor; in the journal's database (`SqlJournal.rate_limits`), every
+executor and process sharing that database shares them, so a limit holds across workers and restarts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from tether.types import RateLimit
+
+__all__ = ["MemoryRateLimits", "RateLimits", "TokenBucket"]
+
+
+@dataclass(slots=True)
+class TokenBucket:
+    """`limit.calls` tokens, refilled continuously over `limit.per_seconds`; a call takes one."""
+
+    limit: RateLimit
+    tokens: float
+    updated: float
+
+    def take(self, now: float) -> float:
+        """Take a token and return 0, or return the seconds until one is available."""
+        rate = self.limit.calls / self.limit.per_seconds
+        self.tokens = min(float(self.limit.calls), self.tokens + max(0.0, now - self.updated) * rate)
+        self.updated = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return 0.0
+        return (1 - self.tokens) / rate
+
+
+class RateLimits(Protocol):
+    """Where token buckets live. A store that does I/O sets `blocking = True` (called from a thread)."""
+
+    blocking: bool
+
+    def take(self, key: str, limit: RateLimit) -> float:
+        """Take a token from the bucket `key` (made full on first use): 0, or the seconds until one is free."""
+        ...
+
+
+class MemoryRateLimits:
+    """Buckets in this process's memory, on a monotonic clock."""
+
+    blocking = False
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._buckets: dict[str, TokenBucket] = {}
+
+    def take(self, key: str, limit: RateLimit) -> float:
+        now = self._clock()
+        bucket = self._buckets.get(key)
+        if bucket is None or bucket.limit != limit:
+            bucket = self._buckets[key] = TokenBucket(limit, float(limit.calls), now)
+        return bucket.take(now)

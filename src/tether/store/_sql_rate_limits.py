@@ -1,0 +1,55 @@
+"""`SqlRateLimits`: token buckets in the journal's database, shared by every executor that uses it."""
+
+from __future__ import annotations
+
+import time
+
+from sqlalchemy import Column, Engine, Float, MetaData, String, Table, select, text
+
+from tether.store._engine import writing
+from tether.store._rate_limits import TokenBucket
+from tether.store._sqlite_writer import SqliteWriter
+from tether.types import RateLimit
+
+__all__ = ["SqlRateLimits"]
+
+_metadata = MetaData()
+_buckets = Table(
+    "tether_rate_limits",
+    _metadata,
+    Column("key", String, primary_key=True),  # a tool name and a principal id, of any length
+    Column("tokens", Float, nullable=False),
+    Column("updated", Float, nullable=False),
+)
+_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
+
+
+class SqlRateLimits:
+    """Buckets in a SQL database, on the wall clock (shared by processes, so not a monotonic one)."""
+
+    blocking = True
+
+    def __init__(self, engine: Engine, *, writer: SqliteWriter | None = None):
+        self.engine = engine
+        self._postgres = engine.dialect.name == "postgresql"
+        self._writer = writer
+        _metadata.create_all(engine)
+
+    def take(self, key: str, limit: RateLimit) -> float:
+        now = time.time()
+        if self._writer is not None:  # SQLite: the journal's own connection, ~5x cheaper than SQLAlchemy
+            return self._writer.take(key, limit, now)
+        with writing(self.engine) as connection:  # SQLite: the write lock from the start
+            if self._postgres:  # one taker per bucket at a time, until commit
+                connection.execute(_LOCK, {"key": f"tether-rate:{key}"})
+            row = connection.execute(
+                select(_buckets.c.tokens, _buckets.c.updated).where(_buckets.c.key == key)
+            ).first()
+            bucket = TokenBucket(limit, float(limit.calls), now) if row is None else TokenBucket(limit, *row)
+            wait = bucket.take(now)
+            values = {"tokens": bucket.tokens, "updated": bucket.updated}
+            if row is None:
+                connection.execute(_buckets.insert().values(key=key, **values))
+            else:
+                connection.execute(_buckets.update().where(_buckets.c.key == key).values(**values))
+        return wait
