@@ -116,6 +116,11 @@ class StreamParser(ABC):
         """Where undecided text begins (an open region or held-back marker), or None."""
         return None
 
+    def open_reasoning(self) -> None:
+        """Read the output as beginning inside a reasoning block that the chat template already opened (it
+        shows only the block's end, e.g. `</think>`). Call before the first `feed`."""
+        raise UserError(f"the {self.dialect} dialect has no reasoning block to begin inside")
+
     # -------------------------------------------------------------------------------------- subclasses
 
     @abstractmethod
@@ -350,6 +355,8 @@ class RegionParser(StreamParser):
         self._keep: dict[Opener, int] = {}
         self.use_openers(openers)
         self._plain_text_is_content = type(self).after_text is RegionParser.after_text
+        self._open_reasoning: Opener | None = None
+        """The reasoning block the output begins inside, until the output's start has been read."""
 
     def feed(self, delta: str) -> list[ParseEvent]:
         # The common case inline, as it costs most of streaming: plain text between regions, which is content.
@@ -376,6 +383,15 @@ class RegionParser(StreamParser):
         if self._region is not None:
             return self._region.start
         return self._hold_start if self._hold else None
+
+    def open_reasoning(self) -> None:
+        reasoning = next((o for o in self.active_openers() if o.kind == "reasoning"), None)
+        if reasoning is None:
+            super().open_reasoning()
+            return
+        if self._fed:
+            raise UserError("open_reasoning() must come before the first feed()")
+        self._open_reasoning, self._at_start = reasoning, True
 
     def active_openers(self) -> tuple[Opener, ...]:
         """The openers in force (override to vary them with the tools or options)."""
@@ -431,6 +447,13 @@ class RegionParser(StreamParser):
                     self._hold = ""
                 if not data and not eof:
                     return
+                if self._open_reasoning is not None:
+                    skip = self._enter_open_reasoning(self._open_reasoning, data, offset, eof)
+                    if skip < 0:
+                        self._hold, self._hold_start = data, offset
+                        return
+                    data, offset = data[skip:], offset + skip
+                    continue
                 found = self._find_start_opener(data, eof) if self._at_start else None
                 if found is None:
                     found = self._find_opener(data, eof)
@@ -464,6 +487,18 @@ class RegionParser(StreamParser):
             data, offset = data[used:], offset + used
             if eof and not data:
                 return
+
+    def _enter_open_reasoning(self, opener: Opener, data: str, offset: int, eof: bool) -> int:
+        """Open the reasoning block the output begins inside; returns how much of `data` its own start marker
+        takes (if the model repeats it anyway), or -1 while the start of `data` may still become it."""
+        q = len(data) - len(data.lstrip())
+        if not eof and len(data) - q < len(opener.start) and opener.start.startswith(data[q:]):
+            return -1
+        skip = q + len(opener.start) if data.startswith(opener.start, q) else 0
+        self._open_reasoning, self._at_start = None, False
+        self._region = _Region(opener, offset, offset + skip, keep=self._keep[opener])
+        self.reasoning("")
+        return skip
 
     def _find_start_opener(self, data: str, eof: bool) -> tuple[int, Opener | None, str] | None:
         q = len(data) - len(data.lstrip())

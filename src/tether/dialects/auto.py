@@ -18,6 +18,7 @@ from tether.dialects._base import Dialect, StreamParser
 from tether.dialects._events import ParseEvent, ParseResult, PartialCall, TextDelta
 from tether.dialects._registry import get_dialect
 from tether.dialects._tools import ToolIndex
+from tether.exceptions import UserError
 from tether.types import ToolResultMessage
 
 __all__ = ["CANDIDATES", "Auto"]
@@ -74,6 +75,19 @@ class AutoParser(StreamParser):
     def chosen(self) -> str | None:
         """The dialect committed to, once known."""
         return self._chosen.dialect if self._chosen else None
+
+    def open_reasoning(self) -> None:
+        """Candidates with no reasoning block cannot be the format of an output that begins inside one."""
+        able: list[StreamParser] = []
+        for p in self._candidates:
+            try:
+                p.open_reasoning()
+            except UserError:
+                continue
+            able.append(p)
+        self._candidates = able
+        self._held = [[] for _ in able]
+        self._agreed = [0] * len(able)
 
     def _feed(self, delta: str, start: int) -> None:
         if self._chosen is not None:
