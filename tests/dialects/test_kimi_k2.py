@@ -6,7 +6,9 @@ CALL = '<|tool_call_begin|>functions.{name}:{n}<|tool_call_argument_begin|>{{"a"
 
 
 def test_calls_without_the_section_begin_token_are_read(check_stream: StreamCheck) -> None:
-    text = "Checking. " + CALL.format(name="f", n=0) + CALL.format(name="g", n=1) + "<|tool_calls_section_end|>"
+    text = (
+        "Checking. " + CALL.format(name="f", n=0) + CALL.format(name="g", n=1) + "<|tool_calls_section_end|>"
+    )
     result = check_stream(text, "kimi_k2")
     assert [(c.id, c.name, c.arguments) for c in result.calls] == [
         ("functions.f:0", "f", {"a": 0}),

@@ -52,7 +52,9 @@ def test_a_malformed_call_is_an_error_and_the_others_stay(check_stream: StreamCh
     assert [e.message for e in result.errors] == ["in the arguments of g: unexpected word 'datetime'"]
 
 
-def test_a_variable_name_as_a_value_keeps_the_call_as_the_name_with_a_repair(check_stream: StreamCheck) -> None:
+def test_a_variable_name_as_a_value_keeps_the_call_as_the_name_with_a_repair(
+    check_stream: StreamCheck,
+) -> None:
     result = check_stream("[train(data=my_data, epochs=3), log(event=this.logEvent)]", "pythonic")
     assert [(c.name, c.arguments) for c in result.calls] == [
         ("train", {"data": "my_data", "epochs": 3}),

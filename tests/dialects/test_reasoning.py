@@ -13,7 +13,8 @@ _DS = "<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\
 CALLS: dict[str, str] = {
     **{dialect: text for text, dialect in AUTO_CASES},
     **dict(FAMILY_CASES),
-    "deepseek_v31": _DS + '{"a": 1}<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c>',
+    "deepseek_v31": _DS
+    + '{"a": 1}<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c>',
     "json_tool_list": '[{"name": "f", "parameters": {"a": 1}}]',
     "xlam": '[{"name": "f", "arguments": {"a": 1}}]',
     "olmo3_pythonic": "<function_calls>f(a=1)</function_calls>",

@@ -164,7 +164,7 @@ class _SeedParser(RegionParser):
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        read_xml_functions(self, body, span, complete)
+        read_xml_functions(self, body, span, complete, value_lines=False)  # Seed-OSS writes values inline
 
 
 class SeedOss(Qwen3CoderXml):
@@ -305,7 +305,7 @@ class _InvokeParser(RegionParser):
                 v = parse_value(raw, skip_ws(raw, 0))
                 args[key] = v.value if v.ok else raw
                 continue
-            args[key], repair = coerce_text_value(raw.strip() if schema is None else raw, schema, f"$.{key}")
+            args[key], repair = coerce_text_value(raw, schema, f"$.{key}")
             if repair is not None:
                 repairs.append(repair)
         self.call(name, args, span, repairs)
