@@ -67,7 +67,7 @@ def test_a_variable_name_as_a_value_keeps_the_call_as_the_name_with_a_repair(
             path="$.data",
         ),
     )
-    assert result.errors == [] and result.content == ""
+    assert (result.errors, result.content) == ([], "")
 
 
 def test_a_lone_call_with_a_variable_name_is_a_call_not_content(check_stream: StreamCheck) -> None:

@@ -71,7 +71,7 @@ def test_a_repeated_start_marker_is_not_reasoning_text() -> None:
 
 def test_output_that_never_closes_the_open_reasoning_is_all_reasoning() -> None:
     result = _check_open('Still thinking <tool_call>{"name": "f", "arguments": {}}</tool_call>', "hermes")
-    assert result.calls == [] and result.content == ""
+    assert (result.calls, result.content) == ([], "")
     assert result.reasoning == 'Still thinking <tool_call>{"name": "f", "arguments": {}}</tool_call>'
 
 
