@@ -22,6 +22,20 @@ CASES = [
     ("```tool\nreturn f({a: 1});\n```", "fenced"),
     ("type: tool_call\ntool: f\nargs:\n  a: 1\n", "yaml"),
     ('{"toolCalls": [{"type": "f", "id": "x", "parameters": {"a": 1}}]}', "json_calls"),
+    (
+        '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "f", "parameters": {"a": 1}}]<|END_ACTION|>',
+        "command_r",
+    ),
+    ('<function=f>{"a": 1}</function>', "functionary_v3_1"),
+    ('f\n{"a": 1}', "functionary_v3_2"),
+    ('Checking.>>>f\n{"a": 1}', "functionary_v3_2"),
+    ('<TOOLCALL>[{"name": "f", "arguments": {"a": 1}}]</TOOLCALL>', "nemotron_v2"),
+    (' functools[{"name": "f", "arguments": {"a": 1}}]', "firefunction_v2"),
+    (
+        '<\uff5ctool_calls_begin\uff5c>function<\uff5ctool\u2581sep\uff5c>f\n```json\n{"a": 1}\n```'
+        "<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c>",
+        "deepseek_r1",
+    ),
 ]
 
 

@@ -18,14 +18,18 @@ CALLS: dict[str, str] = {
     "json_tool_list": '[{"name": "f", "parameters": {"a": 1}}]',
     "xlam": '[{"name": "f", "arguments": {"a": 1}}]',
     "olmo3_pythonic": "<function_calls>f(a=1)</function_calls>",
+    "nemotron_v2": '<TOOLCALL>[{"name": "f", "arguments": {"a": 1}}]</TOOLCALL>',
+    "apriel": '<tool_calls>[{"name": "f", "arguments": {"a": 1}}]</tool_calls>',
 }
 """One call `f(a=1)` in each format that has a reasoning block."""
 MARKERS = {
     "mistral": ("[THINK]", "[/THINK]"),
     "seed_oss": ("<seed:think>", "</seed:think>"),
     "gemma4": ("<|channel>", "<channel|>"),
+    "command_r": ("<|START_THINKING|>", "<|END_THINKING|>"),
+    "apriel": ("Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]"),
 }
-NO_REASONING = ("fenced", "yaml", "llama3_json", "json_calls")
+NO_REASONING = ("fenced", "yaml", "llama3_json", "json_calls", "functionary_v3_1", "functionary_v3_2")
 WITH_REASONING = sorted(d for d in CALLS if d not in NO_REASONING)
 
 
