@@ -116,6 +116,11 @@ class StreamParser(ABC):
         """Where undecided text begins (an open region or held-back marker), or None."""
         return None
 
+    def plain_text_until(self) -> re.Pattern[str] | None:
+        """A pattern such that a delta it does not match would only be passed on, whole, as content (so feeding
+        it may wait and be batched with the next); None when any delta may matter."""
+        return None
+
     def open_reasoning(self) -> None:
         """Read the output as beginning inside a reasoning block that the chat template already opened (it
         shows only the block's end, e.g. `</think>`). Call before the first `feed`."""
@@ -332,6 +337,7 @@ class _Region:
 
 
 _ANNOUNCE_WITHIN = 256
+_NOTHING = re.compile(r"(?!)")
 
 
 class RegionParser(StreamParser):
@@ -383,6 +389,21 @@ class RegionParser(StreamParser):
         if self._region is not None:
             return self._region.start
         return self._hold_start if self._hold else None
+
+    def plain_text_until(self) -> re.Pattern[str] | None:
+        return self.between_regions() if self._plain_text_is_content else None
+
+    def between_regions(self) -> re.Pattern[str] | None:
+        """While no region is open nor any marker held back: the pattern of text that may begin one."""
+        if (
+            self._region is None
+            and not self._hold
+            and not self._at_start
+            and not self._closed
+            and not self._broken
+        ):
+            return _NOTHING if self._first is None else self._first
+        return None
 
     def open_reasoning(self) -> None:
         reasoning = next((o for o in self.active_openers() if o.kind == "reasoning"), None)
@@ -709,9 +730,23 @@ def _opener_plan(
     first character of any of their start markers."""
     anywhere = tuple(o for o in openers if not o.output_start)
     keep = {o: max((len(e) for e in o.ends), default=1) - 1 for o in openers}
-    firsts = sorted({o.start[0] for o in anywhere})
-    first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
+    # A marker beginning with punctuation is found by its first character, rare in prose; one beginning
+    # with a letter (`functools`, `Action:`) by itself or by a prefix of it that ends the text, so that prose
+    # full of that letter still takes the plain-text path.
+    marks = {o.start[0] for o in anywhere if not o.start[0].isalnum()}
+    words = sorted({o.start for o in anywhere if o.start[0].isalnum()})
+    parts = ["[" + "".join(re.escape(c) for c in sorted(marks)) + "]"] if marks else []
+    parts += [f"{re.escape(w)}|{_prefix_at_end(w)}" for w in words]
+    first = re.compile("|".join(parts)) if parts else None
     return anywhere, keep, first
+
+
+def _prefix_at_end(word: str) -> str:
+    """A pattern matching a proper prefix of `word` that ends the text."""
+    inner = ""
+    for c in reversed(word[:-1]):
+        inner = f"{re.escape(c)}(?:{inner})?" if inner else re.escape(c)
+    return f"(?:{inner})\\Z"
 
 
 @functools.cache

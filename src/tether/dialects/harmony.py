@@ -154,6 +154,9 @@ class _Parser(RegionParser):
             announced=True,
         )
 
+    def plain_text_until(self) -> re.Pattern[str] | None:
+        return self.between_regions() if self._state == "text" and not self._lstrip else None
+
     def after_text(self, text: str) -> None:
         if self._lstrip:
             stripped = text.lstrip()
