@@ -27,6 +27,8 @@ CASES = [
         "command_r",
     ),
     ('<function=f>{"a": 1}</function>', "functionary_v3_1"),
+    ('The forecast for you.\nAction: ```json\n[{"tool_name": "f", "parameters": {"a": 1}}]\n```', "command_r"),
+    ("Sure, here it is for you.\ntype: tool_call\ntool: f\nargs:\n  a: 1\n", "yaml"),
     ('f\n{"a": 1}', "functionary_v3_2"),
     ('Checking.>>>f\n{"a": 1}', "functionary_v3_2"),
     ('<TOOLCALL>[{"name": "f", "arguments": {"a": 1}}]</TOOLCALL>', "nemotron_v2"),
@@ -103,3 +105,11 @@ def test_streamed_events_add_up_to_the_result_on_the_corpora(corpora_dir: Path, 
             assert [e.call for e in events if isinstance(e, CallCompleted)] == result.calls, path.name
             checked += 1
     assert checked > 300
+
+
+def test_plain_text_streams_as_it_comes_while_every_candidate_waits() -> None:
+    p = stream_parser("auto")
+    streamed = [e.text for piece in ("Let me look that ", "up for you; ", "the forecast.") for e in p.feed(piece)]
+    assert streamed == ["Let me look that ", "up for you; ", "the forecast."]
+    p.close()
+    assert p.result.content == "Let me look that up for you; the forecast."

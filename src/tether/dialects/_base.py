@@ -34,7 +34,15 @@ from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
 from tether.types import Provenance, Repair, ToolCall, ToolResultMessage
 
-__all__ = ["Balancer", "Dialect", "Opener", "RegionParser", "StreamParser", "render_envelope"]
+__all__ = [
+    "Balancer",
+    "Dialect",
+    "Opener",
+    "RegionParser",
+    "StreamParser",
+    "marker_pattern",
+    "render_envelope",
+]
 
 _RAW_LIMIT = 300
 
@@ -116,9 +124,10 @@ class StreamParser(ABC):
         """Where undecided text begins (an open region or held-back marker), or None."""
         return None
 
-    def plain_text_until(self) -> re.Pattern[str] | None:
-        """A pattern such that a delta it does not match would only be passed on, whole, as content (so feeding
-        it may wait and be batched with the next); None when any delta may matter."""
+    def plain_text_until(self) -> frozenset[str] | None:
+        """Markers such that a delta holding none of them (nor, at its end, the start of one) would only be
+        passed on, whole, as content: feeding it may wait, to be batched with the next. None when any delta
+        may matter."""
         return None
 
     def open_reasoning(self) -> None:
@@ -337,7 +346,6 @@ class _Region:
 
 
 _ANNOUNCE_WITHIN = 256
-_NOTHING = re.compile(r"(?!)")
 
 
 class RegionParser(StreamParser):
@@ -390,11 +398,11 @@ class RegionParser(StreamParser):
             return self._region.start
         return self._hold_start if self._hold else None
 
-    def plain_text_until(self) -> re.Pattern[str] | None:
+    def plain_text_until(self) -> frozenset[str] | None:
         return self.between_regions() if self._plain_text_is_content else None
 
-    def between_regions(self) -> re.Pattern[str] | None:
-        """While no region is open nor any marker held back: the pattern of text that may begin one."""
+    def between_regions(self) -> frozenset[str] | None:
+        """While no region is open nor any marker held back: the markers that may begin one."""
         if (
             self._region is None
             and not self._hold
@@ -402,7 +410,7 @@ class RegionParser(StreamParser):
             and not self._closed
             and not self._broken
         ):
-            return _NOTHING if self._first is None else self._first
+            return self._starts if self._last_char == "\n" else self._starts_in_line
         return None
 
     def open_reasoning(self) -> None:
@@ -422,6 +430,9 @@ class RegionParser(StreamParser):
         """Set the openers in force from here on (a dialect may change them once the output's start has shown
         which variant of its format it is)."""
         self._openers, keep, self._first = _opener_plan(tuple(openers))
+        self._starts = frozenset(o.start for o in self._openers)
+        # after text not ending a line, a marker that counts only at a line's start needs a newline first
+        self._starts_in_line = frozenset(("\n" if o.line_start else "") + o.start for o in self._openers)
         self._keep.update(keep)
 
     # ------------------------------------------------------------------------------------------ hooks
@@ -730,15 +741,25 @@ def _opener_plan(
     first character of any of their start markers."""
     anywhere = tuple(o for o in openers if not o.output_start)
     keep = {o: max((len(e) for e in o.ends), default=1) - 1 for o in openers}
-    # A marker beginning with punctuation is found by its first character, rare in prose; one beginning
-    # with a letter (`functools`, `Action:`) by itself or by a prefix of it that ends the text, so that prose
-    # full of that letter still takes the plain-text path.
-    marks = {o.start[0] for o in anywhere if not o.start[0].isalnum()}
-    words = sorted({o.start for o in anywhere if o.start[0].isalnum()})
-    parts = ["[" + "".join(re.escape(c) for c in sorted(marks)) + "]"] if marks else []
-    parts += [f"{re.escape(w)}|{_prefix_at_end(w)}" for w in words]
-    first = re.compile("|".join(parts)) if parts else None
-    return anywhere, keep, first
+    return anywhere, keep, marker_pattern(frozenset(o.start for o in anywhere))
+
+
+@functools.lru_cache(maxsize=256)
+def marker_pattern(starts: frozenset[str]) -> re.Pattern[str] | None:
+    """A pattern finding where any of these markers may begin in a text.
+
+    A marker beginning with punctuation is found by its first character, rare in prose; one beginning with a
+    letter (`functools`, `Action:`) by itself or by a prefix of it that ends the text, so that prose full of
+    that letter still reads as plain text.
+    """
+    marks = sorted({s[0] for s in starts if not s[0].isalnum()})
+    words = sorted(s for s in starts if s[0].isalnum())
+    parts = ["[" + "".join(re.escape(c) for c in marks) + "]"] if marks else []
+    parts += [re.escape(w) for w in words]
+    ends = "|".join(_prefix_at_end(w) for w in words)
+    if ends:
+        parts.append(f"(?:{ends})\\Z")
+    return re.compile("|".join(parts)) if parts else None
 
 
 def _prefix_at_end(word: str) -> str:
@@ -746,7 +767,7 @@ def _prefix_at_end(word: str) -> str:
     inner = ""
     for c in reversed(word[:-1]):
         inner = f"{re.escape(c)}(?:{inner})?" if inner else re.escape(c)
-    return f"(?:{inner})\\Z"
+    return inner
 
 
 @functools.cache

@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._base import Dialect, StreamParser
+from tether.dialects._base import Dialect, StreamParser, marker_pattern
 from tether.dialects._events import ParseEvent, ParseResult, PartialCall, TextDelta
 from tether.dialects._registry import get_dialect
 from tether.dialects._tools import ToolIndex
@@ -93,8 +93,11 @@ class AutoParser(StreamParser):
         self._synced = [0] * n
         """Per candidate, how much of the output it has been fed."""
         self._busy: list[int] = list(range(n))
-        """Candidates fed every delta; the others wait while deltas do not match `_waiting_for`."""
+        """Candidates fed every delta."""
+        self._markers: list[frozenset[str] | None] = [None] * n
+        """Per waiting candidate, the markers a delta must hold (or begin at its end) to matter to it."""
         self._waiting_for: re.Pattern[str] | None = None
+        """Where a delta may matter to some waiting candidate; None when none waits."""
         self._call_seen = False
         """Whether any candidate has read a call (until then there is nothing to decide)."""
 
@@ -115,28 +118,44 @@ class AutoParser(StreamParser):
         self._candidates = able
         self._reset()
 
+    def feed(self, delta: str) -> list[ParseEvent]:
+        # The common case inline, as it is most of a reply: every candidate waits, and this delta cannot matter
+        # to any of them.
+        waiting = self._waiting_for
+        if (
+            waiting is not None
+            and not self._busy
+            and self._chosen is None
+            and delta
+            and not self._closed
+            and not self._broken
+            and waiting.search(delta) is None
+        ):
+            start = self._fed
+            self._fed += len(delta)
+            self._output.append(delta)
+            events: list[ParseEvent] = []
+            self._events = events
+            if self._agreed is not None:  # every candidate passes it on: so can `auto`
+                self.text(delta if self._released == start else self._output.slice(self._released, self._fed))
+                self._released = self._fed
+            return events
+        return super().feed(delta)
+
     def _feed(self, delta: str, start: int) -> None:
         if self._chosen is not None:
             self._events.extend(self._chosen.feed(delta))
             return
         self._output.append(delta)
+        fed = self._busy
         waiting = self._waiting_for
-        if waiting is not None and waiting.search(delta) is None:
-            candidates = self._candidates
-            for n in self._busy:
-                self._feed_one(n, delta, start)
-                if candidates[n].plain_text_until() is not None:  # it may wait from now on too
-                    self._waiting_for = None
-            if self._call_seen:
-                self._decide(final=False)
-            if self._chosen is None and self._waiting_for is None:
-                self._plan()
-            if self._chosen is None and self._agreed is not None:
-                agreed = self._agreed
-                self._release(min((agreed[n] for n in self._busy), default=self._fed), forget=False)
-            return
-        missed: dict[int, str] = {}  # the waiting candidates mostly missed the same text: slice it once
-        for n, since in enumerate(self._synced):
+        if waiting is not None and waiting.search(delta) is not None:  # wake those it may matter to
+            markers = self._markers
+            fed = [*fed, *(n for n, m in enumerate(markers) if m is not None and _matters(m, delta))]
+        missed: dict[int, str] = {}  # woken candidates mostly missed the same text: slice it once
+        moved = False
+        for n in fed:
+            since = self._synced[n]
             if since < start:
                 text = missed.get(since)
                 if text is None:
@@ -144,12 +163,22 @@ class AutoParser(StreamParser):
                 self._feed_one(n, text, since)
             else:
                 self._feed_one(n, delta, start)
+            markers = self._waits(n)
+            if markers != self._markers[n]:
+                self._markers[n], moved = markers, True
+        if moved:
+            self._plan()
         if self._call_seen:
             self._decide(final=False)
-        if self._chosen is None:
-            self._plan()
-            if self._agreed is not None:
-                self._release(min(self._agreed), forget=True)
+        if self._chosen is None and self._agreed is not None:
+            agreed = self._agreed
+            upto = min((agreed[n] for n in self._busy), default=self._fed)
+            if upto > self._released:
+                self.text(self._output.slice(self._released, upto))
+                self._released = upto
+        output = self._output
+        if len(output.pieces) - output.first > 64:  # now and then, let go of what no one needs any more
+            output.forget(min(self._released, *self._synced))
 
     def _feed_one(self, n: int, delta: str, start: int) -> None:
         p = self._candidates[n]
@@ -166,28 +195,22 @@ class AutoParser(StreamParser):
         if since < upto:
             self._feed_one(n, self._output.slice(since, upto), since)
 
-    def _plan(self) -> None:
-        """Which candidates may wait for a delta that matters to them, and the characters that do."""
-        busy: list[int] = []
-        patterns: list[str] = []
+    def _waits(self, n: int) -> frozenset[str] | None:
+        """The markers candidate `n` may wait for, or None if it must see every delta: also while it has held
+        back text from what it passed on (a dropped marker), as that keeps the release of text waiting."""
+        markers = self._candidates[n].plain_text_until()
         agreed = self._agreed
-        for n, p in enumerate(self._candidates):
-            until = p.plain_text_until()
-            # one that has held text back from what it passed on (a dropped marker) keeps `_release` waiting
-            if until is None or (agreed is not None and agreed[n] < self._synced[n]):
-                busy.append(n)
-            else:
-                patterns.append(until.pattern)
-        self._busy = busy
-        self._waiting_for = _union(tuple(patterns)) if patterns else None
+        if markers is None or (agreed is not None and agreed[n] < self._synced[n]):
+            return None
+        return markers
 
-    def _release(self, upto: int, *, forget: bool) -> None:
-        """Pass on the text every candidate agrees is content, up to `upto`."""
-        if upto > self._released:
-            self.text(self._output.slice(self._released, upto))
-            self._released = upto
-        if forget:
-            self._output.forget(min(self._released, *self._synced))
+    def _plan(self) -> None:
+        """After a candidate began or stopped waiting: who is fed every delta, and where one may matter to the
+        others."""
+        markers = self._markers
+        self._busy = [n for n, m in enumerate(markers) if m is None]
+        waiting = frozenset(m for m in markers if m is not None)
+        self._waiting_for = _union(waiting) if waiting else None
 
     def _agree(self, n: int, events: list[ParseEvent], delta: str, start: int) -> None:
         agreed = self._agreed
@@ -252,9 +275,14 @@ class AutoParser(StreamParser):
         return self._chosen.partial_calls() if self._chosen else []
 
 
-@functools.lru_cache(maxsize=64)
-def _union(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(sorted(set(patterns))))
+@functools.lru_cache(maxsize=256)
+def _union(marker_sets: frozenset[frozenset[str]]) -> re.Pattern[str] | None:
+    return marker_pattern(frozenset[str]().union(*marker_sets))
+
+
+def _matters(markers: frozenset[str], delta: str) -> bool:
+    pattern = marker_pattern(markers)
+    return pattern is not None and pattern.search(delta) is not None
 
 
 def _plain_reading(candidates: Sequence[StreamParser], rest: str, released: int) -> int:
@@ -285,8 +313,12 @@ def _without_text(events: list[ParseEvent], chars: int) -> list[ParseEvent]:
     return out
 
 
+_PIECE = 256
+
+
 class _Output:
-    """The output fed so far, as the pieces it came in, read back by offset without joining it all."""
+    """The output fed so far, in pieces of up to about `_PIECE` characters (small deltas are merged, so that
+    reading back a long stretch joins few pieces), read back by offset without joining it all."""
 
     __slots__ = ("ends", "first", "pieces")
 
@@ -298,8 +330,13 @@ class _Output:
         """Pieces before this one are forgotten (no longer needed)."""
 
     def append(self, piece: str) -> None:
-        self.pieces.append(piece)
-        self.ends.append((self.ends[-1] if self.ends else 0) + len(piece))
+        pieces, ends = self.pieces, self.ends
+        if len(pieces) > self.first and len(pieces[-1]) < _PIECE:  # never grow a forgotten piece
+            pieces[-1] += piece
+            ends[-1] += len(piece)
+            return
+        pieces.append(piece)
+        ends.append((ends[-1] if ends else 0) + len(piece))
 
     def slice(self, start: int, stop: int) -> str:
         i = bisect_right(self.ends, start, lo=self.first)

@@ -154,7 +154,7 @@ class _Parser(RegionParser):
             announced=True,
         )
 
-    def plain_text_until(self) -> re.Pattern[str] | None:
+    def plain_text_until(self) -> frozenset[str] | None:
         return self.between_regions() if self._state == "text" and not self._lstrip else None
 
     def after_text(self, text: str) -> None:
