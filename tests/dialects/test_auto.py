@@ -27,7 +27,10 @@ CASES = [
         "command_r",
     ),
     ('<function=f>{"a": 1}</function>', "functionary_v3_1"),
-    ('The forecast for you.\nAction: ```json\n[{"tool_name": "f", "parameters": {"a": 1}}]\n```', "command_r"),
+    (
+        'The forecast for you.\nAction: ```json\n[{"tool_name": "f", "parameters": {"a": 1}}]\n```',
+        "command_r",
+    ),
     ("Sure, here it is for you.\ntype: tool_call\ntool: f\nargs:\n  a: 1\n", "yaml"),
     ('f\n{"a": 1}', "functionary_v3_2"),
     ('Checking.>>>f\n{"a": 1}', "functionary_v3_2"),
@@ -109,7 +112,7 @@ def test_streamed_events_add_up_to_the_result_on_the_corpora(corpora_dir: Path, 
 
 def test_plain_text_streams_as_it_comes_while_every_candidate_waits() -> None:
     p = stream_parser("auto")
-    streamed = [e.text for piece in ("Let me look that ", "up for you; ", "the forecast.") for e in p.feed(piece)]
-    assert streamed == ["Let me look that ", "up for you; ", "the forecast."]
+    pieces = ("Let me look that ", "up for you; ", "the forecast.")
+    assert [p.feed(piece) for piece in pieces] == [[TextDelta(piece)] for piece in pieces]
     p.close()
     assert p.result.content == "Let me look that up for you; the forecast."
