@@ -32,7 +32,6 @@ CASES = [
         "command_r",
     ),
     ("Sure, here it is for you.\ntype: tool_call\ntool: f\nargs:\n  a: 1\n", "yaml"),
-    ('f\n{"a": 1}', "functionary_v3_2"),
     ('Checking.>>>f\n{"a": 1}', "functionary_v3_2"),
     ('<TOOLCALL>[{"name": "f", "arguments": {"a": 1}}]</TOOLCALL>', "nemotron_v2"),
     (' functools[{"name": "f", "arguments": {"a": 1}}]', "firefunction_v2"),

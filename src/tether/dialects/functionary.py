@@ -1,5 +1,6 @@
 """Functionary: `functionary_v3_1` (`<function=name>{json}</function>`, Llama 3.1 based) and `functionary_v3_2`
-(`>>>name\\n{json}`, the first call of a reply without `>>>`, which its template wrote; `>>>all\\n` is text).
+(`>>>name\\n{json}`; `>>>all\\n` is text). Its template writes the first `>>>` itself, so a reply may begin with
+`name\\n{json}`: read as a call only when a tool has that name (else it is a heading and JSON).
 
 Both let the `python` tool take raw code instead of JSON (`<|python_tag|>code`, `>>>python\\ncode`): it becomes
 the tool's one string argument (`code` when the tool is unknown). After `<|python_tag|>`, a JSON object is a
@@ -118,6 +119,8 @@ class _V32Parser(RegionParser):
             name = name.strip()
             if name == "all":
                 self.text(rest)
+            elif not n and not opener.start and self.tools.get(name) is None:
+                self.text(part)  # `Result\n{...}` is a heading and JSON unless a tool has that name
             elif re.fullmatch(_NAME, name):
                 _emit(self, name, rest, span, True)
             else:  # `>>>` in text, e.g. a Python prompt
