@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from _timing import row
 from tether.dialects import parse, stream_parser
+from tether.dialects.auto import CANDIDATES as AUTO_CANDIDATES
 
 ARGS = {"city": "Paris", "days": 3, "units": ["c", "f"]}
 J = json.dumps(ARGS)
@@ -87,3 +88,14 @@ for dialect in CALLS:
             f"{naive / stream_small:.0f}x",
         )
     )
+
+# `auto` on plain text (what most replies are until a call, if any): against the costliest candidate alone.
+plain = PROSE * (40_000 // len(PROSE))
+costs = {d: best(lambda: streamed(plain, d), repeat=3) for d in AUTO_CANDIDATES}  # noqa: B023
+worst = max(costs, key=costs.__getitem__)
+auto = best(lambda: streamed(plain, "auto"), repeat=3)
+print()
+print(row("auto, 40 KB of prose in 4-char deltas", "ms", "x the costliest candidate alone"))
+print(row("---", "---", "---"))
+print(row(f"auto ({len(AUTO_CANDIDATES)} candidates)", f"{auto * 1e3:.0f}", f"{auto / costs[worst]:.2f}x"))
+print(row(f"costliest candidate: {worst}", f"{costs[worst] * 1e3:.1f}", "1.00x"))

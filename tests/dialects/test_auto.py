@@ -22,6 +22,24 @@ CASES = [
     ("```tool\nreturn f({a: 1});\n```", "fenced"),
     ("type: tool_call\ntool: f\nargs:\n  a: 1\n", "yaml"),
     ('{"toolCalls": [{"type": "f", "id": "x", "parameters": {"a": 1}}]}', "json_calls"),
+    (
+        '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "f", "parameters": {"a": 1}}]<|END_ACTION|>',
+        "command_r",
+    ),
+    ('<function=f>{"a": 1}</function>', "functionary_v3_1"),
+    (
+        'The forecast for you.\nAction: ```json\n[{"tool_name": "f", "parameters": {"a": 1}}]\n```',
+        "command_r",
+    ),
+    ("Sure, here it is for you.\ntype: tool_call\ntool: f\nargs:\n  a: 1\n", "yaml"),
+    ('Checking.>>>f\n{"a": 1}', "functionary_v3_2"),
+    ('<TOOLCALL>[{"name": "f", "arguments": {"a": 1}}]</TOOLCALL>', "nemotron_v2"),
+    (' functools[{"name": "f", "arguments": {"a": 1}}]', "firefunction_v2"),
+    (
+        '<\uff5ctool_calls_begin\uff5c>function<\uff5ctool\u2581sep\uff5c>f\n```json\n{"a": 1}\n```'
+        "<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c>",
+        "deepseek_r1",
+    ),
 ]
 
 
@@ -89,3 +107,11 @@ def test_streamed_events_add_up_to_the_result_on_the_corpora(corpora_dir: Path, 
             assert [e.call for e in events if isinstance(e, CallCompleted)] == result.calls, path.name
             checked += 1
     assert checked > 300
+
+
+def test_plain_text_streams_as_it_comes_while_every_candidate_waits() -> None:
+    p = stream_parser("auto")
+    pieces = ("Let me look that ", "up for you; ", "the forecast.")
+    assert [p.feed(piece) for piece in pieces] == [[TextDelta(piece)] for piece in pieces]
+    p.close()
+    assert p.result.content == "Let me look that up for you; the forecast."

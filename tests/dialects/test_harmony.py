@@ -1,3 +1,5 @@
+import pytest
+
 from tether.dialects import parse
 
 from .conftest import StreamCheck
@@ -31,3 +33,23 @@ def test_text_that_merely_begins_with_the_word_analysis_is_content(check_stream:
     for text in ("analysis of the data: fine", "analytics", "analysis"):
         result = check_stream(text, "harmony")
         assert (result.content, result.reasoning) == (text, None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}<|call|>',
+        'commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+    ],
+)
+def test_output_beginning_inside_the_header_the_template_opened_is_a_call(
+    check_stream: StreamCheck, text: str
+) -> None:
+    result = check_stream(text, "harmony")
+    assert [(c.name, c.arguments) for c in result.calls] == [("get_weather", {"city": "Paris"})]
+    assert result.errors == []
+
+
+@pytest.mark.parametrize("text", ["to be or not to be", "commentary on the weather", "tomorrow=sunny"])
+def test_text_that_merely_begins_with_header_words_is_content(check_stream: StreamCheck, text: str) -> None:
+    assert check_stream(text, "harmony").content == text

@@ -3,6 +3,9 @@
 import pytest
 
 from tether.dialects import CallCompleted, CallDelta, CallStarted, ParseEvent, parse, stream_parser
+from tether.types import ToolSpec
+
+from .conftest import StreamCheck
 
 CALLS = {
     "qwen3_coder_xml": (
@@ -31,3 +34,36 @@ def test_the_call_is_announced_once_its_name_is_known(dialect: str) -> None:
         '{"city": "Paris", "days": 3}'
     )
     assert p.result == parse(text, dialect)
+
+
+_D = "<\uff5cDSML\uff5c"
+VALUE = "  x = 1\n"
+"""A value with whitespace of its own: leading indentation and a trailing newline."""
+WHITESPACE_CASES = [
+    ("qwen3_coder_xml", f"<tool_call>\n<function=f>\n<parameter=code>\n{VALUE}\n</parameter>\n</function>\n</tool_call>"),
+    ("step3p5_xml", f"<tool_call>\n<function=f>\n<parameter=code>\n{VALUE}\n</parameter>\n</function>\n</tool_call>"),
+    ("seed_oss", f"<seed:tool_call>\n<function=f>\n<parameter=code>{VALUE}</parameter>\n</function>\n</seed:tool_call>"),
+    ("glm45", f"<tool_call>f\n<arg_key>code</arg_key>\n<arg_value>{VALUE}</arg_value>\n</tool_call>"),
+    ("glm47", f"<tool_call>f<arg_key>code</arg_key><arg_value>{VALUE}</arg_value></tool_call>"),
+    ("minicpm5_xml", f'<function name="f"><param name="code">{VALUE}</param></function>'),
+    (
+        "deepseek_v32",
+        f'{_D}function_calls>\n{_D}invoke name="f">\n{_D}parameter name="code" string="true">{VALUE}'
+        f"</\uff5cDSML\uff5cparameter>\n</\uff5cDSML\uff5cinvoke>\n</\uff5cDSML\uff5cfunction_calls>",
+    ),
+    (
+        "deepseek_v32",
+        f'{_D}function_calls>\n{_D}invoke name="f">\n{_D}parameter name="code">{VALUE}'
+        f"</\uff5cDSML\uff5cparameter>\n</\uff5cDSML\uff5cinvoke>\n</\uff5cDSML\uff5cfunction_calls>",
+    ),
+]  # fmt: skip
+STRING_TOOL = ToolSpec(name="f", input_schema={"type": "object", "properties": {"code": {"type": "string"}}})
+
+
+@pytest.mark.parametrize(("dialect", "text"), WHITESPACE_CASES)
+@pytest.mark.parametrize("tools", [None, [STRING_TOOL]], ids=["no schema", "string schema"])
+def test_a_value_keeps_its_own_whitespace_and_loses_only_what_the_format_adds(
+    check_stream: StreamCheck, dialect: str, text: str, tools: list[ToolSpec] | None
+) -> None:
+    result = check_stream(text, dialect, tools)
+    assert [(c.name, c.arguments) for c in result.calls] == [("f", {"code": VALUE})]

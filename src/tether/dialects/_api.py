@@ -14,23 +14,36 @@ from tether.types import ToolResultMessage
 __all__ = ["parse", "render_results", "render_tools", "stream_parser"]
 
 
-def stream_parser(dialect: str | Dialect = "hermes", tools: Any = None) -> StreamParser:
+def stream_parser(
+    dialect: str | Dialect = "hermes", tools: Any = None, *, reasoning_open: bool = False
+) -> StreamParser:
     """A fresh incremental parser: `feed(delta)` text as it arrives, then `close()`; `.result` at any time.
 
     Args:
         dialect: A registered dialect name (see `dialect_names()`), `"auto"`, or a `Dialect`.
         tools: None, a Toolset, ToolSpecs, or tool dicts in any format tether reads; used for positional
             arguments and for typing values that a format carries as text.
+        reasoning_open: The chat template already opened the reasoning block (e.g. the prompt ends with
+            `<think>`), so the output begins inside it and shows only its end: text up to the end marker is
+            reasoning, and calls written there are not calls.
+
+    Raises:
+        UserError: `reasoning_open` for a dialect with no reasoning block.
     """
-    return get_dialect(dialect).stream_parser(ToolIndex.of(tools))
+    parser = get_dialect(dialect).stream_parser(ToolIndex.of(tools))
+    if reasoning_open:
+        parser.open_reasoning()
+    return parser
 
 
-def parse(text: str, dialect: str | Dialect = "hermes", tools: Any = None) -> ParseResult:
+def parse(
+    text: str, dialect: str | Dialect = "hermes", tools: Any = None, *, reasoning_open: bool = False
+) -> ParseResult:
     """Read the tool calls, content and reasoning out of one complete model output. Never raises on `text`.
 
-    Equal to feeding `text` to `stream_parser(dialect, tools)` in any pieces and closing it.
+    Equal to feeding `text` to `stream_parser(dialect, tools, reasoning_open=...)` in any pieces and closing it.
     """
-    p = stream_parser(dialect, tools)
+    p = stream_parser(dialect, tools, reasoning_open=reasoning_open)
     p.feed(text)
     p.close()
     return p.result

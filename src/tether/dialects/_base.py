@@ -34,7 +34,15 @@ from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
 from tether.types import Provenance, Repair, ToolCall, ToolResultMessage
 
-__all__ = ["Balancer", "Dialect", "Opener", "RegionParser", "StreamParser", "render_envelope"]
+__all__ = [
+    "Balancer",
+    "Dialect",
+    "Opener",
+    "RegionParser",
+    "StreamParser",
+    "marker_pattern",
+    "render_envelope",
+]
 
 _RAW_LIMIT = 300
 
@@ -115,6 +123,17 @@ class StreamParser(ABC):
     def busy_since(self) -> int | None:
         """Where undecided text begins (an open region or held-back marker), or None."""
         return None
+
+    def plain_text_until(self) -> frozenset[str] | None:
+        """Markers such that a delta holding none of them (nor, at its end, the start of one) would only be
+        passed on, whole, as content: feeding it may wait, to be batched with the next. None when any delta
+        may matter."""
+        return None
+
+    def open_reasoning(self) -> None:
+        """Read the output as beginning inside a reasoning block that the chat template already opened (it
+        shows only the block's end, e.g. `</think>`). Call before the first `feed`."""
+        raise UserError(f"the {self.dialect} dialect has no reasoning block to begin inside")
 
     # -------------------------------------------------------------------------------------- subclasses
 
@@ -350,6 +369,8 @@ class RegionParser(StreamParser):
         self._keep: dict[Opener, int] = {}
         self.use_openers(openers)
         self._plain_text_is_content = type(self).after_text is RegionParser.after_text
+        self._open_reasoning: Opener | None = None
+        """The reasoning block the output begins inside, until the output's start has been read."""
 
     def feed(self, delta: str) -> list[ParseEvent]:
         # The common case inline, as it costs most of streaming: plain text between regions, which is content.
@@ -377,6 +398,30 @@ class RegionParser(StreamParser):
             return self._region.start
         return self._hold_start if self._hold else None
 
+    def plain_text_until(self) -> frozenset[str] | None:
+        return self.between_regions() if self._plain_text_is_content else None
+
+    def between_regions(self) -> frozenset[str] | None:
+        """While no region is open nor any marker held back: the markers that may begin one."""
+        if (
+            self._region is None
+            and not self._hold
+            and not self._at_start
+            and not self._closed
+            and not self._broken
+        ):
+            return self._starts if self._last_char == "\n" else self._starts_in_line
+        return None
+
+    def open_reasoning(self) -> None:
+        reasoning = next((o for o in self.active_openers() if o.kind == "reasoning"), None)
+        if reasoning is None:
+            super().open_reasoning()
+            return
+        if self._fed:
+            raise UserError("open_reasoning() must come before the first feed()")
+        self._open_reasoning, self._at_start = reasoning, True
+
     def active_openers(self) -> tuple[Opener, ...]:
         """The openers in force (override to vary them with the tools or options)."""
         return self.openers
@@ -385,6 +430,9 @@ class RegionParser(StreamParser):
         """Set the openers in force from here on (a dialect may change them once the output's start has shown
         which variant of its format it is)."""
         self._openers, keep, self._first = _opener_plan(tuple(openers))
+        self._starts = frozenset(o.start for o in self._openers)
+        # after text not ending a line, a marker that counts only at a line's start needs a newline first
+        self._starts_in_line = frozenset(("\n" if o.line_start else "") + o.start for o in self._openers)
         self._keep.update(keep)
 
     # ------------------------------------------------------------------------------------------ hooks
@@ -431,6 +479,13 @@ class RegionParser(StreamParser):
                     self._hold = ""
                 if not data and not eof:
                     return
+                if self._open_reasoning is not None:
+                    skip = self._enter_open_reasoning(self._open_reasoning, data, offset, eof)
+                    if skip < 0:
+                        self._hold, self._hold_start = data, offset
+                        return
+                    data, offset = data[skip:], offset + skip
+                    continue
                 found = self._find_start_opener(data, eof) if self._at_start else None
                 if found is None:
                     found = self._find_opener(data, eof)
@@ -464,6 +519,18 @@ class RegionParser(StreamParser):
             data, offset = data[used:], offset + used
             if eof and not data:
                 return
+
+    def _enter_open_reasoning(self, opener: Opener, data: str, offset: int, eof: bool) -> int:
+        """Open the reasoning block the output begins inside; returns how much of `data` its own start marker
+        takes (if the model repeats it anyway), or -1 while the start of `data` may still become it."""
+        q = len(data) - len(data.lstrip())
+        if not eof and len(data) - q < len(opener.start) and opener.start.startswith(data[q:]):
+            return -1
+        skip = q + len(opener.start) if data.startswith(opener.start, q) else 0
+        self._open_reasoning, self._at_start = None, False
+        self._region = _Region(opener, offset, offset + skip, keep=self._keep[opener])
+        self.reasoning("")
+        return skip
 
     def _find_start_opener(self, data: str, eof: bool) -> tuple[int, Opener | None, str] | None:
         q = len(data) - len(data.lstrip())
@@ -674,9 +741,33 @@ def _opener_plan(
     first character of any of their start markers."""
     anywhere = tuple(o for o in openers if not o.output_start)
     keep = {o: max((len(e) for e in o.ends), default=1) - 1 for o in openers}
-    firsts = sorted({o.start[0] for o in anywhere})
-    first = re.compile("[" + "".join(re.escape(c) for c in firsts) + "]") if firsts else None
-    return anywhere, keep, first
+    return anywhere, keep, marker_pattern(frozenset(o.start for o in anywhere))
+
+
+@functools.lru_cache(maxsize=256)
+def marker_pattern(starts: frozenset[str]) -> re.Pattern[str] | None:
+    """A pattern finding where any of these markers may begin in a text.
+
+    A marker beginning with punctuation is found by its first character, rare in prose; one beginning with a
+    letter (`functools`, `Action:`) by itself or by a prefix of it that ends the text, so that prose full of
+    that letter still reads as plain text.
+    """
+    marks = sorted({s[0] for s in starts if not s[0].isalnum()})
+    words = sorted(s for s in starts if s[0].isalnum())
+    parts = ["[" + "".join(re.escape(c) for c in marks) + "]"] if marks else []
+    parts += [re.escape(w) for w in words]
+    ends = "|".join(_prefix_at_end(w) for w in words)
+    if ends:
+        parts.append(f"(?:{ends})\\Z")
+    return re.compile("|".join(parts)) if parts else None
+
+
+def _prefix_at_end(word: str) -> str:
+    """A pattern matching a proper prefix of `word` that ends the text."""
+    inner = ""
+    for c in reversed(word[:-1]):
+        inner = f"{re.escape(c)}(?:{inner})?" if inner else re.escape(c)
+    return inner
 
 
 @functools.cache

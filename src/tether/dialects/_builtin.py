@@ -5,9 +5,10 @@ from __future__ import annotations
 from tether.dialects._registry import register_dialect
 from tether.dialects.anthropic import Anthropic
 from tether.dialects.auto import Auto
-from tether.dialects.deepseek import DeepSeekV3, DeepSeekV31
+from tether.dialects.deepseek import DeepSeekR1, DeepSeekV3, DeepSeekV31
 from tether.dialects.families import FAMILIES
 from tether.dialects.fenced import Fenced
+from tether.dialects.functionary import FunctionaryV31, FunctionaryV32
 from tether.dialects.gemini import Gemini
 from tether.dialects.gemma4 import Gemma4
 from tether.dialects.glm45 import Glm45
@@ -24,9 +25,12 @@ from tether.dialects.yaml import Yaml
 
 BUILTIN = (
     Anthropic(),
+    DeepSeekR1(),
     DeepSeekV3(),
     DeepSeekV31(),
     Fenced(),
+    FunctionaryV31(),
+    FunctionaryV32(),
     Gemini(),
     Gemma4(),
     Glm45(),

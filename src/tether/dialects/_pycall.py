@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tether._literals import Flavor, parse_value, skip_ws
+from tether._literals import Flavor, LooseValue, parse_value, skip_ws
+from tether.dialects._base import Balancer
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair
 
@@ -14,6 +15,7 @@ __all__ = ["SyntaxCall", "bind_arguments", "parse_call", "parse_call_list"]
 
 NAME = re.compile(r"[A-Za-z_][\w.:\-]*")
 _KWARG = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)")
+_NAME_VALUE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 
 
 @dataclass(slots=True)
@@ -76,6 +78,8 @@ def parse_call(text: str, i: int, end: int, flavor: Flavor) -> SyntaxCall:
             return call
         path = f"$.{key}" if key else f"$[{len(call.args)}]"
         v = parse_value(text, i, end, flavor=flavor)
+        if not v.ok and key is not None:
+            v = _name_value(text, i, end, key) or v
         for r in v.repairs:
             call.repairs.append(r.model_copy(update={"path": path}) if r.path == "$" else _reroot(r, path))
         if not v.ok:
@@ -93,6 +97,38 @@ def parse_call(text: str, i: int, end: int, flavor: Flavor) -> SyntaxCall:
                 )
             call.kwargs[key] = v.value
         i = v.end
+
+
+def _skip_call(text: str, call: SyntaxCall, end: int) -> int:
+    """Where a call that could not be read ends (just past its closing parenthesis), so that the calls after
+    it are still read; -1 when it has no balanced argument list."""
+    m = NAME.match(text, call.start, end)
+    if m is None:
+        return -1
+    i = skip_ws(text, m.end(), end)
+    if i >= end or text[i] != "(":
+        return -1
+    k = Balancer("\"'").feed(text[:end], i)
+    return k
+
+
+def _name_value(text: str, i: int, end: int, key: str) -> LooseValue | None:
+    """`key=my_data`: a variable name where a value belongs (common for Java/JavaScript-style functions).
+    The call is kept, with the name as a string and a repair saying so: a schema expecting a string
+    accepts it, one expecting a number refuses it."""
+    m = _NAME_VALUE.match(text, i, end)
+    if m is None:
+        return None
+    j = skip_ws(text, m.end(), end)
+    if j < end and text[j] not in ",)":
+        return None  # `f(x)`, `a + b`: an expression, not a name
+    name = m.group()
+    repair = Repair(
+        kind="unresolved_name",
+        message=f"{key}={name} names a variable, not a value: read as the string {name!r}",
+        path="$",
+    )
+    return LooseValue(name, m.end(), [repair])
 
 
 def _reroot(r: Repair, path: str) -> Repair:
@@ -115,8 +151,11 @@ def parse_call_list(
     if i < end and text[i] != "[":
         c = parse_call(text, i, end, flavor)
         calls.append(c)
-        while c.error is None:
-            j = skip_ws(text, c.end)
+        while True:
+            j = c.end if c.error is None else _skip_call(text, c, end)
+            if j < 0:
+                break
+            j = skip_ws(text, j)
             if j < end and text[j] in ",;":
                 j = skip_ws(text, j + 1)
             if j >= end:
@@ -143,8 +182,11 @@ def parse_call_list(
         c = parse_call(text, i, end, flavor)
         calls.append(c)
         if c.error:
-            return calls, None, repairs
-        i = c.end
+            i = _skip_call(text, c, end)
+            if i < 0:
+                return calls, None, repairs
+        else:
+            i = c.end
 
 
 def bind_arguments(call: SyntaxCall, tools: ToolIndex) -> tuple[dict[str, Any], list[Repair], str | None]:

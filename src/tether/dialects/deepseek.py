@@ -2,7 +2,8 @@
 
 The tokens use FULLWIDTH VERTICAL LINE and LOWER ONE EIGHTH BLOCK characters (spelled with escapes
 below). V3: `function<sep>name` then the arguments in a ```json fence; V3.1: `name<sep>{json}`. Each
-parser reads both forms. Thinking in `<think>...</think>` is reasoning.
+parser reads both forms. Thinking in `<think>...</think>` is reasoning. `deepseek_r1` is V3's format after
+reasoning, read a little more leniently (the spellings of the section token R1 is known to write).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from tether.dialects._prompt import tool_json_lines
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolResultMessage
 
-__all__ = ["DeepSeekV3", "DeepSeekV31"]
+__all__ = ["DeepSeekR1", "DeepSeekV3", "DeepSeekV31"]
 
 
 def _token(words: str) -> str:
@@ -40,6 +41,9 @@ class _Parser(RegionParser):
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        self._read_call(body, span, complete)
+
+    def _read_call(self, body: str, span: tuple[int, int], complete: bool) -> None:
         head, sep, rest = body.partition(SEP)
         if not sep:
             self.fail("a DeepSeek tool call needs the tool sep token", span, body)
@@ -64,6 +68,34 @@ class _Parser(RegionParser):
             return
         repairs = [r for r in parsed.repairs if r.kind != "code_fence"]  # the V3 format fences by design
         self.call(name, cast(dict[str, Any], value), span, [*extra, *repairs])
+
+
+# R1 writes the section's begin token in several spellings; its calls may lack their own begin token.
+_R1_SECTIONS = (
+    CALLS_BEGIN,
+    "<\uff5ctool_calls_begin\uff5c>",
+    "<\uff5ctool calls begin\uff5c>",
+    "<\uff5ctool\\_calls\\_begin\uff5c>",
+    _token("tool calls"),
+)
+
+
+class _R1Parser(_Parser):
+    openers = (
+        *(Opener(start, ends=(CALLS_END,), tag="section") for start in _R1_SECTIONS),
+        *_Parser.openers[1:],
+    )
+
+    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
+        if opener.tag != "section":
+            self._read_call(body, span, complete)
+            return
+        calls = [c.replace(CALL_BEGIN, "").strip() for c in body.split(CALL_END)]
+        if not any(calls):
+            self.fail("no tool call in the tool calls section", span, body)
+        for n, call in enumerate(calls):
+            if call:  # only the last one can lack its end token
+                self._read_call(call, span, complete or n < len(calls) - 1)
 
 
 class DeepSeekV3(Dialect):
@@ -106,3 +138,17 @@ class DeepSeekV31(DeepSeekV3):
             f"## Tools\n\n{tool_json_lines(tools)}\n\nTo call a function, write:\n"
             f"{CALLS_BEGIN}{CALL_BEGIN}<name>{SEP}<json arguments>{CALL_END}{CALLS_END}"
         )
+
+
+class DeepSeekR1(DeepSeekV3):
+    """DeepSeek R1: V3's calls after `<think>` reasoning (its template may open the block itself: pass
+    `reasoning_open=True`), with the section's begin token in any of the spellings R1 writes."""
+
+    name: ClassVar[str] = "deepseek_r1"
+
+    def stream_parser(self, tools: ToolIndex) -> _Parser:
+        return _R1Parser(self.name, tools)
+
+    def detect(self, text: str) -> int | None:
+        found = [i for i in (text.find(s) for s in _R1_SECTIONS) if i >= 0]
+        return min(found) if found else None

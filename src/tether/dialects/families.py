@@ -2,7 +2,8 @@
 
 - Tagged JSON: a start tag, one or more JSON calls (objects, lists, or one per line), an end tag (or the end
   of the output): `ernie45`, `jamba`, `minimax`, `granite`, `granite_20b_fc`, `internlm2`, `longcat`,
-  `phi4_mini`, `apertus` (`{"name": {args}}`), `gigachat3`.
+  `phi4_mini`, `apertus` (`{"name": {args}}`), `gigachat3`, `command_r`, `nemotron_v2`, `firefunction_v2`,
+  `granite4`, `apriel`.
 - Renamed relatives: `glm47` and `poolside_v1` (GLM-4.5 calls), `step3p5_xml` and `seed_oss` (Qwen3-Coder
   XML), `lfm2` (pythonic calls between `<|tool_call_start|>` and `<|tool_call_end|>`).
 - `hunyuan_a13b`: a JSON list, or `name<tool_sep>{json}` elements, inside `<tool_calls>`.
@@ -29,7 +30,8 @@ from tether.types import Repair, ToolResultMessage
 
 __all__ = ["FAMILIES"]
 
-THINK = Opener("<think>", "reasoning", ends=("</think>",))
+THINK_MARKERS = ("<think>", "</think>")
+THINK = Opener(THINK_MARKERS[0], "reasoning", ends=THINK_MARKERS[1:])
 
 
 class _TaggedJsonParser(RegionParser):
@@ -63,10 +65,21 @@ class TaggedJson(Dialect):
     ends: ClassVar[tuple[str, ...]] = ()
     drops: ClassVar[tuple[str, ...]] = ()
     single_key: ClassVar[bool] = False
+    thinking: ClassVar[tuple[str, str]] = ("<think>", "</think>")
+    """The reasoning block's start and end markers."""
+    also: ClassVar[tuple[Opener, ...]] = ()
+    """More openers (another form of call or reasoning), tried before the reasoning block."""
 
     def stream_parser(self, tools: ToolIndex) -> RegionParser:
         cls = type(self)
-        openers = (Opener(cls.start, ends=cls.ends), THINK, *(Opener(d, "drop") for d in cls.drops))
+        openers = (
+            Opener(cls.start, ends=cls.ends),
+            *cls.also,
+            THINK
+            if cls.thinking == THINK_MARKERS
+            else Opener(cls.thinking[0], "reasoning", ends=cls.thinking[1:]),
+            *(Opener(d, "drop") for d in cls.drops),
+        )
         parser_cls = type(
             f"_{cls.__name__}Parser", (_TaggedJsonParser,), {"openers": openers, "single_key": cls.single_key}
         )
@@ -145,6 +158,51 @@ class Gigachat3(TaggedJson):
         return type("_Gigachat3Parser", (_TaggedJsonParser,), {"openers": openers})(self.name, tools)
 
 
+class CommandR(TaggedJson):
+    """Command R7B / Command A: `<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|>`
+    after `<|START_THINKING|>` reasoning, the answer in `<|START_RESPONSE|>` (`<|START_TEXT|>`); Command R(+):
+    `Action: ```json [...] ```` on a line of its own."""
+
+    name: ClassVar[str] = "command_r"
+    start, ends = "<|START_ACTION|>", ("<|END_ACTION|>",)
+    thinking = ("<|START_THINKING|>", "<|END_THINKING|>")
+    also = (Opener("Action: ```json", ends=("```",), line_start=True),)
+    drops = ("<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>")
+
+
+class NemotronV2(TaggedJson):
+    """Nemotron Nano 2: `<TOOLCALL>[{"name", "arguments"}]</TOOLCALL>` after `<think>` reasoning."""
+
+    name: ClassVar[str] = "nemotron_v2"
+    start, ends = "<TOOLCALL>", ("</TOOLCALL>",)
+
+
+class FirefunctionV2(TaggedJson):
+    """FireFunction v2: ` functools[{"name", "arguments"}]`."""
+
+    name: ClassVar[str] = "firefunction_v2"
+    start = "functools"
+
+
+class Granite4(TaggedJson):
+    """Granite 4: `<tool_call>{"name", "arguments"}</tool_call>` (Granite 3 is `granite`: `<|tool_call|>[...]`)."""
+
+    name: ClassVar[str] = "granite4"
+    start, ends = "<tool_call>", ("</tool_call>",)
+
+
+class Apriel(TaggedJson):
+    """Apriel 1.5/1.6: `<tool_calls>[{"name", "arguments"}]</tool_calls>`; reasoning is `Here are my reasoning
+    steps:` up to `[BEGIN FINAL RESPONSE]` (1.6, whose template writes the first line itself: pass
+    `reasoning_open=True`) or `<thinking>...</thinking>` (1.5)."""
+
+    name: ClassVar[str] = "apriel"
+    start, ends = "<tool_calls>", ("</tool_calls>",)
+    thinking = ("<thinking>", "</thinking>")
+    also = (Opener("Here are my reasoning steps:", "reasoning", ends=("[BEGIN FINAL RESPONSE]",)),)
+    drops = ("[END FINAL RESPONSE]", "<|end|>")
+
+
 class Glm47(Glm45):
     name: ClassVar[str] = "glm47"
 
@@ -164,7 +222,7 @@ class _SeedParser(RegionParser):
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        read_xml_functions(self, body, span, complete)
+        read_xml_functions(self, body, span, complete, value_lines=False)  # Seed-OSS writes values inline
 
 
 class SeedOss(Qwen3CoderXml):
@@ -305,7 +363,7 @@ class _InvokeParser(RegionParser):
                 v = parse_value(raw, skip_ws(raw, 0))
                 args[key] = v.value if v.ok else raw
                 continue
-            args[key], repair = coerce_text_value(raw.strip() if schema is None else raw, schema, f"$.{key}")
+            args[key], repair = coerce_text_value(raw, schema, f"$.{key}")
             if repair is not None:
                 repairs.append(repair)
         self.call(name, args, span, repairs)
@@ -352,6 +410,11 @@ FAMILIES: tuple[Dialect, ...] = (
     Phi4Mini(),
     Apertus(),
     Gigachat3(),
+    CommandR(),
+    NemotronV2(),
+    FirefunctionV2(),
+    Granite4(),
+    Apriel(),
     Glm47(),
     PoolsideV1(),
     Step3p5Xml(),

@@ -5,7 +5,11 @@ channel) are calls to the tool of that dotted name.
 
 Servers that strip special tokens turn that into plain `analysisThe user asks...assistantfinal...`: output
 that begins that way (`analysis` directly followed by text) or with `assistantfinal` is read in that form, the
-analysis as reasoning and what follows `assistantfinal` as content."""
+analysis as reasoning and what follows `assistantfinal` as content.
+
+Templates that end the prompt with `<|start|>assistant` (or `<|start|>assistant<|channel|>`) leave output that
+begins inside the header: ` to=functions.f<|channel|>commentary json<|message|>{...}<|call|>` or
+`commentary to=functions.f <|constrain|>json<|message|>{...}`, read as the header they continue."""
 
 from __future__ import annotations
 
@@ -47,6 +51,17 @@ class _Parser(RegionParser):
             tag="stripped_analysis",
         ),
         replace(_STRIPPED_FINAL, output_start=True),
+        # the template consumed `<|start|>assistant` (and maybe `<|channel|>`): the output begins in a header
+        Opener("to=", "drop", output_start=True, guard=re.compile(r"to=\w"), guard_len=4, tag="header_to"),
+        Opener(
+            "commentary",
+            "drop",
+            output_start=True,
+            guard=re.compile(r"commentary\s+to=\w"),
+            guard_len=24,
+            viable=re.compile(r"commentary\s*(?:t(?:o=?)?)?"),
+            tag="header_channel",
+        ),
     )
 
     def __init__(self, dialect: str, tools: ToolIndex):
@@ -79,7 +94,9 @@ class _Parser(RegionParser):
             if tag == "stripped_analysis":
                 self.reasoning("")
             return
-        if tag == "start":
+        if tag.startswith("header_"):
+            self._state, self._header = "header", ["to=" if tag == "header_to" else " <channel> commentary"]
+        elif tag == "start":
             self._finish_body(position, complete=False)
             self._state, self._header = "header", []
         elif tag in ("channel", "constrain"):
@@ -136,6 +153,9 @@ class _Parser(RegionParser):
             call_id=self._call_id,
             announced=True,
         )
+
+    def plain_text_until(self) -> frozenset[str] | None:
+        return self.between_regions() if self._state == "text" and not self._lstrip else None
 
     def after_text(self, text: str) -> None:
         if self._lstrip:

@@ -62,6 +62,9 @@ class _Llama3Parser(_Parser):
         super().on_region(opener, body, span, complete)
         self._after_call = ""
 
+    def plain_text_until(self) -> frozenset[str] | None:
+        return self.between_regions() if self._after_call is None else None
+
     def after_text(self, text: str) -> None:
         held = self._after_call
         if held is None:

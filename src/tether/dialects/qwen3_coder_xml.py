@@ -22,8 +22,14 @@ _FUNCTION = re.compile(r"<function=([^>\n]+)>")
 _PARAM_END = re.compile(r"</parameter>|(?=<parameter=)|(?=</function>)")
 
 
-def read_xml_functions(parser: RegionParser, body: str, span: tuple[int, int], complete: bool) -> None:
-    """Record each `<function=...>` of a body (a call without them is an error)."""
+def read_xml_functions(
+    parser: RegionParser, body: str, span: tuple[int, int], complete: bool, *, value_lines: bool = True
+) -> None:
+    """Record each `<function=...>` of a body (a call without them is an error).
+
+    With `value_lines` the format writes each value on lines of its own (`<parameter=p>\nvalue\n</parameter>`):
+    the one newline it adds on each side is not part of the value, any other whitespace is. Without it the
+    value is everything between the tags."""
     matches = list(_FUNCTION.finditer(body))
     for n, m in enumerate(matches):
         name = m.group(1).strip()
@@ -43,10 +49,8 @@ def read_xml_functions(parser: RegionParser, body: str, span: tuple[int, int], c
             close = _PARAM_END.search(inner, k + 1)
             stop = close.start() if close else len(inner)
             value = inner[k + 1 : stop]
-            if value.startswith("\n"):
-                value = value[1:]
-            if value.endswith("\n"):
-                value = value[:-1]
+            if value_lines:
+                value = value.removeprefix("\n").removesuffix("\n")
             pairs.append((key, value))
             i = close.end() if close and close.end() > stop else stop
         args, repairs = typed_arguments(parser.tools, name, pairs)
