@@ -20,7 +20,8 @@ class Captured:
 
 
 def capture(proc: subprocess.Popen[bytes], stdin: bytes | None, *, deadline: float, cap: int) -> Captured:
-    """Pump the pipes until both outputs close, `deadline` (monotonic) passes or an output passes `cap`.
+    """Pump the pipes until both outputs close, `deadline` (monotonic) passes or the outputs together pass
+    `cap` (a run never returns more than `cap` bytes, whichever channel it floods).
 
     Returns with the pipes still open when the run must be killed (`timed_out` or `truncated`); the caller
     kills the process tree, then closes them.
@@ -63,8 +64,8 @@ def capture(proc: subprocess.Popen[bytes], stdin: bytes | None, *, deadline: flo
                     continue
                 buf = buffers[stream]  # pyright: ignore[reportArgumentType]  # fileobj is one of the pipes
                 buf += data
-                if len(buf) > cap:
-                    del buf[cap:]
+                if (over := len(out.stdout) + len(out.stderr) - cap) > 0:
+                    del buf[len(buf) - over :]
                     out.truncated = True
                     return out
     return out

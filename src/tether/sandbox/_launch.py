@@ -48,6 +48,7 @@ def preexec(
     run_as: int | None,
     staged: Sequence[tuple[str, str]],
     idmap_fd: int | None = None,
+    cgroup_fds: Sequence[int] = (),
 ) -> Callable[[], None]:
     """The function Popen runs in the child before exec.
 
@@ -57,6 +58,7 @@ def preexec(
         run_as: drop to this uid/gid (tether runs as root), or `None`.
         staged: (host path, name) pairs bind-mounted at `STAGE/name` first (only with `run_as`).
         idmap_fd: a user namespace whose idmapping the first staged source (the workspace) gets (see _idmap).
+        cgroup_fds: open `cgroup.procs` files the child joins first (while it may still write them).
     """
     pairs = (
         (resource.RLIMIT_AS, limits.address_space_bytes),
@@ -69,6 +71,8 @@ def preexec(
     mounts = [(path, f"{STAGE}/{name}") for path, name in staged]
 
     def child() -> None:
+        for fd in cgroup_fds:
+            os.write(fd, b"0")  # "0": the writing process itself, and so everything it starts
         if run_as is not None and mounts:
             _check(_unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
             _check(_mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "make / private")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
@@ -13,6 +15,8 @@ from pathlib import Path
 
 from ._bwrap import WORKSPACE, BwrapPlan, find_bwrap, probe
 from ._capture import capture
+from ._cgroup import Cgroup, acquire, release
+from ._cleanup import remove_tree
 from ._idmap import supported, userns_fd
 from ._launch import STAGE, preexec
 from ._limits import Limits, SandboxResult, SandboxUnavailable
@@ -33,8 +37,9 @@ class Sandbox:
     `/proc` of its own pid namespace and the workspace, writable, at `/workspace`. It runs in new user, pid,
     network, ipc, uts and cgroup namespaces as an unprivileged uid with every capability dropped, so it cannot
     remount anything; with the network off a seccomp filter refuses non-Unix sockets. Resource limits apply to
-    each process, and a timeout kills the whole tree: the sandbox's init dies, and the kernel kills everything
-    left in its pid namespace, including children that called `setsid`.
+    each process and, where a cgroup can be made (see `cgroup_support`), to the whole tree; a timeout kills the
+    whole tree: the sandbox's init dies, and the kernel kills everything left in its pid namespace, including
+    children that called `setsid`.
 
     When tether runs as root, bubblewrap itself is started as `uid` too. A sandbox whose host uid is 0 would
     be exempt from RLIMIT_NPROC (the kernel never counts root's processes) and could read any root-owned file
@@ -42,7 +47,9 @@ class Sandbox:
     owner on the host); where the filesystem cannot do that, it is handed over to `uid` (chown) instead.
 
     Args:
-        workspace: the host directory mounted writable at `/workspace`; created if missing.
+        workspace: the host directory mounted at `/workspace`; created if missing. `None`: a private tmpfs of
+            `Limits.workspace_bytes` instead, which nothing on the host ever reads and which dies with the run
+            (unsandboxed: a temporary directory, removed after the run).
         network: share the host's network (off by default; then sockets other than AF_UNIX are refused).
         limits: resource limits.
         ro_binds: further host paths to mount read-only at the same place inside (e.g. a Python prefix).
@@ -50,11 +57,13 @@ class Sandbox:
         unsandboxed: opt out of the sandbox and run commands directly (rlimits and timeout only). Only for
             hosts without bubblewrap where the caller accepts running model-written code on the host.
         idmap: as root, idmap the workspace rather than chown it (when the kernel and filesystem allow).
+        read_only: mount the workspace read-only (a helper that only reads it); as root it is never handed
+            over then, so without idmapping the sandbox reads only what any user may.
     """
 
     def __init__(
         self,
-        workspace: str | os.PathLike[str],
+        workspace: str | os.PathLike[str] | None,
         *,
         network: bool = False,
         limits: Limits | None = None,
@@ -62,14 +71,16 @@ class Sandbox:
         uid: int = DEFAULT_UID,
         unsandboxed: bool = False,
         idmap: bool = True,
+        read_only: bool = False,
     ) -> None:
-        self.workspace = Path(workspace).resolve()
+        self.workspace = None if workspace is None else Path(workspace).resolve()
         self.network = network
         self.limits = limits or Limits()
         self.ro_binds = tuple(Path(p).resolve() for p in ro_binds)
         self.uid = uid
         self.unsandboxed = unsandboxed
         self.idmap = idmap
+        self.read_only = read_only
         self._run_as = uid if os.geteuid() == 0 and uid != 0 else None
 
     def check(self) -> None:
@@ -112,20 +123,23 @@ class Sandbox:
         if not argv:
             raise ValueError("argv must name a program")
         self.check()
-        self.workspace.mkdir(parents=True, exist_ok=True)
         data = stdin.encode() if isinstance(stdin, str) else stdin
         full_env = {**_ENV, **(env or {})}
         timeout = self.limits.timeout_s if timeout_s is None else timeout_s
         if self.unsandboxed:
-            child = preexec(self.limits, _nproc_budget(self.limits.processes), None, ())
-            return self._execute(
-                list(argv), (), full_env, data, timeout, child, sandboxed=False, cwd=self._host_cwd(cwd)
-            )
+            return self._run_unsandboxed(list(argv), cwd, full_env, data, timeout)
+        if self.workspace is not None:
+            self.workspace.mkdir(parents=True, exist_ok=True)
         idmap_fd = self._idmap()
-        if self._run_as is not None and idmap_fd is None:
+        if (
+            self._run_as is not None
+            and idmap_fd is None
+            and self.workspace is not None
+            and not self.read_only
+        ):
             _hand_over(self.workspace, self._run_as)
         with contextlib.ExitStack() as fds:
-            sources = [self.workspace, *self.ro_binds]
+            sources = [p for p in (self.workspace, *self.ro_binds) if p is not None]
             if self._run_as is None or (
                 idmap_fd is None and all(_reachable(p, self._run_as) for p in sources)
             ):
@@ -134,40 +148,65 @@ class Sandbox:
             else:  # see _launch: bwrap, no longer root, finds each source staged in a private mount namespace
                 staged = [(str(p), f"s{i}") for i, p in enumerate(sources)]
                 paths = [f"{STAGE}/{name}" for _, name in staged]
+            if self.workspace is None:
+                paths.insert(0, "")
             seccomp_fd = _seccomp_fd(fds, self.network)
             plan = BwrapPlan(
                 bwrap=find_bwrap() or "bwrap",
                 uid=self.uid,
-                workspace=paths[0],
+                workspace=paths[0] or None,
                 chdir=str(Path(WORKSPACE, cwd)),
                 network=self.network,
                 tmp_bytes=self.limits.tmp_bytes,
                 seccomp_fd=seccomp_fd,
                 ro_binds=[(path, str(dest)) for path, dest in zip(paths[1:], self.ro_binds, strict=True)],
-            )
-            passed = [seccomp_fd]
-            child = preexec(
-                self.limits, self.limits.processes, self._run_as, staged, idmap_fd if staged else None
+                workspace_bytes=self.limits.workspace_bytes,
+                read_only=self.read_only,
             )
             return self._execute(
-                plan.argv(argv), passed, full_env, data, timeout, child, sandboxed=True, cwd=None
+                plan.argv(argv),
+                [seccomp_fd],
+                full_env,
+                data,
+                timeout,
+                functools.partial(
+                    preexec,
+                    self.limits,
+                    self.limits.processes,
+                    self._run_as,
+                    staged,
+                    idmap_fd if staged and self.workspace is not None else None,
+                ),
+                sandboxed=True,
+                cwd=None,
             )
+
+    def _run_unsandboxed(
+        self, argv: list[str], cwd: str, env: dict[str, str], stdin: bytes | None, timeout: float
+    ) -> SandboxResult:
+        child = functools.partial(preexec, self.limits, _nproc_budget(self.limits.processes), None, ())
+        if self.workspace is not None:
+            self.workspace.mkdir(parents=True, exist_ok=True)
+            return self._execute(
+                argv, (), env, stdin, timeout, child, sandboxed=False, cwd=_host_cwd(self.workspace, cwd)
+            )
+        scratch = Path(tempfile.mkdtemp(prefix="tether-scratch-"))
+        try:
+            return self._execute(
+                argv, (), env, stdin, timeout, child, sandboxed=False, cwd=_host_cwd(scratch, cwd)
+            )
+        finally:
+            remove_tree(scratch)
 
     def _idmap(self) -> int | None:
         """As root: a user namespace to idmap the workspace with (its owner -> the sandbox uid), if supported."""
-        if self._run_as is None or not self.idmap:
+        if self._run_as is None or not self.idmap or self.workspace is None:
             return None
         st = self.workspace.stat()
         ns_fd = userns_fd(st.st_uid, st.st_gid, self._run_as)
         if ns_fd is None or not supported(st.st_dev, str(self.workspace), ns_fd):
             return None
         return ns_fd
-
-    def _host_cwd(self, cwd: str) -> Path:
-        path = (self.workspace / cwd).resolve()
-        if not path.is_relative_to(self.workspace):
-            raise ValueError(f"cwd {cwd!r} is outside the workspace")
-        return path
 
     def _execute(
         self,
@@ -176,49 +215,73 @@ class Sandbox:
         env: dict[str, str],
         stdin: bytes | None,
         timeout: float,
-        child: Callable[[], None],
+        child: Callable[..., Callable[[], None]],
         *,
         sandboxed: bool,
         cwd: Path | None,
     ) -> SandboxResult:
         started = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=tuple(pass_fds),
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-            preexec_fn=child,
-        )
+        group = acquire(self.limits)
+        joins = [os.open(f, os.O_WRONLY | os.O_CLOEXEC) for f in group.procs_files] if group else []
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=tuple(pass_fds),
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                preexec_fn=child(cgroup_fds=joins),
+            )
+        except BaseException:
+            if group is not None:
+                release(group)
+            raise
+        finally:
+            for fd in joins:
+                os.close(fd)
         try:
             got = capture(proc, stdin, deadline=started + timeout, cap=self.limits.output_bytes)
             if got.timed_out or got.truncated:
-                _kill_tree(proc)
+                _kill_tree(proc, group)
             code = proc.wait()
         finally:
             if proc.poll() is None:
-                _kill_tree(proc)
+                _kill_tree(proc, group)
                 proc.wait()
             for stream in (proc.stdin, proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
+            oom = group is not None and group.oom_kills() > group.oom_before
+            if group is not None:
+                release(group)
+        stopped = got.timed_out or got.truncated
         return SandboxResult(
             stdout=got.stdout.decode(errors="replace"),
             stderr=got.stderr.decode(errors="replace"),
-            exit_code=code if code >= 0 else 128 - code if not (got.timed_out or got.truncated) else -9,
+            exit_code=-9 if stopped else code if code >= 0 else 128 - code,
             duration_ms=round((time.monotonic() - started) * 1000),
             timed_out=got.timed_out,
             truncated=got.truncated,
             sandboxed=sandboxed,
+            oom_killed=oom,
         )
 
 
-def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
+def _host_cwd(workspace: Path, cwd: str) -> Path:
+    path = (workspace / cwd).resolve()
+    if not path.is_relative_to(workspace):
+        raise ValueError(f"cwd {cwd!r} is outside the workspace")
+    return path
+
+
+def _kill_tree(proc: subprocess.Popen[bytes], group: Cgroup | None) -> None:
     # bwrap leads its own process group; --die-with-parent then takes the sandbox's init and, with it, the
-    # whole pid namespace. (Unsandboxed, a child that called setsid escapes this: one reason to sandbox.)
+    # whole pid namespace. (Unsandboxed, a child that called setsid escapes the group, not the cgroup.)
+    if group is not None:
+        group.kill()
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
