@@ -15,12 +15,17 @@ from tether.types import ErrorCode
 
 __all__ = ["run_js"]
 
+# console.log keeps lines while `__room` (characters: half the output cap) lasts, then drops the rest
 _PRELUDE = """
-var __logs = [];
-var console = {log: function() { __logs.push(Array.prototype.map.call(arguments, String).join(' ')); }};
+var __logs = [], __room = 0;
+var console = {log: function() {
+  if (__room <= 0 || __logs.length >= 1000) return;
+  var line = Array.prototype.map.call(arguments, String).join(' ').slice(0, __room);
+  __room -= line.length;
+  __logs.push(line);
+}};
 console.info = console.warn = console.error = console.debug = console.log;
 """
-_MAX_LOGS = 1000
 
 
 def run_js(code: str, input_json: Any, *, timeout_s: float, limits: Limits) -> dict[str, Any]:
@@ -42,7 +47,7 @@ def run_js(code: str, input_json: Any, *, timeout_s: float, limits: Limits) -> d
     ctx = MiniRacer()
     try:
         ctx.set_hard_memory_limit(min(limits.address_space_bytes, 256 * 1024 * 1024))
-        ctx.eval(_PRELUDE + f"var input = {json.dumps(input_json)};")
+        ctx.eval(_PRELUDE + f"__room = {limits.output_bytes // 2}; var input = {json.dumps(input_json)};")
         try:
             value = ctx.eval(f"JSON.stringify((0, eval)({json.dumps(code)}))", timeout_sec=timeout_s)
         except JSTimeoutException:
@@ -61,9 +66,17 @@ def run_js(code: str, input_json: Any, *, timeout_s: float, limits: Limits) -> d
             raise ToolError(
                 ErrorCode.INVALID_ARGS, f"JavaScript error: {exc}", suggestion="Fix the script."
             ) from None
-        logs = json.loads(str(ctx.eval(f"JSON.stringify(__logs.slice(0, {_MAX_LOGS}))")))
+        logs: list[str] = json.loads(str(ctx.eval("JSON.stringify(__logs)")))
     finally:
         ctx.close()
+    room = limits.output_bytes - sum(len(line) for line in logs)
+    if isinstance(value, str) and len(value) > room:
+        raise ToolError(
+            ErrorCode.QUOTA_EXCEEDED,
+            f"the result is {len(value)} characters as JSON, over what is left of the "
+            f"{limits.output_bytes}-character cap after the logs ({max(room, 0)})",
+            suggestion="Return a summary (counts, a sample) rather than everything.",
+        )
     # JSON.stringify gives undefined (not a string) for undefined and functions: no result
     return {"result": json.loads(value) if isinstance(value, str) else None, "logs": logs}
 

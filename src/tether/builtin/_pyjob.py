@@ -32,6 +32,7 @@ def main() -> None:
             f.write(data)
         inputs[name] = data
     out = os.dup(1)
+    home = os.getcwd()
     budget: int = job["budget"]
     result: dict[str, Any] = {"return_value": None}
     try:
@@ -55,6 +56,7 @@ def main() -> None:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # the code may have closed or replaced them
                 stream.flush()
+        os.chdir(home)  # the code may have moved away
         result["artifacts"] = artifacts(inputs, budget)
         result["full"] = [p for p in (".", "/tmp", "/dev/shm") if job["sandboxed"] and is_full(p)]
         line = ("\n" + job["marker"] + json.dumps(result)).encode()

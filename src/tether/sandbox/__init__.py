@@ -7,6 +7,8 @@ result.stdout  # "4\\n"
 """
 
 from ._bwrap import WORKSPACE as WORKSPACE
+from ._cgroup import CgroupSupport as CgroupSupport
+from ._cgroup import cgroup_support as cgroup_support
 from ._limits import Limits as Limits
 from ._limits import SandboxResult as SandboxResult
 from ._limits import SandboxUnavailable as SandboxUnavailable
@@ -17,9 +19,11 @@ from ._seccomp import sandbox_filter as sandbox_filter
 __all__ = [
     "DEFAULT_UID",
     "WORKSPACE",
+    "CgroupSupport",
     "Limits",
     "Sandbox",
     "SandboxResult",
     "SandboxUnavailable",
+    "cgroup_support",
     "sandbox_filter",
 ]

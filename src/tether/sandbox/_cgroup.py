@@ -8,7 +8,7 @@ Both hierarchies are supported: v2 (one unified tree with the memory, pids and c
 machine has it, v1 (a tree per controller) otherwise. Groups are made below tether's own cgroup, so limits
 placed on tether still bound its sandboxes, and are reused between runs (making a v1 memory cgroup costs a
 millisecond or more). Where neither hierarchy is writable (an unprivileged user without a delegated
-subtree), `detect()` says why and runs keep the per-process rlimits only.
+subtree), `cgroup_support()` says why and runs keep the per-process rlimits only.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ._limits import Limits
 
-__all__ = ["Cgroup", "CgroupSupport", "acquire", "detect", "release"]
+__all__ = ["Cgroup", "CgroupSupport", "acquire", "cgroup_support", "release"]
 
 _ROOT = Path("/sys/fs/cgroup")
 _CONTROLLERS = ("memory", "pids", "cpu")
@@ -95,7 +95,7 @@ class Cgroup:
 
 
 @cache
-def detect() -> CgroupSupport:
+def cgroup_support() -> CgroupSupport:
     """Which cgroup hierarchy sandboxes can use here, tried once per process."""
     own = _own_cgroups()
     if (_ROOT / "cgroup.controllers").exists():  # a pure v2 machine: /sys/fs/cgroup is the unified tree
@@ -162,7 +162,7 @@ _names = itertools.count()
 
 def acquire(limits: Limits) -> Cgroup | None:
     """A group for one run, its limits set, or `None` where cgroups cannot be used."""
-    support = detect()
+    support = cgroup_support()
     if support.version is None:
         return None
     wanted = (limits.memory_bytes, limits.processes, max(1000, int(limits.cpu_cores * _CPU_PERIOD_US)))

@@ -1,0 +1,166 @@
+"""The escape classes of issue 12 through the executor, as a hostile model would try them: files the
+runtime reads back, output on every channel, cleanup, RAM-backed space, memory spread over processes."""
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.builtin.exec import exec_pack
+from tether.execution import Executor
+from tether.sandbox import Limits, cgroup_support
+from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(shutil.which("bwrap") is None and not os.environ.get("CI"), reason="needs bubblewrap"),
+]
+
+_MiB = 1024 * 1024
+LIMITS = Limits(
+    processes=32,
+    output_bytes=32 * 1024,
+    file_size_bytes=4 * _MiB,
+    workspace_bytes=8 * _MiB,
+    tmp_bytes=4 * _MiB,
+    memory_bytes=256 * _MiB,
+    timeout_s=20,
+)
+WHY = "Run the analysis the user asked for"
+
+
+async def call(workspace: Path, name: str, **arguments: Any) -> Any:
+    executor = Executor(exec_pack(workspace, enabled=True, limits=LIMITS))
+    return await executor.execute(ToolCall(id="c1", name=name, arguments=arguments, why=WHY))
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    """A host file tether can read and the sandbox cannot: JSON, so a read-back would parse."""
+    path = tmp_path / "secret.json"
+    path.write_text('"TOP-SECRET"')
+    path.chmod(0o600)
+    return path
+
+
+# ----------------------------------------------------------------- 1. files read back from the sandbox
+
+
+async def test_python_exec_never_reads_back_a_planted_symlink_fifo_or_huge_file(
+    tmp_path: Path, secret: Path
+) -> None:
+    code = (
+        "import os\n"
+        f"for name in ('.tether-return.json', 'report.txt', 'out.json'): os.symlink({str(secret)!r}, name)\n"
+        f"os.symlink({str(secret.parent)!r}, 'hostdir')\n"
+        "os.mkfifo('pipe.txt')\n"
+        "with open('huge.bin', 'wb') as f: f.truncate(3 << 20)\n"
+    )
+    envelope = await call(tmp_path / "ws", "python.exec", code=code)
+    assert isinstance(envelope, OkEnvelope)
+    assert "TOP-SECRET" not in json.dumps(envelope.data)
+    assert envelope.data["artifacts"] == [{"path": "huge.bin", "size": 3 << 20, "content": None}]
+
+
+async def test_python_exec_leaves_nothing_on_the_host(tmp_path: Path) -> None:
+    before = set(os.listdir(tempfile.gettempdir()))
+    await call(tmp_path / "ws", "python.exec", code="open('left.txt', 'w').write('x')")
+    assert {n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("tether")} == set()
+
+
+# ------------------------------------------------------------------------ 5. output caps, every channel
+
+
+def _returned_bytes(envelope: OkEnvelope | ErrorEnvelope) -> int:
+    if isinstance(envelope, ErrorEnvelope):
+        return len(envelope.error.message)
+    data: dict[str, Any] = envelope.data
+    texts = [data.get("stdout", ""), data.get("stderr", ""), json.dumps(data.get("return_value"))]
+    texts += [a["content"] or "" for a in data.get("artifacts", [])]
+    return sum(len(t) for t in texts)
+
+
+async def test_python_exec_artifacts_never_pass_the_output_cap(tmp_path: Path) -> None:
+    code = "for i in range(40): open(f'part{i}.txt', 'w').write('x' * 60000)"
+    envelope = await call(tmp_path / "ws", "python.exec", code=code)
+    assert isinstance(envelope, OkEnvelope)
+    assert len(envelope.data["artifacts"]) == 40  # all listed; contents only while the budget lasts
+    assert _returned_bytes(envelope) <= LIMITS.output_bytes
+
+
+async def test_python_exec_a_huge_return_value_is_quota_exceeded(tmp_path: Path) -> None:
+    envelope = await call(tmp_path / "ws", "python.exec", code="'x' * 10_000_000")
+    assert envelope.error.code == "QUOTA_EXCEEDED"
+    assert envelope.error.message.startswith("the return value is 10000002 bytes as JSON, over the cap of")
+
+
+async def test_a_stderr_flood_is_capped_like_stdout(tmp_path: Path) -> None:
+    envelope = await call(tmp_path, "terminal_execute", command="yes >&2")
+    assert envelope.error.code == "QUOTA_EXCEEDED"
+    assert _returned_bytes(envelope) <= LIMITS.output_bytes
+
+
+async def test_js_exec_logs_and_result_never_pass_the_output_cap(tmp_path: Path) -> None:
+    pytest.importorskip("py_mini_racer")
+    logs = await call(
+        tmp_path, "js.exec", code="for (let i = 0; i < 100; i++) console.log('x'.repeat(10000)); 1"
+    )
+    assert isinstance(logs, OkEnvelope)
+    assert sum(len(line) for line in logs.data["logs"]) <= LIMITS.output_bytes
+    assert logs.data["result"] == 1
+    big = await call(tmp_path, "js.exec", code="'x'.repeat(10000000)")
+    assert big.error.code == "QUOTA_EXCEEDED"
+
+
+# ------------------------------------------------------------------------------------ 6. cleanup
+
+
+async def test_python_exec_survives_a_1500_deep_tree(tmp_path: Path) -> None:
+    code = "import os\nfor _ in range(1500):\n    os.mkdir('d'); os.chdir('d')\nopen('f', 'w').write('x')\n'done'"
+    envelope = await call(tmp_path / "ws", "python.exec", code=code)
+    assert isinstance(envelope, OkEnvelope)
+    assert (envelope.data["return_value"], envelope.data["artifacts"]) == ("done", [])  # below the depth cap
+
+
+# --------------------------------------------------------------------------- 4. RAM-backed space
+
+
+async def test_python_exec_filling_its_directory_is_quota_exceeded(tmp_path: Path) -> None:
+    code = "for i in range(8):\n    with open(f'big{i}', 'wb') as f: f.write(bytes(3 << 20))"
+    envelope = await call(tmp_path / "ws", "python.exec", code=code)
+    assert envelope.error.code == "QUOTA_EXCEEDED"
+    assert envelope.error.message.startswith("the code filled its disk space (.: the directory holds 8 MiB")
+
+
+async def test_filling_dev_shm_stops_at_its_size(tmp_path: Path) -> None:
+    envelope = await call(
+        tmp_path,
+        "terminal_execute",
+        command="for i in 1 2 3; do dd if=/dev/zero of=/dev/shm/$i bs=1M count=3; done 2>&1",
+    )
+    assert "No space left on device" in envelope.data["stdout"]
+
+
+# ------------------------------------------------------------------- 3. memory across processes
+
+
+async def test_memory_spread_over_processes_is_quota_exceeded(tmp_path: Path) -> None:
+    support = cgroup_support()
+    if support.version is None:
+        pytest.skip(f"no writable cgroup here: {support.reason}")
+    code = (
+        "import os, time\n"
+        "for i in range(8):\n"
+        "    if os.fork() == 0:\n"
+        "        block = bytearray(96 * 1024 * 1024)\n"
+        "        for j in range(0, len(block), 4096): block[j] = 1\n"
+        "        time.sleep(2); os._exit(0)\n"
+        "for _ in range(8): os.wait()\n"
+    )
+    envelope = await call(tmp_path / "ws", "python.exec", code=code)
+    assert envelope.error.code == "QUOTA_EXCEEDED"
+    assert envelope.error.message.startswith("its processes together passed 256 MiB of memory")
