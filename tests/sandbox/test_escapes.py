@@ -9,7 +9,7 @@ import pytest
 
 from tether.sandbox import Limits, Sandbox, cgroup_support
 from tether.sandbox._cleanup import (
-    remove_tree,  # pyright: ignore[reportPrivateUsage]  # the code under attack
+    remove_tree,
 )
 
 _MiB = 1024 * 1024
