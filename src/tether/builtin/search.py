@@ -70,7 +70,10 @@ def search_pack(roots: Sequence[str | os.PathLike[str]], *, engine: str | None =
             raise ToolError(ErrorCode.INVALID_ARGS, "query must not be empty", suggestion='e.g. "def parse"')
         where = box.resolve(scope, what="scope")
         limit = max(1, min(max_results, _MAX_RESULTS))
-        hits, _ = find_hits(query, where, glob=glob, ignore_case=ignore_case, limit=limit, engine=engine)
+        root = box.within(where).root
+        hits, _ = find_hits(
+            query, where, root=root, glob=glob, ignore_case=ignore_case, limit=limit, engine=engine
+        )
         around = max(0, min(context, _MAX_CONTEXT))
         return _results(box, hits, around)
 
