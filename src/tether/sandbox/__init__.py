@@ -14,6 +14,7 @@ from ._limits import SandboxResult as SandboxResult
 from ._limits import SandboxUnavailable as SandboxUnavailable
 from ._sandbox import DEFAULT_UID as DEFAULT_UID
 from ._sandbox import Sandbox as Sandbox
+from ._sandbox import SandboxProcess as SandboxProcess
 from ._seccomp import sandbox_filter as sandbox_filter
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "CgroupSupport",
     "Limits",
     "Sandbox",
+    "SandboxProcess",
     "SandboxResult",
     "SandboxUnavailable",
     "cgroup_support",

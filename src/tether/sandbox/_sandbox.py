@@ -9,7 +9,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from ._launch import STAGE, preexec
 from ._limits import Limits, SandboxResult, SandboxUnavailable
 from ._seccomp import UnsupportedArchitecture, sandbox_filter
 
-__all__ = ["DEFAULT_UID", "Sandbox"]
+__all__ = ["DEFAULT_UID", "Sandbox", "SandboxProcess"]
 
 DEFAULT_UID = 65534
 """`nobody`: the uid sandboxed programs run as, inside the sandbox and (when tether is root) outside."""
@@ -120,14 +120,96 @@ class Sandbox:
         Raises:
             SandboxUnavailable: see `check`.
         """
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        timeout = self.limits.timeout_s if timeout_s is None else timeout_s
+        started = time.monotonic()
+        with self._launch(argv, cwd, env, stdin=subprocess.PIPE if data else subprocess.DEVNULL) as running:
+            got = capture(running.proc, data, deadline=started + timeout, cap=self.limits.output_bytes)
+            if got.timed_out or got.truncated:
+                running.kill()
+            code = running.proc.wait()
+            oom = running.oom_killed()
+        stopped = got.timed_out or got.truncated
+        return SandboxResult(
+            stdout=got.stdout.decode(errors="replace"),
+            stderr=got.stderr.decode(errors="replace"),
+            exit_code=-9 if stopped else code if code >= 0 else 128 - code,
+            duration_ms=round((time.monotonic() - started) * 1000),
+            timed_out=got.timed_out,
+            truncated=got.truncated,
+            sandboxed=not self.unsandboxed,
+            oom_killed=oom,
+        )
+
+    def start(
+        self, argv: Sequence[str], *, cwd: str = ".", env: Mapping[str, str] | None = None
+    ) -> SandboxProcess:
+        """Start `argv` in the sandbox and leave it running, its stdin and stdout piped to the caller (for a
+        long-lived worker that serves requests). Its stderr is discarded. The caller must `close()` it.
+
+        Raises:
+            SandboxUnavailable: see `check`.
+        """
+        with self._launch(argv, cwd, env, stdin=subprocess.PIPE, stderr=subprocess.DEVNULL) as running:
+            return running.detach()
+
+    @contextlib.contextmanager
+    def _launch(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str] | None,
+        *,
+        stdin: int,
+        stderr: int = subprocess.PIPE,
+    ) -> Iterator[SandboxProcess]:
+        """Start `argv` (sandboxed or not) in its cgroup; closes it on the way out unless detached."""
         if not argv:
             raise ValueError("argv must name a program")
         self.check()
-        data = stdin.encode() if isinstance(stdin, str) else stdin
         full_env = {**_ENV, **(env or {})}
-        timeout = self.limits.timeout_s if timeout_s is None else timeout_s
-        if self.unsandboxed:
-            return self._run_unsandboxed(list(argv), cwd, full_env, data, timeout)
+        with contextlib.ExitStack() as after:  # lives as long as the process
+            with contextlib.ExitStack() as fds:  # closed once it started
+                if self.unsandboxed:
+                    workspace = self.workspace or Path(tempfile.mkdtemp(prefix="tether-scratch-"))
+                    if self.workspace is None:
+                        after.callback(remove_tree, workspace)
+                    workspace.mkdir(parents=True, exist_ok=True)
+                    full_argv = list(argv)
+                    child = functools.partial(
+                        preexec, self.limits, _nproc_budget(self.limits.processes), None, ()
+                    )
+                    pass_fds: tuple[int, ...] = ()
+                    host_cwd: Path | None = _host_cwd(workspace, cwd)
+                else:
+                    full_argv, seccomp_fd, child = self._plan(argv, cwd, fds)
+                    pass_fds, host_cwd = (seccomp_fd,), None
+                group = acquire(self.limits)
+                if group is not None:
+                    after.callback(release, group)
+                joins = [fds.enter_context(_opened(f)) for f in group.procs_files] if group else []
+                proc = subprocess.Popen(
+                    full_argv,
+                    stdin=stdin,
+                    stdout=subprocess.PIPE,
+                    stderr=stderr,
+                    pass_fds=pass_fds,
+                    env=full_env,
+                    cwd=host_cwd,
+                    start_new_session=True,
+                    preexec_fn=child(cgroup_fds=joins),
+                )
+            running = SandboxProcess(proc, group, after.pop_all())
+            try:
+                yield running
+            finally:
+                if not running.detached:
+                    running.close()
+
+    def _plan(
+        self, argv: Sequence[str], cwd: str, fds: contextlib.ExitStack
+    ) -> tuple[list[str], int, Callable[..., Callable[[], None]]]:
+        """The bwrap command line, the seccomp fd it reads, and the pre-exec step (rlimits, staging, uid)."""
         if self.workspace is not None:
             self.workspace.mkdir(parents=True, exist_ok=True)
         idmap_fd = self._idmap()
@@ -138,65 +220,37 @@ class Sandbox:
             and not self.read_only
         ):
             _hand_over(self.workspace, self._run_as)
-        with contextlib.ExitStack() as fds:
-            sources = [p for p in (self.workspace, *self.ro_binds) if p is not None]
-            if self._run_as is None or (
-                idmap_fd is None and all(_reachable(p, self._run_as) for p in sources)
-            ):
-                staged: list[tuple[str, str]] = []
-                paths = [str(p) for p in sources]
-            else:  # see _launch: bwrap, no longer root, finds each source staged in a private mount namespace
-                staged = [(str(p), f"s{i}") for i, p in enumerate(sources)]
-                paths = [f"{STAGE}/{name}" for _, name in staged]
-            if self.workspace is None:
-                paths.insert(0, "")
-            seccomp_fd = _seccomp_fd(fds, self.network)
-            plan = BwrapPlan(
-                bwrap=find_bwrap() or "bwrap",
-                uid=self.uid,
-                workspace=paths[0] or None,
-                chdir=str(Path(WORKSPACE, cwd)),
-                network=self.network,
-                tmp_bytes=self.limits.tmp_bytes,
-                seccomp_fd=seccomp_fd,
-                ro_binds=[(path, str(dest)) for path, dest in zip(paths[1:], self.ro_binds, strict=True)],
-                workspace_bytes=self.limits.workspace_bytes,
-                read_only=self.read_only,
-            )
-            return self._execute(
-                plan.argv(argv),
-                [seccomp_fd],
-                full_env,
-                data,
-                timeout,
-                functools.partial(
-                    preexec,
-                    self.limits,
-                    self.limits.processes,
-                    self._run_as,
-                    staged,
-                    idmap_fd if staged and self.workspace is not None else None,
-                ),
-                sandboxed=True,
-                cwd=None,
-            )
-
-    def _run_unsandboxed(
-        self, argv: list[str], cwd: str, env: dict[str, str], stdin: bytes | None, timeout: float
-    ) -> SandboxResult:
-        child = functools.partial(preexec, self.limits, _nproc_budget(self.limits.processes), None, ())
-        if self.workspace is not None:
-            self.workspace.mkdir(parents=True, exist_ok=True)
-            return self._execute(
-                argv, (), env, stdin, timeout, child, sandboxed=False, cwd=_host_cwd(self.workspace, cwd)
-            )
-        scratch = Path(tempfile.mkdtemp(prefix="tether-scratch-"))
-        try:
-            return self._execute(
-                argv, (), env, stdin, timeout, child, sandboxed=False, cwd=_host_cwd(scratch, cwd)
-            )
-        finally:
-            remove_tree(scratch)
+        sources = [p for p in (self.workspace, *self.ro_binds) if p is not None]
+        if self._run_as is None or (idmap_fd is None and all(_reachable(p, self._run_as) for p in sources)):
+            staged: list[tuple[str, str]] = []
+            paths = [str(p) for p in sources]
+        else:  # see _launch: bwrap, no longer root, finds each source staged in a private mount namespace
+            staged = [(str(p), f"s{i}") for i, p in enumerate(sources)]
+            paths = [f"{STAGE}/{name}" for _, name in staged]
+        if self.workspace is None:
+            paths.insert(0, "")
+        seccomp_fd = _seccomp_fd(fds, self.network)
+        plan = BwrapPlan(
+            bwrap=find_bwrap() or "bwrap",
+            uid=self.uid,
+            workspace=paths[0] or None,
+            chdir=str(Path(WORKSPACE, cwd)),
+            network=self.network,
+            tmp_bytes=self.limits.tmp_bytes,
+            seccomp_fd=seccomp_fd,
+            ro_binds=[(path, str(dest)) for path, dest in zip(paths[1:], self.ro_binds, strict=True)],
+            workspace_bytes=self.limits.workspace_bytes,
+            read_only=self.read_only,
+        )
+        child = functools.partial(
+            preexec,
+            self.limits,
+            self.limits.processes,
+            self._run_as,
+            staged,
+            idmap_fd if staged and self.workspace is not None else None,
+        )
+        return plan.argv(argv), seccomp_fd, child
 
     def _idmap(self) -> int | None:
         """As root: a user namespace to idmap the workspace with (its owner -> the sandbox uid), if supported."""
@@ -208,66 +262,54 @@ class Sandbox:
             return None
         return ns_fd
 
-    def _execute(
-        self,
-        argv: list[str],
-        pass_fds: Sequence[int],
-        env: dict[str, str],
-        stdin: bytes | None,
-        timeout: float,
-        child: Callable[..., Callable[[], None]],
-        *,
-        sandboxed: bool,
-        cwd: Path | None,
-    ) -> SandboxResult:
-        started = time.monotonic()
-        group = acquire(self.limits)
-        joins = [os.open(f, os.O_WRONLY | os.O_CLOEXEC) for f in group.procs_files] if group else []
-        try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=tuple(pass_fds),
-                env=env,
-                cwd=cwd,
-                start_new_session=True,
-                preexec_fn=child(cgroup_fds=joins),
-            )
-        except BaseException:
-            if group is not None:
-                release(group)
-            raise
-        finally:
-            for fd in joins:
-                os.close(fd)
-        try:
-            got = capture(proc, stdin, deadline=started + timeout, cap=self.limits.output_bytes)
-            if got.timed_out or got.truncated:
-                _kill_tree(proc, group)
-            code = proc.wait()
-        finally:
-            if proc.poll() is None:
-                _kill_tree(proc, group)
-                proc.wait()
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                if stream is not None:
+
+class SandboxProcess:
+    """A process started in a sandbox (and its cgroup): `Sandbox.start` hands one to the caller.
+
+    Attributes:
+        proc: the `subprocess.Popen` of bubblewrap (or of the program, unsandboxed); write requests to
+            `proc.stdin`, read answers from `proc.stdout`.
+    """
+
+    def __init__(
+        self, proc: subprocess.Popen[bytes], group: Cgroup | None, after: contextlib.ExitStack
+    ) -> None:
+        self.proc = proc
+        self.group = group
+        self.detached = False
+        self._after = after
+
+    def detach(self) -> SandboxProcess:
+        self.detached = True
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL the whole tree: its cgroup, its process group and so its pid namespace."""
+        _kill_tree(self.proc, self.group)
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel's OOM killer struck in its cgroup since it started."""
+        return self.group is not None and self.group.oom_kills() > self.group.oom_before
+
+    def close(self) -> None:
+        """Kill it if it still runs, reap it, close its pipes and release its cgroup."""
+        if self.proc.poll() is None:
+            self.kill()
+            self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
                     stream.close()
-            oom = group is not None and group.oom_kills() > group.oom_before
-            if group is not None:
-                release(group)
-        stopped = got.timed_out or got.truncated
-        return SandboxResult(
-            stdout=got.stdout.decode(errors="replace"),
-            stderr=got.stderr.decode(errors="replace"),
-            exit_code=-9 if stopped else code if code >= 0 else 128 - code,
-            duration_ms=round((time.monotonic() - started) * 1000),
-            timed_out=got.timed_out,
-            truncated=got.truncated,
-            sandboxed=sandboxed,
-            oom_killed=oom,
-        )
+        self._after.close()
+
+
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[int]:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def _host_cwd(workspace: Path, cwd: str) -> Path:
