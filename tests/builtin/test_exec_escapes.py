@@ -3,11 +3,13 @@ runtime reads back, output on every channel, cleanup, RAM-backed space, memory s
 
 import json
 import os
+import resource
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from tether.builtin.exec import exec_pack
@@ -164,3 +166,61 @@ async def test_memory_spread_over_processes_is_quota_exceeded(tmp_path: Path) ->
     envelope = await call(tmp_path / "ws", "python.exec", code=code)
     assert envelope.error.code == "QUOTA_EXCEEDED"
     assert envelope.error.message.startswith("its processes together passed 256 MiB of memory")
+
+
+# ------------------------------------------------------------------------- 7. js.exec, killable
+
+
+def _cpu_s(pid: int | str) -> float:
+    try:
+        fields = Path("/proc", str(pid), "stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _workers_cpu_s() -> float:
+    """CPU time of tether itself plus every js.exec worker process."""
+    total = _cpu_s("self")
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if b"js.exec's worker" in Path("/proc", pid, "cmdline").read_bytes():
+                    total += _cpu_s(pid)
+            except OSError:
+                continue
+    return total
+
+
+async def test_js_exec_a_microtask_loop_is_stopped_not_left_spinning(tmp_path: Path) -> None:
+    pytest.importorskip("py_mini_racer")
+    code = "(async () => { for (;;) { await 0 } })(); for (;;) {}"
+    envelope = await call(tmp_path, "js.exec", code=code, timeout_ms=500)
+    assert envelope.error.code == "TIMEOUT"
+    assert envelope.error.message == "stopped after 0.5 s; its worker process was killed"
+    before = _workers_cpu_s()
+    await anyio.sleep(1)
+    assert _workers_cpu_s() - before < 0.3  # nothing spins on: in tether's process it burnt a core
+
+
+async def test_js_exec_typed_arrays_stay_out_of_tethers_memory(tmp_path: Path) -> None:
+    pytest.importorskip("py_mini_racer")
+    if cgroup_support().version is None:
+        pytest.skip("typed arrays are bounded by the sandbox's cgroup, and none can be made here")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    code = (
+        "var held = []; for (let i = 0; i < 8; i++) held.push(new Uint8Array(128 * 1024 * 1024).fill(1)); 1"
+    )
+    envelope = await call(tmp_path, "js.exec", code=code)
+    assert envelope.error.code == "QUOTA_EXCEEDED"
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 100 * 1024  # in-process, tether itself held a gigabyte
+
+
+async def test_js_exec_works_again_after_its_worker_was_killed(tmp_path: Path) -> None:
+    pytest.importorskip("py_mini_racer")
+    assert (await call(tmp_path, "js.exec", code="for (;;) {}", timeout_ms=300)).error.code == "TIMEOUT"
+    assert (await call(tmp_path, "js.exec", code="[1, 2].map(x => x * 2)")).data == {
+        "result": [2, 4],
+        "logs": [],
+    }

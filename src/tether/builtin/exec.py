@@ -3,8 +3,9 @@
 Off by default (seed 000's autoexec): until an agent's configuration enables them, each refuses with
 PERMISSION_DENIED. Enabled, commands and Python run in `tether.sandbox` (bubblewrap: no network, no
 capabilities, an unprivileged uid, rlimits, a timeout that kills the whole tree); where bubblewrap is missing
-they refuse with SANDBOX_UNAVAILABLE unless the configuration opted out explicitly. JavaScript runs in an
-embedded V8 isolate (`tether[js]`).
+they refuse with SANDBOX_UNAVAILABLE unless the configuration opted out explicitly. python.exec's directory
+is a private tmpfs; its result comes back through the capped output, never read from files. JavaScript runs
+in V8 (`tether[js]`), a fresh isolate per call, in pooled sandboxed worker processes that a timeout kills.
 """
 
 from __future__ import annotations
