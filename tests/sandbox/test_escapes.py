@@ -107,8 +107,8 @@ def test_a_1500_deep_tree_with_locked_directories_is_removed(tmp_path: Path) -> 
         with open(os.open("f", os.O_CREAT | os.O_WRONLY, dir_fd=fd), "w") as f:
             f.write(str(level))
         below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-        if level % 300 == 0:
-            os.chmod("d", 0o000, dir_fd=fd)  # a directory its owner locked
+        if level % 300 == 1:
+            os.fchmod(fd, 0o000)  # a directory its owner locked (once the walk down is past it)
         os.close(fd)
         fd = below
     os.close(fd)
