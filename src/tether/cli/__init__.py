@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from tether.cli import _audit, _chat, _corpus, _demo, _parse, _run, _schema, _tools
+from tether.cli import _audit, _chat, _corpus, _demo, _parse, _run, _sandbox, _schema, _tools
 
 __all__ = ["app", "main"]
 
@@ -24,6 +24,7 @@ _chat.register(app)
 _parse.register(app)
 _corpus.register(app)
 _audit.register(app)
+_sandbox.register(app)
 
 
 def main() -> None:
