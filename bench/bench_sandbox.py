@@ -1,11 +1,15 @@
-"""Sandboxed `terminal.run` of `true` against a plain subprocess: the cost of the sandbox per call.
+"""Sandboxed `terminal.run` of `true` against a plain subprocess and a bare bubblewrap, and a sandboxed
+python.exec of `print(1)` against a plain `python3 -c`, all in the same run.
 
 Medians of wall time over many runs, and mean CPU time (tether's and its children's; unlike wall time it
-barely moves when other work competes for the cores). `Sandbox.run` is bubblewrap with new user, pid, net,
-ipc, uts and cgroup namespaces, every capability dropped, seccomp, rlimits and, as root, the drop to an
-unprivileged uid with an idmapped workspace; `terminal.run` adds the tool layer (cwd containment, result).
+barely moves when other work competes for the cores). The bare bwrap line is the same bwrap command line
+`Sandbox.run` builds (namespaces, binds, tmpfs mounts, seccomp), started with subprocess.run as the
+sandbox's uid: what bubblewrap costs by itself. `Sandbox.run` adds the pre-exec step (rlimits, the cgroup,
+as root the drop to an unprivileged uid with an idmapped workspace) and output capture; `terminal.run` the
+tool layer (cwd containment, result).
 """
 
+import contextlib
 import os
 import resource
 import statistics
@@ -16,7 +20,9 @@ from collections.abc import Callable
 
 from _timing import row
 from tether.builtin import exec_pack
-from tether.sandbox import Sandbox
+from tether.sandbox import Sandbox, cgroup_support
+from tether.sandbox._bwrap import BwrapPlan, find_bwrap
+from tether.sandbox._sandbox import _seccomp_fd  # pyright: ignore[reportPrivateUsage]  # the same filter
 
 RUNS = 200
 
@@ -39,19 +45,67 @@ def measure(fn: Callable[[], object], runs: int = RUNS) -> tuple[float, float]:
     return statistics.median(samples), (cpu_s() - cpu_start) * 1000 / runs
 
 
-with tempfile.TemporaryDirectory() as workspace:
-    sandbox = Sandbox(workspace)
-    run_tool = exec_pack(workspace, enabled=True).get("terminal.run")
-    assert run_tool is not None
-    assert run_tool.function is not None
-    terminal_run: Callable[..., object] = run_tool.function
-    plain = measure(lambda: subprocess.run(["true"], check=True))
-    boxed = measure(lambda: sandbox.run(["true"]))
-    tool = measure(lambda: terminal_run(cmd=["true"]))
+def tool(name: str, workspace: str) -> Callable[..., object]:
+    found = exec_pack(workspace, enabled=True).get(name)
+    assert found is not None
+    assert found.function is not None
+    return found.function
 
-print(f"(uid {os.geteuid()}, load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)\n")
-print(row("run of `true`", "median wall ms", "overhead ms", "CPU ms per run", "CPU overhead ms"))
+
+with tempfile.TemporaryDirectory() as workspace, contextlib.ExitStack() as fds:
+    os.chmod(workspace, 0o777)  # the bare bwrap runs as the sandbox's uid without staging
+    uid = 65534 if os.geteuid() == 0 else None
+    seccomp = _seccomp_fd(fds, network=False)
+    plan = BwrapPlan(
+        bwrap=find_bwrap() or "bwrap",
+        uid=65534,
+        workspace=workspace,
+        chdir="/workspace",
+        network=False,
+        tmp_bytes=64 << 20,
+        seccomp_fd=seccomp,
+    )
+    bare_argv = plan.argv(["true"])
+
+    def bare() -> None:
+        os.lseek(seccomp, 0, os.SEEK_SET)
+        subprocess.run(
+            bare_argv,
+            check=True,
+            pass_fds=(seccomp,),
+            user=uid,
+            group=uid,
+            extra_groups=None if uid is None else [],
+        )
+
+    sandbox = Sandbox(workspace)
+    terminal_run, python_exec = tool("terminal.run", workspace), tool("python.exec", workspace)
+    true_rows = [
+        ("subprocess.run (no sandbox)", measure(lambda: subprocess.run(["true"], check=True))),
+        ("bare bwrap, same command line", measure(bare)),
+        ("Sandbox.run", measure(lambda: sandbox.run(["true"]))),
+        ("terminal.run tool", measure(lambda: terminal_run(cmd=["true"]))),
+    ]
+    python_rows = [
+        (
+            "python3 -c 'print(1)' (no sandbox)",
+            measure(
+                lambda: subprocess.run(["python3", "-c", "print(1)"], check=True, capture_output=True), 60
+            ),
+        ),
+        ("python.exec tool, print(1)", measure(lambda: python_exec(code="print(1)"), 60)),
+    ]
+
+print(
+    f"(uid {os.geteuid()}, {cgroup_support().reason}, load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)\n"
+)
+print(row("run", "median wall ms", "over plain ms", "over bare bwrap ms", "CPU ms per run"))
 print(row("---", "---:", "---:", "---:", "---:"))
-print(row("subprocess.run (no sandbox)", f"{plain[0]:.2f}", "-", f"{plain[1]:.2f}", "-"))
-for name, (wall, cpu) in (("Sandbox.run (bubblewrap)", boxed), ("terminal.run tool", tool)):
-    print(row(name, f"{wall:.2f}", f"{wall - plain[0]:.2f}", f"{cpu:.2f}", f"{cpu - plain[1]:.2f}"))
+plain, bare_bwrap = true_rows[0][1][0], true_rows[1][1][0]
+for name, (wall, cpu) in true_rows:
+    print(row(name, f"{wall:.2f}", f"{wall - plain:.2f}", f"{wall - bare_bwrap:.2f}", f"{cpu:.2f}"))
+print()
+print(row("run", "median wall ms", "ratio to plain", "CPU ms per run"))
+print(row("---", "---:", "---:", "---:"))
+for name, (wall, cpu) in python_rows:
+    print(row(name, f"{wall:.2f}", f"{wall / python_rows[0][1][0]:.2f}x", f"{cpu:.2f}"))
