@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import selectors
-import subprocess
 import time
 from dataclasses import dataclass, field
+from typing import IO, Protocol
 
 __all__ = ["Captured", "capture"]
 
@@ -19,7 +19,16 @@ class Captured:
     truncated: bool = False
 
 
-def capture(proc: subprocess.Popen[bytes], stdin: bytes | None, *, deadline: float, cap: int) -> Captured:
+class _Piped(Protocol):
+    @property
+    def stdin(self) -> IO[bytes] | None: ...
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+    @property
+    def stderr(self) -> IO[bytes] | None: ...
+
+
+def capture(proc: _Piped, stdin: bytes | None, *, deadline: float, cap: int) -> Captured:
     """Pump the pipes until both outputs close, `deadline` (monotonic) passes or the outputs together pass
     `cap` (a run never returns more than `cap` bytes, whichever channel it floods).
 

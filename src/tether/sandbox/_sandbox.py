@@ -13,10 +13,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
+from . import _forkserver as forkserver
 from ._bwrap import WORKSPACE, BwrapPlan, find_bwrap, probe
 from ._capture import capture
 from ._cgroup import Cgroup, acquire, release
 from ._cleanup import remove_tree
+from ._forkserver import Served
 from ._idmap import supported, userns_fd
 from ._launch import STAGE, preexec
 from ._limits import Limits, SandboxResult, SandboxUnavailable
@@ -180,25 +182,41 @@ class Sandbox:
                         preexec, self.limits, _nproc_budget(self.limits.processes), None, ()
                     )
                     pass_fds: tuple[int, ...] = ()
+                    child_fds: list[int] = []
                     host_cwd: Path | None = _host_cwd(workspace, cwd)
                 else:
-                    full_argv, seccomp_fd, child = self._plan(argv, cwd, fds)
+                    full_argv, seccomp_fd, child, child_fds = self._plan(argv, cwd, fds)
                     pass_fds, host_cwd = (seccomp_fd,), None
                 group = acquire(self.limits)
                 if group is not None:
                     after.callback(release, group)
                 joins = [fds.enter_context(_opened(f)) for f in group.procs_files] if group else []
-                proc = subprocess.Popen(
-                    full_argv,
-                    stdin=stdin,
-                    stdout=subprocess.PIPE,
-                    stderr=stderr,
-                    pass_fds=pass_fds,
-                    env=full_env,
-                    cwd=host_cwd,
-                    start_new_session=True,
-                    preexec_fn=child(cgroup_fds=joins),
-                )
+                prepare = functools.partial(child, cgroup_fds=joins)
+                proc: subprocess.Popen[bytes] | Served | None = None
+                if not self.unsandboxed and forkserver.enabled:
+                    with contextlib.suppress(OSError):  # no server: the slower fork of tether itself
+                        proc = forkserver.spawn(
+                            full_argv,
+                            env=full_env,
+                            cwd=None,
+                            stdin=stdin,
+                            stderr=stderr,
+                            pass_fds=pass_fds,
+                            child_fds=[*joins, *child_fds],
+                            child=prepare,
+                        )
+                if proc is None:
+                    proc = subprocess.Popen(
+                        full_argv,
+                        stdin=stdin,
+                        stdout=subprocess.PIPE,
+                        stderr=stderr,
+                        pass_fds=pass_fds,
+                        env=full_env,
+                        cwd=host_cwd,
+                        start_new_session=True,
+                        preexec_fn=prepare(),
+                    )
             running = SandboxProcess(proc, group, after.pop_all())
             try:
                 yield running
@@ -208,8 +226,9 @@ class Sandbox:
 
     def _plan(
         self, argv: Sequence[str], cwd: str, fds: contextlib.ExitStack
-    ) -> tuple[list[str], int, Callable[..., Callable[[], None]]]:
-        """The bwrap command line, the seccomp fd it reads, and the pre-exec step (rlimits, staging, uid)."""
+    ) -> tuple[list[str], int, Callable[..., Callable[[], None]], list[int]]:
+        """The bwrap command line, the seccomp fd it reads, the pre-exec step (rlimits, staging, uid) and
+        the fds that step uses."""
         if self.workspace is not None:
             self.workspace.mkdir(parents=True, exist_ok=True)
         idmap_fd = self._idmap()
@@ -242,15 +261,11 @@ class Sandbox:
             workspace_bytes=self.limits.workspace_bytes,
             read_only=self.read_only,
         )
+        used_idmap = idmap_fd if staged and self.workspace is not None else None
         child = functools.partial(
-            preexec,
-            self.limits,
-            self.limits.processes,
-            self._run_as,
-            staged,
-            idmap_fd if staged and self.workspace is not None else None,
+            preexec, self.limits, self.limits.processes, self._run_as, staged, used_idmap
         )
-        return plan.argv(argv), seccomp_fd, child
+        return plan.argv(argv), seccomp_fd, child, [] if used_idmap is None else [used_idmap]
 
     def _idmap(self) -> int | None:
         """As root: a user namespace to idmap the workspace with (its owner -> the sandbox uid), if supported."""
@@ -267,12 +282,12 @@ class SandboxProcess:
     """A process started in a sandbox (and its cgroup): `Sandbox.start` hands one to the caller.
 
     Attributes:
-        proc: the `subprocess.Popen` of bubblewrap (or of the program, unsandboxed); write requests to
-            `proc.stdin`, read answers from `proc.stdout`.
+        proc: bubblewrap's process (or the program's, unsandboxed): a `subprocess.Popen`, or its like from
+            the fork server; write requests to `proc.stdin`, read answers from `proc.stdout`.
     """
 
     def __init__(
-        self, proc: subprocess.Popen[bytes], group: Cgroup | None, after: contextlib.ExitStack
+        self, proc: subprocess.Popen[bytes] | Served, group: Cgroup | None, after: contextlib.ExitStack
     ) -> None:
         self.proc = proc
         self.group = group
@@ -319,7 +334,7 @@ def _host_cwd(workspace: Path, cwd: str) -> Path:
     return path
 
 
-def _kill_tree(proc: subprocess.Popen[bytes], group: Cgroup | None) -> None:
+def _kill_tree(proc: subprocess.Popen[bytes] | Served, group: Cgroup | None) -> None:
     # bwrap leads its own process group; --die-with-parent then takes the sandbox's init and, with it, the
     # whole pid namespace. (Unsandboxed, a child that called setsid escapes the group, not the cgroup.)
     if group is not None:
