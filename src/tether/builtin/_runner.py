@@ -69,6 +69,13 @@ def run_sandboxed(
         ) from None
     except FileNotFoundError as exc:  # unsandboxed only: a missing program
         raise ToolError(ErrorCode.NOT_FOUND, f"no such program: {exc.filename}") from None
+    if result.oom_killed:  # first: a tree short of memory may then crawl into its timeout
+        raise ToolError(
+            ErrorCode.QUOTA_EXCEEDED,
+            f"its processes together passed {settings.limits.memory_bytes // 2**20} MiB of memory, so the kernel "
+            f"killed at least one of them.{_tails(result)}",
+            suggestion="Use less memory: process the data in chunks, or start fewer processes.",
+        )
     if result.timed_out:
         raise ToolError(
             ErrorCode.TIMEOUT,
@@ -80,13 +87,6 @@ def run_sandboxed(
             ErrorCode.QUOTA_EXCEEDED,
             f"output passed {settings.limits.output_bytes} bytes, so the command was stopped.{_tails(result)}",
             suggestion="Redirect output to a file in the workspace and read parts of it with fs.read.",
-        )
-    if result.oom_killed:
-        raise ToolError(
-            ErrorCode.QUOTA_EXCEEDED,
-            f"its processes together passed {settings.limits.memory_bytes // 2**20} MiB of memory, so the "
-            f"kernel stopped them.{_tails(result)}",
-            suggestion="Use less memory: process the data in chunks, or start fewer processes.",
         )
     return result
 
