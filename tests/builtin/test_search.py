@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tether.builtin._search import find_hits
+from tether.builtin._search import DEADLINE_S, find_hits
 from tether.builtin.search import search_pack
 from tether.execution import Executor, Policy
 from tether.types import OkEnvelope, ToolCall
@@ -173,3 +173,10 @@ async def test_a_fifo_as_the_scope_answers_at_once(docs: Path, engine: str) -> N
     envelope = await executor.execute(call)
     assert envelope == OkEnvelope(data=[])
     assert time.monotonic() - started < 4
+
+
+def test_the_tools_timeout_outlasts_ripgreps_deadline(docs: Path) -> None:
+    """ripgrep is killed at its deadline; the call's own timeout comes later, so no call ends with it running."""
+    spec = search_pack([docs]).get("search.lexical")
+    assert spec is not None
+    assert spec.spec.sandbox.timeout_ms == int(DEADLINE_S * 1000) + 5000

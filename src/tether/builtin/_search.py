@@ -25,7 +25,7 @@ from tether.exceptions import ToolError
 from tether.sandbox import Limits, Sandbox, SandboxUnavailable
 from tether.types import ErrorCode
 
-__all__ = ["Hit", "find_hits", "ripgrep"]
+__all__ = ["DEADLINE_S", "Hit", "find_hits", "ripgrep"]
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -40,7 +40,9 @@ def ripgrep() -> str | None:
     return shutil.which("rg")
 
 
-_RG_LIMITS = Limits(output_bytes=32 * 1024 * 1024, timeout_s=20, memory_bytes=1024 * 1024 * 1024)
+DEADLINE_S = 20.0
+"""ripgrep is killed past this; search.lexical's own timeout is longer, so no call ends with it running."""
+_RG_LIMITS = Limits(output_bytes=32 * 1024 * 1024, timeout_s=DEADLINE_S, memory_bytes=1024 * 1024 * 1024)
 """ripgrep's sandbox: its hits (all of them: they are sorted before the first are returned) and a deadline."""
 
 
