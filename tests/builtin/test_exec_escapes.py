@@ -97,7 +97,7 @@ async def test_python_exec_artifacts_never_pass_the_output_cap(tmp_path: Path) -
 async def test_python_exec_a_huge_return_value_is_quota_exceeded(tmp_path: Path) -> None:
     envelope = await call(tmp_path / "ws", "python.exec", code="'x' * 10_000_000")
     assert envelope.error.code == "QUOTA_EXCEEDED"
-    assert envelope.error.message.startswith("the return value is 10000002 bytes as JSON, over the cap of")
+    assert envelope.error.message.startswith("the return value is 10000002 characters, over the cap of")
 
 
 async def test_a_stderr_flood_is_capped_like_stdout(tmp_path: Path) -> None:

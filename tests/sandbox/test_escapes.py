@@ -129,3 +129,25 @@ def test_an_unsandboxed_private_workspace_is_removed_whatever_the_code_left(
     result = Sandbox(None, unsandboxed=True, limits=Limits(timeout_s=20)).run(["python3", "-c", code])
     assert result.exit_code == 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_other_processes_of_the_sandbox_uid_do_not_eat_a_runs_process_budget(workspace: Path) -> None:
+    """RLIMIT_NPROC counts the uid host-wide (idle js workers' threads, other sandboxes); with a cgroup the
+    tree's own pids.max is the budget, so a run gets all of it."""
+    _needs_cgroups()
+    hog_code = (
+        "import os, time\n"
+        "for _ in range(40):\n"
+        "    if os.fork() == 0: time.sleep(30); os._exit(0)\n"
+        "print('up', flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    hog = Sandbox(None, limits=Limits(processes=64, timeout_s=30)).start(["python3", "-c", hog_code])
+    try:
+        assert hog.proc.stdout is not None
+        assert hog.proc.stdout.readline() == b"up\n"
+        code = "import os\npids = [os.fork() or os._exit(0) for _ in range(12)]\nprint('forked', len(pids))"
+        result = Sandbox(workspace, limits=Limits(processes=32, timeout_s=10)).run(["python3", "-c", code])
+    finally:
+        hog.close()
+    assert result.stdout == "forked 12\n", result.stderr

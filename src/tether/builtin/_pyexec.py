@@ -6,7 +6,7 @@ clean up on the host.
 
 from __future__ import annotations
 
-import json
+import ast
 import secrets
 from functools import cache
 from pathlib import Path
@@ -39,7 +39,7 @@ def run_python(
         "sandboxed": not settings.unsandboxed,
     }
     result = run_sandboxed(
-        settings, None, ["python3", "-I", "-c", _job_source()], timeout_s=timeout_s, stdin=json.dumps(job)
+        settings, None, ["python3", "-I", "-c", _job_source()], timeout_s=timeout_s, stdin=repr(job)
     )
     data = result_data(result)
     stdout, found, section = result.stdout.rpartition("\n" + marker)
@@ -58,7 +58,7 @@ def run_python(
     if "too_big" in report:
         raise ToolError(
             ErrorCode.QUOTA_EXCEEDED,
-            f"the return value is {report['too_big']} bytes as JSON, over the cap of "
+            f"the return value is {report['too_big']} characters, over the cap of "
             f"{settings.limits.output_bytes // 2}.{tails(data['stdout'], data['stderr'])}",
             suggestion="Return a summary (counts, a sample) and write the rest to a file.",
         )
@@ -84,8 +84,8 @@ def _checked_names(box: Roots, files: dict[str, str]) -> dict[str, str]:
 def _read_section(text: str) -> dict[str, Any]:
     """The job's result line; it passed through code the model wrote, so its shape is checked, not trusted."""
     try:
-        loaded: object = json.loads(text)
-    except ValueError:
+        loaded: object = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return {}
     if not isinstance(loaded, dict):
         return {}

@@ -44,7 +44,7 @@ def _check(result: int, what: str) -> None:
 
 def preexec(
     limits: Limits,
-    nproc: int,
+    nproc: int | None,
     run_as: int | None,
     staged: Sequence[tuple[str, str]],
     idmap_fd: int | None = None,
@@ -54,7 +54,7 @@ def preexec(
 
     Args:
         limits: rlimits to set.
-        nproc: the RLIMIT_NPROC value.
+        nproc: the RLIMIT_NPROC value, or `None` to leave it as it is (a cgroup's pids.max bounds the tree).
         run_as: drop to this uid/gid (tether runs as root), or `None`.
         staged: (host path, name) pairs bind-mounted at `STAGE/name` first (only with `run_as`).
         idmap_fd: a user namespace whose idmapping the first staged source (the workspace) gets (see _idmap).
@@ -65,8 +65,8 @@ def preexec(
         (resource.RLIMIT_CPU, limits.cpu_seconds),
         (resource.RLIMIT_FSIZE, limits.file_size_bytes),
         (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_NPROC, nproc),
         (resource.RLIMIT_CORE, 0),
+        *([] if nproc is None else [(resource.RLIMIT_NPROC, nproc)]),
     )
     mounts = [(path, f"{STAGE}/{name}") for path, name in staged]
 

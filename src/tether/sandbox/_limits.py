@@ -24,8 +24,8 @@ class Limits:
     open_files: int = 256
     """RLIMIT_NOFILE: open file descriptors per process."""
     processes: int = 128
-    """RLIMIT_NPROC: processes and threads of the sandbox's uid; stops fork bombs. The kernel counts them
-    per uid, so sandboxes running at the same time under one uid share this budget."""
+    """Processes and threads of the run's tree (the cgroup's pids.max); stops fork bombs. Without a cgroup
+    it is RLIMIT_NPROC, which the kernel counts per uid, so sandboxes under one uid then share it."""
     output_bytes: int = 256 * 1024
     """stdout and stderr captured, together; past it the run is killed and marked truncated."""
     tmp_bytes: int = 64 * _MiB

@@ -172,24 +172,26 @@ class Sandbox:
         full_env = {**_ENV, **(env or {})}
         with contextlib.ExitStack() as after:  # lives as long as the process
             with contextlib.ExitStack() as fds:  # closed once it started
+                group = acquire(self.limits)
+                if group is not None:
+                    after.callback(release, group)
+                # RLIMIT_NPROC counts every process of the uid on the host (other sandboxes, js workers'
+                # threads): with the cgroup's pids.max bounding this tree, it is not needed
+                nproc = None if group is not None else self.limits.processes
                 if self.unsandboxed:
                     workspace = self.workspace or Path(tempfile.mkdtemp(prefix="tether-scratch-"))
                     if self.workspace is None:
                         after.callback(remove_tree, workspace)
                     workspace.mkdir(parents=True, exist_ok=True)
                     full_argv = list(argv)
-                    child = functools.partial(
-                        preexec, self.limits, _nproc_budget(self.limits.processes), None, ()
-                    )
+                    budget = None if nproc is None else _nproc_budget(nproc)
+                    child = functools.partial(preexec, self.limits, budget, None, ())
                     pass_fds: tuple[int, ...] = ()
                     child_fds: list[int] = []
                     host_cwd: Path | None = _host_cwd(workspace, cwd)
                 else:
-                    full_argv, seccomp_fd, child, child_fds = self._plan(argv, cwd, fds)
+                    full_argv, seccomp_fd, child, child_fds = self._plan(argv, cwd, fds, nproc)
                     pass_fds, host_cwd = (seccomp_fd,), None
-                group = acquire(self.limits)
-                if group is not None:
-                    after.callback(release, group)
                 joins = [fds.enter_context(_opened(f)) for f in group.procs_files] if group else []
                 prepare = functools.partial(child, cgroup_fds=joins)
                 proc: subprocess.Popen[bytes] | Served | None = None
@@ -225,7 +227,7 @@ class Sandbox:
                     running.close()
 
     def _plan(
-        self, argv: Sequence[str], cwd: str, fds: contextlib.ExitStack
+        self, argv: Sequence[str], cwd: str, fds: contextlib.ExitStack, nproc: int | None
     ) -> tuple[list[str], int, Callable[..., Callable[[], None]], list[int]]:
         """The bwrap command line, the seccomp fd it reads, the pre-exec step (rlimits, staging, uid) and
         the fds that step uses."""
@@ -262,9 +264,7 @@ class Sandbox:
             read_only=self.read_only,
         )
         used_idmap = idmap_fd if staged and self.workspace is not None else None
-        child = functools.partial(
-            preexec, self.limits, self.limits.processes, self._run_as, staged, used_idmap
-        )
+        child = functools.partial(preexec, self.limits, nproc, self._run_as, staged, used_idmap)
         return plan.argv(argv), seccomp_fd, child, [] if used_idmap is None else [used_idmap]
 
     def _idmap(self) -> int | None:
