@@ -96,3 +96,17 @@ def test_without_a_server_runs_fork_tether_instead(sandbox: Sandbox, monkeypatch
     monkeypatch.setattr(forkserver, "_server", None)
     monkeypatch.setattr(sys, "executable", "/nonexistent/python")
     assert sandbox.run(["echo", "fallback"]).stdout == "fallback\n"
+
+
+def test_a_server_that_never_answers_is_given_up_on(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """e.g. tether embedded where sys.executable is not Python: one slow fallback, not one per run."""
+    monkeypatch.setattr(forkserver, "_server", None)
+    monkeypatch.setattr(forkserver, "enabled", True)
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    assert sandbox.run(["echo", "fallback"]).stdout == "fallback\n"
+    assert not forkserver.enabled
+    started = time.monotonic()
+    assert sandbox.run(["echo", "again"]).stdout == "again\n"
+    assert time.monotonic() - started < 5

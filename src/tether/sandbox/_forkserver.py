@@ -102,6 +102,8 @@ class _Server:
         self._early: dict[int, int] = {}  # exits that arrived before their pid was registered
         self._ids = iter(range(1 << 62))
         self.alive = True
+        self.served = False
+        """Whether it ever started a program (one that never did is given up on)."""
         threading.Thread(target=self._read, name="tether-forkserver", daemon=True).start()
 
     def spawn(self, request: _Request, fds: Sequence[int], pipes: tuple[Any, Any, Any]) -> Served:
@@ -114,6 +116,7 @@ class _Server:
         if not started.wait(30) or not slot or slot[0] < 0:
             raise OSError(f"the fork server could not start {request.argv[0]}")
         served = Served(slot[0], *pipes)
+        self.served = True
         with self._send:
             self._running[served.pid] = served
             if (status := self._early.pop(served.pid, None)) is not None:
@@ -172,30 +175,31 @@ def spawn(
     Raises:
         OSError: the server could not be started or could not start the program.
     """
-    global _server
+    global _server, enabled
     with _lock:
         if _server is None or not _server.alive or _server.owner != os.getpid():
             _server = _Server()
         server = _server
-    ours: list[int] = []
     theirs: list[int] = []
+    ends: list[IO[bytes] | None] = []  # our ends of the pipes, each owning its fd
     try:
-        ends: list[IO[bytes] | None] = []
         for mode, reading in ((stdin, False), (subprocess.PIPE, True), (stderr, True)):
             if mode == subprocess.PIPE:
                 read, write = os.pipe()
-                ours.append(read if reading else write)
                 theirs.append(write if reading else read)
-                ends.append(open(ours[-1], "rb" if reading else "wb", buffering=0))  # noqa: SIM115
+                ends.append(open(read if reading else write, "rb" if reading else "wb", buffering=0))  # noqa: SIM115
             else:
                 theirs.append(os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC))
                 ends.append(None)
         request = _Request(list(argv), env, cwd, [0, 1, 2, *pass_fds, *child_fds], list(child_fds), child)
         served = server.spawn(request, [*theirs, *pass_fds, *child_fds], (ends[0], ends[1], ends[2]))
-    except BaseException:
-        for end in ours:
-            with contextlib.suppress(OSError):
-                os.close(end)
+    except BaseException as exc:
+        if isinstance(exc, OSError) and not server.served:  # a server that never started anything will not
+            enabled = False
+            server.proc.kill()
+        for end in ends:
+            if end is not None:
+                end.close()
         raise
     finally:
         for fd in theirs:
