@@ -1,11 +1,17 @@
-"""Sandboxed `terminal.run` of `true` against a plain subprocess: the cost of the sandbox per call.
+"""Sandboxed `terminal.run` of `true` against a plain subprocess and a bare bubblewrap, and a sandboxed
+python.exec of `print(1)` against a plain `/usr/bin/python3 -c` (the interpreter the sandbox runs), in one run.
 
 Medians of wall time over many runs, and mean CPU time (tether's and its children's; unlike wall time it
-barely moves when other work competes for the cores). `Sandbox.run` is bubblewrap with new user, pid, net,
-ipc, uts and cgroup namespaces, every capability dropped, seccomp, rlimits and, as root, the drop to an
-unprivileged uid with an idmapped workspace; `terminal.run` adds the tool layer (cwd containment, result).
+barely moves when other work competes for the cores). The bare bwrap line is the same bwrap command line
+`Sandbox.run` builds (namespaces, binds, tmpfs mounts, seccomp), started with subprocess.run as the
+sandbox's uid: what bubblewrap costs by itself. `Sandbox.run` adds the pre-exec step (rlimits, the cgroup,
+as root the drop to an unprivileged uid with an idmapped workspace) and output capture, run in a child of
+the fork server; the line after it forks tether itself instead (what it did before the fork server, and
+still does when the server cannot start). `terminal.run` adds the tool layer (cwd containment, result).
+The process running this script is small; a real agent process is larger, and forking it costs more.
 """
 
+import contextlib
 import os
 import resource
 import statistics
@@ -13,17 +19,28 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from _timing import row
 from tether.builtin import exec_pack
-from tether.sandbox import Sandbox
+from tether.sandbox import Sandbox, cgroup_support
+from tether.sandbox import _forkserver as forkserver  # on and off
+from tether.sandbox._bwrap import BwrapPlan, find_bwrap
+from tether.sandbox._sandbox import _seccomp_fd  # pyright: ignore[reportPrivateUsage]  # the same filter
 
 RUNS = 200
 
 
 def cpu_s() -> float:
+    """CPU seconds of tether, its reaped children and the fork server with the children it reaped."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    total = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    server = forkserver._server  # pyright: ignore[reportPrivateUsage]  # its CPU is part of the cost
+    if server is not None and server.alive:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def measure(fn: Callable[[], object], runs: int = RUNS) -> tuple[float, float]:
@@ -39,19 +56,79 @@ def measure(fn: Callable[[], object], runs: int = RUNS) -> tuple[float, float]:
     return statistics.median(samples), (cpu_s() - cpu_start) * 1000 / runs
 
 
-with tempfile.TemporaryDirectory() as workspace:
-    sandbox = Sandbox(workspace)
-    run_tool = exec_pack(workspace, enabled=True).get("terminal.run")
-    assert run_tool is not None
-    assert run_tool.function is not None
-    terminal_run: Callable[..., object] = run_tool.function
-    plain = measure(lambda: subprocess.run(["true"], check=True))
-    boxed = measure(lambda: sandbox.run(["true"]))
-    tool = measure(lambda: terminal_run(cmd=["true"]))
+def tool(name: str, workspace: str) -> Callable[..., object]:
+    found = exec_pack(workspace, enabled=True).get(name)
+    assert found is not None
+    assert found.function is not None
+    return found.function
 
-print(f"(uid {os.geteuid()}, load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)\n")
-print(row("run of `true`", "median wall ms", "overhead ms", "CPU ms per run", "CPU overhead ms"))
+
+with tempfile.TemporaryDirectory() as workspace, contextlib.ExitStack() as fds:
+    os.chmod(workspace, 0o777)  # the bare bwrap runs as the sandbox's uid without staging
+    uid = 65534 if os.geteuid() == 0 else None
+    seccomp = _seccomp_fd(fds, network=False)
+    plan = BwrapPlan(
+        bwrap=find_bwrap() or "bwrap",
+        uid=65534,
+        workspace=workspace,
+        chdir="/workspace",
+        network=False,
+        tmp_bytes=64 << 20,
+        seccomp_fd=seccomp,
+    )
+    bare_argv = plan.argv(["true"])
+
+    def bare() -> None:
+        os.lseek(seccomp, 0, os.SEEK_SET)
+        subprocess.run(
+            bare_argv,
+            check=True,
+            pass_fds=(seccomp,),
+            user=uid,
+            group=uid,
+            extra_groups=None if uid is None else [],
+        )
+
+    sandbox = Sandbox(workspace)
+
+    def no_server() -> None:
+        forkserver.enabled = False
+        try:
+            sandbox.run(["true"])
+        finally:
+            forkserver.enabled = True
+
+    terminal_run, python_exec = tool("terminal.run", workspace), tool("python.exec", workspace)
+    true_rows = [
+        ("subprocess.run (no sandbox)", measure(lambda: subprocess.run(["true"], check=True))),
+        ("bare bwrap, same command line", measure(bare)),
+        ("Sandbox.run (fork server)", measure(lambda: sandbox.run(["true"]))),
+        ("Sandbox.run (forking tether instead)", measure(no_server)),
+        ("terminal.run tool", measure(lambda: terminal_run(cmd=["true"]))),
+    ]
+    python_rows = [
+        (
+            "/usr/bin/python3 -c 'print(1)' (no sandbox)",
+            measure(
+                lambda: subprocess.run(
+                    ["/usr/bin/python3", "-c", "print(1)"], check=True, capture_output=True
+                ),
+                60,
+            ),
+        ),
+        ("python.exec tool, print(1)", measure(lambda: python_exec(code="print(1)"), 60)),
+    ]
+
+print(
+    f"(uid {os.geteuid()}, {cgroup_support().reason}, load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)\n"
+)
+print(row("run", "median wall ms", "over plain ms", "over bare bwrap ms", "CPU ms per run"))
 print(row("---", "---:", "---:", "---:", "---:"))
-print(row("subprocess.run (no sandbox)", f"{plain[0]:.2f}", "-", f"{plain[1]:.2f}", "-"))
-for name, (wall, cpu) in (("Sandbox.run (bubblewrap)", boxed), ("terminal.run tool", tool)):
-    print(row(name, f"{wall:.2f}", f"{wall - plain[0]:.2f}", f"{cpu:.2f}", f"{cpu - plain[1]:.2f}"))
+plain, bare_bwrap = true_rows[0][1][0], true_rows[1][1][0]
+for name, (wall, cpu) in true_rows:
+    print(row(name, f"{wall:.2f}", f"{wall - plain:.2f}", f"{wall - bare_bwrap:.2f}", f"{cpu:.2f}"))
+print()
+print(row("run", "median wall ms", "ratio to plain", "CPU ms per run"))
+print(row("---", "---:", "---:", "---:"))
+for name, (wall, cpu) in python_rows:
+    print(row(name, f"{wall:.2f}", f"{wall / python_rows[0][1][0]:.2f}x", f"{cpu:.2f}"))

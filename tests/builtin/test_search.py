@@ -1,4 +1,6 @@
+import os
 import shutil
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -6,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from tether.builtin._search import DEADLINE_S, find_hits
 from tether.builtin.search import search_pack
-from tether.execution import Executor
-from tether.types import ToolCall
+from tether.execution import Executor, Policy
+from tether.types import OkEnvelope, ToolCall
 
 pytestmark = pytest.mark.anyio
 
@@ -135,3 +138,45 @@ async def test_a_directory_swapped_for_a_symlink_mid_search_never_leaks(
         seen = [r["content"] for _ in range(60) for r in (await call(root, engine, query="token")).data]
     assert seen
     assert not [line for line in seen if "SECRET" in line]
+
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="no ripgrep")
+def test_ripgrep_itself_never_sees_outside_the_root_while_a_directory_is_swapped(
+    tmp_path: Path, exchanging: Callable[[Path, Path], AbstractContextManager[None]]
+) -> None:
+    """The helper, not only the tool's re-read: ripgrep runs sandboxed with the root as its only view, so a
+    symlink swapped in mid-walk leads nowhere. (Run on the host, 33 of 150 such searches read the secret.)"""
+    root, host = tmp_path / "root", tmp_path / "host"
+    (root / "d").mkdir(parents=True)
+    host.mkdir()
+    (root / "d" / "f.txt").write_text("harmless token\n")
+    (host / "f.txt").write_text("SECRET token\n")
+    (root / "e").symlink_to(host)
+    with exchanging(root / "d", root / "e"):
+        found = [
+            hit
+            for _ in range(60)
+            for hit in find_hits(
+                "token", root, root=root, glob=None, ignore_case=False, limit=10, engine="rg"
+            )[0]
+        ]
+    assert found
+    assert [hit for hit in found if "SECRET" in hit.text or not hit.path.startswith(str(root))] == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_a_fifo_as_the_scope_answers_at_once(docs: Path, engine: str) -> None:
+    os.mkfifo(docs / "trap")
+    executor = Executor(search_pack([docs], engine=engine), policy=Policy(default_timeout_s=5))
+    call = ToolCall(id="c1", name="search.lexical", arguments={"query": "x", "scope": "trap"}, why="Find x")
+    started = time.monotonic()
+    envelope = await executor.execute(call)
+    assert envelope == OkEnvelope(data=[])
+    assert time.monotonic() - started < 4
+
+
+def test_the_tools_timeout_outlasts_ripgreps_deadline(docs: Path) -> None:
+    """ripgrep is killed at its deadline; the call's own timeout comes later, so no call ends with it running."""
+    spec = search_pack([docs]).get("search.lexical")
+    assert spec is not None
+    assert spec.spec.sandbox.timeout_ms == int(DEADLINE_S * 1000) + 5000

@@ -145,6 +145,10 @@ async def test_a_sync_tool_over_its_timeout_gets_timeout_and_its_thread_is_aband
     envelope = await executor.execute(call("blocking_nap", seconds=0.5))
     assert isinstance(envelope, ErrorEnvelope)
     assert envelope.error.code == "TIMEOUT"
+    assert envelope.error.message == (
+        "blocking_nap did not finish within 0.05 s and could not be stopped (a thread), so it may still be "
+        "running."
+    )
     assert time.perf_counter() - started < 0.4
 
 

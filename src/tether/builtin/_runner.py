@@ -12,7 +12,7 @@ from tether.exceptions import ToolError
 from tether.sandbox import Limits, Sandbox, SandboxResult, SandboxUnavailable
 from tether.types import ErrorCode
 
-__all__ = ["ExecSettings", "result_data", "run_sandboxed"]
+__all__ = ["ExecSettings", "result_data", "run_sandboxed", "tails"]
 
 _TAIL = 2000
 
@@ -45,7 +45,7 @@ class ExecSettings:
 
 def run_sandboxed(
     settings: ExecSettings,
-    workspace: Path,
+    workspace: Path | None,
     argv: Sequence[str],
     *,
     cwd: str = ".",
@@ -53,7 +53,8 @@ def run_sandboxed(
     stdin: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> SandboxResult:
-    """Run in a sandbox on `workspace`; refusals become ToolErrors the model can act on."""
+    """Run in a sandbox on `workspace` (`None`: a private tmpfs); refusals become ToolErrors the model can
+    act on: a timeout, an output flood and an OOM kill of the tree each end the call."""
     sandbox = Sandbox(
         workspace, network=settings.network, limits=settings.limits, unsandboxed=settings.unsandboxed
     )
@@ -68,6 +69,13 @@ def run_sandboxed(
         ) from None
     except FileNotFoundError as exc:  # unsandboxed only: a missing program
         raise ToolError(ErrorCode.NOT_FOUND, f"no such program: {exc.filename}") from None
+    if result.oom_killed:  # first: a tree short of memory may then crawl into its timeout
+        raise ToolError(
+            ErrorCode.QUOTA_EXCEEDED,
+            f"its processes together passed {settings.limits.memory_bytes // 2**20} MiB of memory, so the kernel "
+            f"killed at least one of them.{_tails(result)}",
+            suggestion="Use less memory: process the data in chunks, or start fewer processes.",
+        )
     if result.timed_out:
         raise ToolError(
             ErrorCode.TIMEOUT,
@@ -93,9 +101,14 @@ def result_data(result: SandboxResult) -> dict[str, Any]:
 
 
 def _tails(result: SandboxResult) -> str:
+    return tails(result.stdout, result.stderr)
+
+
+def tails(stdout: str, stderr: str) -> str:
+    """The ends of both outputs, for a message about a run that was stopped."""
     parts = [
         f"\n{name} (last {_TAIL} chars):\n{text[-_TAIL:]}"
-        for name, text in (("stdout", result.stdout), ("stderr", result.stderr))
+        for name, text in (("stdout", stdout), ("stderr", stderr))
         if text
     ]
     return "".join(parts)

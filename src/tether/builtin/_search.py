@@ -3,6 +3,11 @@
 Both search every regular file below the scope (hidden ones too, ignore files ignored), never follow
 symlinks, skip binary files (a NUL byte), and report one hit per matching line, sorted by path and line.
 ripgrep only finds the hits; context lines are read the same way for both.
+
+ripgrep walks paths, and sandboxed code sharing the workspace can swap a directory for a symlink while it
+walks (renameat2 RENAME_EXCHANGE in a loop), so it never runs on the host: it runs in the sandbox, as the
+unprivileged uid, with the root bound read-only as its only view of the file system, under a deadline
+that kills it. Where no sandbox can start, the Python engine (which walks by fd) is used instead.
 """
 
 from __future__ import annotations
@@ -12,15 +17,15 @@ import os
 import re
 import shutil
 import stat
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from tether.exceptions import ToolError
+from tether.sandbox import Limits, Sandbox, SandboxUnavailable
 from tether.types import ErrorCode
 
-__all__ = ["Hit", "find_hits", "ripgrep"]
+__all__ = ["DEADLINE_S", "Hit", "find_hits", "ripgrep"]
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -35,15 +40,39 @@ def ripgrep() -> str | None:
     return shutil.which("rg")
 
 
+DEADLINE_S = 20.0
+"""ripgrep is killed past this; search.lexical's own timeout is longer, so no call ends with it running."""
+_RG_LIMITS = Limits(output_bytes=32 * 1024 * 1024, timeout_s=DEADLINE_S, memory_bytes=1024 * 1024 * 1024)
+"""ripgrep's sandbox: its hits (all of them: they are sorted before the first are returned) and a deadline."""
+
+
 def find_hits(
-    pattern: str, scope: Path, *, glob: str | None, ignore_case: bool, limit: int, engine: str | None = None
+    pattern: str,
+    scope: Path,
+    *,
+    root: Path,
+    glob: str | None,
+    ignore_case: bool,
+    limit: int,
+    engine: str | None = None,
 ) -> tuple[list[Hit], bool]:
-    """Matching lines below `scope` (a real path inside the roots), sorted; and whether there were more."""
+    """Matching lines below `scope` (a real path inside `root`), sorted; and whether there were more."""
     rg = ripgrep() if engine in (None, "rg") else None
     if engine == "rg" and rg is None:
         raise ToolError(ErrorCode.INTERNAL, "ripgrep is not installed", recoverable=False)
     if rg:
-        return _rg(rg, pattern, scope, glob, ignore_case, limit)
+        box = Sandbox(root, read_only=True, limits=_RG_LIMITS, ro_binds=_outside_usr(rg))
+        try:
+            box.check()
+        except SandboxUnavailable:
+            if engine == "rg":
+                raise ToolError(
+                    ErrorCode.INTERNAL,
+                    "ripgrep runs only sandboxed, and no sandbox can start here",
+                    recoverable=False,
+                ) from None
+        else:
+            return _rg(box, rg, pattern, scope.relative_to(root), glob, ignore_case, limit)
     hits = sorted(_python(pattern, scope, glob, ignore_case), key=_order)
     return hits[:limit], len(hits) > limit
 
@@ -52,15 +81,24 @@ def _order(hit: Hit) -> tuple[str, int]:
     return hit.path, hit.line
 
 
-def _first_two(item: tuple[str, int, bytes]) -> tuple[str, int]:
+def _first_two(item: tuple[str, int, str]) -> tuple[str, int]:
     return item[0], item[1]
 
 
+def _outside_usr(program: str) -> list[str]:
+    """The directory of `program` when the sandbox would not see it (it binds /usr only)."""
+    folder = os.path.dirname(os.path.realpath(program))
+    return [] if folder.startswith("/usr/") else [folder]
+
+
 def _rg(
-    rg: str, pattern: str, scope: Path, glob: str | None, ignore_case: bool, limit: int
+    box: Sandbox, rg: str, pattern: str, scope: Path, glob: str | None, ignore_case: bool, limit: int
 ) -> tuple[list[Hit], bool]:
+    """ripgrep over `scope` (relative to the sandbox's root, bound read-only at /workspace)."""
+    assert box.workspace is not None
+    host_scope = box.workspace / scope
     argv = [
-        rg,
+        os.path.realpath(rg),
         "--no-heading",
         "--line-number",
         "--with-filename",
@@ -71,34 +109,42 @@ def _rg(
     argv += ["--no-ignore", "--hidden", "--no-config"]
     if ignore_case:
         argv.append("--ignore-case")
-    is_dir = scope.is_dir()
+    is_dir = host_scope.is_dir()
+    if not is_dir and not host_scope.is_file():
+        return [], False  # a FIFO or device: nothing to search (and ripgrep would wait on a FIFO)
     if glob and is_dir:
         argv += ["--glob", glob]
-    argv += ["--regexp", pattern, "--", "." if is_dir else str(scope)]
+    argv += ["--regexp", pattern, "--", "." if is_dir else scope.name]
     # run in the scope: ripgrep matches globs with a slash relative to its working directory
-    cwd = scope if is_dir else None
-    done = subprocess.run(
-        argv, capture_output=True, check=False, cwd=cwd, env={"PATH": os.environ.get("PATH", "")}
-    )
-    if done.returncode == 2 and not done.stdout:
-        message = done.stderr.decode(errors="replace").strip().splitlines()
-        raise _bad_pattern(pattern, message[-1] if message else "ripgrep failed")
-    found_lines: list[tuple[str, int, bytes]] = []
-    full_paths: dict[bytes, str] = {}  # tens of thousands of hits share a few thousand paths
-    base = str(scope)
-    for record in done.stdout.split(b"\n"):
-        if not record:
+    cwd = scope if is_dir else scope.parent
+    done = box.run(argv, cwd=cwd.as_posix())
+    if done.timed_out:
+        raise ToolError(
+            ErrorCode.TIMEOUT,
+            f"the search was stopped after {_RG_LIMITS.timeout_s:g} s",
+            suggestion="Narrow the scope or the glob, or search for a rarer pattern.",
+        )
+    if done.exit_code == 2 and not done.stdout and (message := done.stderr.strip().splitlines()):
+        # with --no-messages only a bad pattern prints (a file vanishing mid-walk only sets the status)
+        raise _bad_pattern(pattern, message[-1])
+    found_lines: list[tuple[str, int, str]] = []
+    full_paths: dict[str, str] = {}  # tens of thousands of hits share a few thousand paths
+    base = str(host_scope if is_dir else host_scope.parent)
+    records = done.stdout.split("\n")
+    if done.truncated:
+        records.pop()  # cut mid-line
+    for record in records:
+        path, _, rest = record.partition("\0")
+        number, _, text = rest.partition(":")
+        if not number.isdigit():
             continue
-        path, _, rest = record.partition(b"\0")
-        number, _, text = rest.partition(b":")
         full = full_paths.get(path)
         if full is None:
-            found = os.fsdecode(path)
-            full = full_paths[path] = os.path.normpath(os.path.join(base, found)) if is_dir else found
+            full = full_paths[path] = os.path.normpath(os.path.join(base, path))
         found_lines.append((full, int(number), text))
-    found_lines.sort(key=_first_two)  # decode only what is returned
-    hits = [Hit(path, number, _line(text)) for path, number, text in found_lines[:limit]]
-    return hits, len(found_lines) > limit
+    found_lines.sort(key=_first_two)
+    hits = [Hit(path, number, text.rstrip("\r")) for path, number, text in found_lines[:limit]]
+    return hits, len(found_lines) > limit or done.truncated
 
 
 def _python(pattern: str, scope: Path, glob: str | None, ignore_case: bool) -> Iterator[Hit]:

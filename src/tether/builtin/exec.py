@@ -3,15 +3,13 @@
 Off by default (seed 000's autoexec): until an agent's configuration enables them, each refuses with
 PERMISSION_DENIED. Enabled, commands and Python run in `tether.sandbox` (bubblewrap: no network, no
 capabilities, an unprivileged uid, rlimits, a timeout that kills the whole tree); where bubblewrap is missing
-they refuse with SANDBOX_UNAVAILABLE unless the configuration opted out explicitly. JavaScript runs in an
-embedded V8 isolate (`tether[js]`).
+they refuse with SANDBOX_UNAVAILABLE unless the configuration opted out explicitly. python.exec's directory
+is a private tmpfs; its result comes back through the capped output, never read from files. JavaScript runs
+in V8 (`tether[js]`), a fresh isolate per call, in pooled sandboxed worker processes that a timeout kills.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,31 +20,11 @@ from tether.types import ErrorCode, SandboxPolicy
 
 from ._js import run_js
 from ._paths import Roots
+from ._pyexec import run_python
 from ._registry import PackConfig, ToolPack, register_pack
 from ._runner import ExecSettings, program_hint, result_data, run_sandboxed
 
 __all__ = ["EXEC_PACK", "exec_pack"]
-
-_MAIN = ".tether-main.py"
-_RETURN = ".tether-return.json"
-_ARTIFACT_TEXT = 64 * 1024
-# Runs the model's code as __main__ and, like a REPL, keeps the value of a final expression.
-_WRAPPER = f"""
-import ast, json
-src = open({_MAIN!r}).read()
-tree = ast.parse(src, "<code>")
-last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-ns = {{"__name__": "__main__"}}
-exec(compile(tree, "<code>", "exec"), ns)
-if last is not None:
-    value = eval(compile(ast.Expression(last.value), "<code>", "eval"), ns)
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = json.dumps(repr(value))
-    with open({_RETURN!r}, "w") as f:
-        f.write(text)
-"""
 
 
 def exec_pack(
@@ -149,25 +127,12 @@ def exec_pack(
         """Run Python code in a fresh sandboxed directory; the value of a final expression is returned.
 
         Args:
-            code: Python source. Files it writes in its directory come back as artifacts.
+            code: Python source. Files it writes in its directory come back as artifacts (text up to 64 KB).
             files: Text files to put in its directory first, by relative path.
             timeout_ms: Wall-clock limit; the whole process tree is killed when it passes.
         """
         settings.check_enabled("python.exec")
-        scratch = Path(tempfile.mkdtemp(prefix="tether-python-"))
-        try:
-            inputs = _write_inputs(scratch, {**(files or {}), _MAIN: code})
-            timeout_s = settings.timeout_s(timeout_ms)
-            result = run_sandboxed(settings, scratch, ["python3", "-I", "-c", _WRAPPER], timeout_s=timeout_s)
-            returned = scratch / _RETURN
-            value = json.loads(returned.read_text()) if returned.is_file() and result.exit_code == 0 else None
-            return {
-                **result_data(result),
-                "return_value": value,
-                "artifacts": _artifacts(scratch, inputs),
-            }
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        return run_python(settings, code, files or {}, timeout_s=settings.timeout_s(timeout_ms))
 
     @tool(
         name="js.exec",
@@ -191,39 +156,6 @@ def exec_pack(
         return run_js(code, input_json, timeout_s=settings.timeout_s(timeout_ms), limits=settings.limits)
 
     return Toolset(terminal_run, terminal_execute, python_exec, js_exec)
-
-
-def _write_inputs(scratch: Path, files: dict[str, str]) -> dict[str, bytes]:
-    box = Roots([scratch])
-    written: dict[str, bytes] = {}
-    for name, content in files.items():
-        located = box.locate(name, what="file name")
-        if not located.relative:
-            raise ToolError(ErrorCode.INVALID_ARGS, "a file needs a name", suggestion='{"data.csv": "..."}')
-        target = scratch / located.relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        data = content.encode()
-        target.write_bytes(data)
-        written[located.relative] = data
-    return written
-
-
-def _artifacts(scratch: Path, inputs: dict[str, bytes]) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for path in sorted(scratch.rglob("*")):
-        rel = path.relative_to(scratch).as_posix()
-        if path.is_symlink() or not path.is_file() or rel in (_MAIN, _RETURN):
-            continue
-        size = path.stat().st_size
-        if rel in inputs and size == len(inputs[rel]) and path.read_bytes() == inputs[rel]:
-            continue  # an input left as it was
-        item: dict[str, Any] = {"path": rel, "size": size, "content": None}
-        if size <= _ARTIFACT_TEXT:
-            raw = path.read_bytes()
-            if b"\x00" not in raw:
-                item["content"] = raw.decode("utf-8", errors="replace")
-        found.append(item)
-    return found
 
 
 def _build(config: PackConfig) -> Toolset:

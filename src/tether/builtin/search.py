@@ -16,7 +16,7 @@ from tether.types import ErrorCode, SandboxPolicy
 
 from ._paths import Roots
 from ._registry import PackConfig, ToolPack, register_pack
-from ._search import Hit, find_hits
+from ._search import DEADLINE_S, Hit, find_hits
 
 __all__ = ["SEARCH_PACK", "search_pack"]
 
@@ -40,7 +40,9 @@ def search_pack(roots: Sequence[str | os.PathLike[str]], *, engine: str | None =
         category="search",
         side_effects="none",
         requires_why=True,
-        sandbox=SandboxPolicy(filesystem=tuple(f"{root}/**" for root in box.paths)),
+        sandbox=SandboxPolicy(
+            filesystem=tuple(f"{root}/**" for root in box.paths), timeout_ms=int(DEADLINE_S * 1000) + 5000
+        ),
         examples=[
             {
                 "input": {"query": "YAML Jazz", "scope": "docs", "glob": "*.md", "context": 1},
@@ -70,7 +72,10 @@ def search_pack(roots: Sequence[str | os.PathLike[str]], *, engine: str | None =
             raise ToolError(ErrorCode.INVALID_ARGS, "query must not be empty", suggestion='e.g. "def parse"')
         where = box.resolve(scope, what="scope")
         limit = max(1, min(max_results, _MAX_RESULTS))
-        hits, _ = find_hits(query, where, glob=glob, ignore_case=ignore_case, limit=limit, engine=engine)
+        root = box.within(where).root
+        hits, _ = find_hits(
+            query, where, root=root, glob=glob, ignore_case=ignore_case, limit=limit, engine=engine
+        )
         around = max(0, min(context, _MAX_CONTEXT))
         return _results(box, hits, around)
 

@@ -50,8 +50,9 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
     deadline = None if timeout_s is None else asyncio.get_running_loop().time() + timeout_s
     timer = asyncio.timeout_at(deadline)
     result: Any = None
+    isolated = tool.spec.sandbox.isolation == "process"
     try:
-        if tool.spec.sandbox.isolation == "process":
+        if isolated:
             async with timer:
                 result = await run_in_process(function, kwargs)
         elif tool.is_async:
@@ -64,7 +65,7 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
     except TimeoutError:
         if not timer.expired():
             return _internal(tool.name, "it raised TimeoutError", traceback.format_exc())
-        return Outcome(_timeout(tool, timeout_s))
+        return Outcome(_timeout(tool, timeout_s, stopped=tool.is_async or isolated))
     except ToolError as e:
         return _signal(tool.name, e)
     except NeedsInput as e:
@@ -142,10 +143,12 @@ def _signal(name: str, signal: ToolError | NeedsInput) -> Outcome:
         return _internal(name, what, traceback.format_exc())
 
 
-def _timeout(tool: Tool[..., Any], timeout_s: float | None) -> ErrorEnvelope:
+def _timeout(tool: Tool[..., Any], timeout_s: float | None, *, stopped: bool) -> ErrorEnvelope:
+    # a sync tool's thread cannot be stopped: say so rather than claim it was
+    what = "was stopped" if stopped else "could not be stopped (a thread), so it may still be running"
     info = ErrorInfo(
         code=ErrorCode.TIMEOUT,
-        message=f"{tool.name} did not finish within {timeout_s:g} s and was stopped.",
+        message=f"{tool.name} did not finish within {timeout_s:g} s and {what}.",
         recoverable=True,
         suggestion=stopped_suggestion(tool.spec.side_effects),
         details={"timeout_s": timeout_s},

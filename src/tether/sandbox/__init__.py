@@ -7,19 +7,29 @@ result.stdout  # "4\\n"
 """
 
 from ._bwrap import WORKSPACE as WORKSPACE
+from ._cgroup import CgroupSupport as CgroupSupport
+from ._cgroup import cgroup_support as cgroup_support
+from ._host import HostCheck as HostCheck
+from ._host import check_host as check_host
 from ._limits import Limits as Limits
 from ._limits import SandboxResult as SandboxResult
 from ._limits import SandboxUnavailable as SandboxUnavailable
 from ._sandbox import DEFAULT_UID as DEFAULT_UID
 from ._sandbox import Sandbox as Sandbox
+from ._sandbox import SandboxProcess as SandboxProcess
 from ._seccomp import sandbox_filter as sandbox_filter
 
 __all__ = [
     "DEFAULT_UID",
     "WORKSPACE",
+    "CgroupSupport",
+    "HostCheck",
     "Limits",
     "Sandbox",
+    "SandboxProcess",
     "SandboxResult",
     "SandboxUnavailable",
+    "cgroup_support",
+    "check_host",
     "sandbox_filter",
 ]

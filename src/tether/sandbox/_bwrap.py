@@ -46,14 +46,17 @@ class BwrapPlan:
 
     bwrap: str
     uid: int
-    workspace: str
-    """Host path bound writable at `WORKSPACE`."""
+    workspace: str | None
+    """Host path bound at `WORKSPACE`; `None` for a private tmpfs of `workspace_bytes` there instead."""
     chdir: str
     network: bool
     tmp_bytes: int
     seccomp_fd: int | None
     ro_binds: Sequence[tuple[str, str]] = ()
     """Extra read-only binds as (host path, destination)."""
+    workspace_bytes: int = 0
+    read_only: bool = False
+    """Bind the workspace read-only (for helpers that only read it, e.g. ripgrep for search)."""
 
     def argv(self, command: Sequence[str]) -> list[str]:
         args = [self.bwrap, "--ro-bind", "/usr", "/usr"]
@@ -65,11 +68,18 @@ class BwrapPlan:
         for path in _ETC + (_ETC_NET if self.network else ()):
             if os.path.exists(path):
                 args += ["--ro-bind", path, path]
-        args += ["--proc", "/proc", "--dev", "/dev"]
+        # --dev's tmpfs has no size: made read-only, with /dev/shm a capped tmpfs of its own (RAM-backed
+        # space a sandbox could otherwise fill without bound)
+        args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+        args += ["--size", str(self.tmp_bytes), "--tmpfs", "/dev/shm"]
         args += ["--size", str(self.tmp_bytes), "--tmpfs", "/tmp"]
         for source, dest in self.ro_binds:  # after /tmp's tmpfs, which would hide a bind below /tmp
             args += ["--ro-bind", source, dest]
-        args += ["--bind", self.workspace, WORKSPACE, "--remount-ro", "/", "--chdir", self.chdir]
+        if self.workspace is None:
+            args += ["--size", str(self.workspace_bytes), "--perms", "0700", "--tmpfs", WORKSPACE]
+        else:
+            args += ["--ro-bind" if self.read_only else "--bind", self.workspace, WORKSPACE]
+        args += ["--remount-ro", "/", "--chdir", self.chdir]
         args += ["--unshare-all", "--unshare-user", "--disable-userns"]
         if self.network:
             args.append("--share-net")

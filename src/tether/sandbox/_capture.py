@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import selectors
-import subprocess
 import time
 from dataclasses import dataclass, field
+from typing import IO, Protocol
 
 __all__ = ["Captured", "capture"]
 
@@ -19,8 +19,18 @@ class Captured:
     truncated: bool = False
 
 
-def capture(proc: subprocess.Popen[bytes], stdin: bytes | None, *, deadline: float, cap: int) -> Captured:
-    """Pump the pipes until both outputs close, `deadline` (monotonic) passes or an output passes `cap`.
+class _Piped(Protocol):
+    @property
+    def stdin(self) -> IO[bytes] | None: ...
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+    @property
+    def stderr(self) -> IO[bytes] | None: ...
+
+
+def capture(proc: _Piped, stdin: bytes | None, *, deadline: float, cap: int) -> Captured:
+    """Pump the pipes until both outputs close, `deadline` (monotonic) passes or the outputs together pass
+    `cap` (a run never returns more than `cap` bytes, whichever channel it floods).
 
     Returns with the pipes still open when the run must be killed (`timed_out` or `truncated`); the caller
     kills the process tree, then closes them.
@@ -63,8 +73,8 @@ def capture(proc: subprocess.Popen[bytes], stdin: bytes | None, *, deadline: flo
                     continue
                 buf = buffers[stream]  # pyright: ignore[reportArgumentType]  # fileobj is one of the pipes
                 buf += data
-                if len(buf) > cap:
-                    del buf[cap:]
+                if (over := len(out.stdout) + len(out.stderr) - cap) > 0:
+                    del buf[len(buf) - over :]
                     out.truncated = True
                     return out
     return out

@@ -44,31 +44,35 @@ def _check(result: int, what: str) -> None:
 
 def preexec(
     limits: Limits,
-    nproc: int,
+    nproc: int | None,
     run_as: int | None,
     staged: Sequence[tuple[str, str]],
     idmap_fd: int | None = None,
+    cgroup_fds: Sequence[int] = (),
 ) -> Callable[[], None]:
     """The function Popen runs in the child before exec.
 
     Args:
         limits: rlimits to set.
-        nproc: the RLIMIT_NPROC value.
+        nproc: the RLIMIT_NPROC value, or `None` to leave it as it is (a cgroup's pids.max bounds the tree).
         run_as: drop to this uid/gid (tether runs as root), or `None`.
         staged: (host path, name) pairs bind-mounted at `STAGE/name` first (only with `run_as`).
         idmap_fd: a user namespace whose idmapping the first staged source (the workspace) gets (see _idmap).
+        cgroup_fds: open `cgroup.procs` files the child joins first (while it may still write them).
     """
     pairs = (
         (resource.RLIMIT_AS, limits.address_space_bytes),
         (resource.RLIMIT_CPU, limits.cpu_seconds),
         (resource.RLIMIT_FSIZE, limits.file_size_bytes),
         (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_NPROC, nproc),
         (resource.RLIMIT_CORE, 0),
+        *([] if nproc is None else [(resource.RLIMIT_NPROC, nproc)]),
     )
     mounts = [(path, f"{STAGE}/{name}") for path, name in staged]
 
     def child() -> None:
+        for fd in cgroup_fds:
+            os.write(fd, b"0")  # "0": the writing process itself, and so everything it starts
         if run_as is not None and mounts:
             _check(_unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
             _check(_mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "make / private")

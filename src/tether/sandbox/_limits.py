@@ -24,12 +24,19 @@ class Limits:
     open_files: int = 256
     """RLIMIT_NOFILE: open file descriptors per process."""
     processes: int = 128
-    """RLIMIT_NPROC: processes and threads of the sandbox's uid; stops fork bombs. The kernel counts them
-    per uid, so sandboxes running at the same time under one uid share this budget."""
+    """Processes and threads of the run's tree (the cgroup's pids.max); stops fork bombs. Without a cgroup
+    it is RLIMIT_NPROC, which the kernel counts per uid, so sandboxes under one uid then share it."""
     output_bytes: int = 256 * 1024
-    """stdout and stderr captured, each; past it the run is killed and marked truncated."""
+    """stdout and stderr captured, together; past it the run is killed and marked truncated."""
     tmp_bytes: int = 64 * _MiB
-    """Size of the private `/tmp` tmpfs."""
+    """Size of the private `/tmp` tmpfs, and of `/dev/shm`'s."""
+    workspace_bytes: int = 256 * _MiB
+    """Size of `/workspace` when it is a private tmpfs (`Sandbox(None)`, e.g. python.exec's scratch)."""
+    memory_bytes: int = 1024 * _MiB
+    """Memory of the whole process tree, tmpfs pages included (a cgroup, where one can be made); past it
+    the kernel's OOM killer ends the run and it is marked `oom_killed`."""
+    cpu_cores: float = 1.0
+    """CPU bandwidth of the whole tree, in cores (a cgroup's CPU quota, where one can be made)."""
     timeout_s: float = 30.0
     """Wall-clock time before the whole process tree is killed (the default when `run` is given none)."""
 
@@ -49,6 +56,8 @@ class SandboxResult:
     """Output passed `Limits.output_bytes`; what was captured is kept and the run was killed."""
     sandboxed: bool = True
     """False only when the caller opted out of the sandbox explicitly."""
+    oom_killed: bool = False
+    """The tree passed `Limits.memory_bytes` and the kernel's OOM killer ended (part of) it."""
 
 
 class SandboxUnavailable(TetherRuntimeError):

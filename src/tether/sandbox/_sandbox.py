@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
+from . import _forkserver as forkserver
 from ._bwrap import WORKSPACE, BwrapPlan, find_bwrap, probe
 from ._capture import capture
+from ._cgroup import Cgroup, acquire, release
+from ._cleanup import remove_tree
+from ._forkserver import Served
 from ._idmap import supported, userns_fd
 from ._launch import STAGE, preexec
 from ._limits import Limits, SandboxResult, SandboxUnavailable
 from ._seccomp import UnsupportedArchitecture, sandbox_filter
 
-__all__ = ["DEFAULT_UID", "Sandbox"]
+__all__ = ["DEFAULT_UID", "Sandbox", "SandboxProcess"]
 
 DEFAULT_UID = 65534
 """`nobody`: the uid sandboxed programs run as, inside the sandbox and (when tether is root) outside."""
@@ -33,8 +39,9 @@ class Sandbox:
     `/proc` of its own pid namespace and the workspace, writable, at `/workspace`. It runs in new user, pid,
     network, ipc, uts and cgroup namespaces as an unprivileged uid with every capability dropped, so it cannot
     remount anything; with the network off a seccomp filter refuses non-Unix sockets. Resource limits apply to
-    each process, and a timeout kills the whole tree: the sandbox's init dies, and the kernel kills everything
-    left in its pid namespace, including children that called `setsid`.
+    each process and, where a cgroup can be made (see `cgroup_support`), to the whole tree; a timeout kills the
+    whole tree: the sandbox's init dies, and the kernel kills everything left in its pid namespace, including
+    children that called `setsid`.
 
     When tether runs as root, bubblewrap itself is started as `uid` too. A sandbox whose host uid is 0 would
     be exempt from RLIMIT_NPROC (the kernel never counts root's processes) and could read any root-owned file
@@ -42,7 +49,9 @@ class Sandbox:
     owner on the host); where the filesystem cannot do that, it is handed over to `uid` (chown) instead.
 
     Args:
-        workspace: the host directory mounted writable at `/workspace`; created if missing.
+        workspace: the host directory mounted at `/workspace`; created if missing. `None`: a private tmpfs of
+            `Limits.workspace_bytes` instead, which nothing on the host ever reads and which dies with the run
+            (unsandboxed: a temporary directory, removed after the run).
         network: share the host's network (off by default; then sockets other than AF_UNIX are refused).
         limits: resource limits.
         ro_binds: further host paths to mount read-only at the same place inside (e.g. a Python prefix).
@@ -50,11 +59,13 @@ class Sandbox:
         unsandboxed: opt out of the sandbox and run commands directly (rlimits and timeout only). Only for
             hosts without bubblewrap where the caller accepts running model-written code on the host.
         idmap: as root, idmap the workspace rather than chown it (when the kernel and filesystem allow).
+        read_only: mount the workspace read-only (a helper that only reads it); as root it is never handed
+            over then, so without idmapping the sandbox reads only what any user may.
     """
 
     def __init__(
         self,
-        workspace: str | os.PathLike[str],
+        workspace: str | os.PathLike[str] | None,
         *,
         network: bool = False,
         limits: Limits | None = None,
@@ -62,14 +73,16 @@ class Sandbox:
         uid: int = DEFAULT_UID,
         unsandboxed: bool = False,
         idmap: bool = True,
+        read_only: bool = False,
     ) -> None:
-        self.workspace = Path(workspace).resolve()
+        self.workspace = None if workspace is None else Path(workspace).resolve()
         self.network = network
         self.limits = limits or Limits()
         self.ro_binds = tuple(Path(p).resolve() for p in ro_binds)
         self.uid = uid
         self.unsandboxed = unsandboxed
         self.idmap = idmap
+        self.read_only = read_only
         self._run_as = uid if os.geteuid() == 0 and uid != 0 else None
 
     def check(self) -> None:
@@ -109,53 +122,154 @@ class Sandbox:
         Raises:
             SandboxUnavailable: see `check`.
         """
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        timeout = self.limits.timeout_s if timeout_s is None else timeout_s
+        started = time.monotonic()
+        with self._launch(argv, cwd, env, stdin=subprocess.PIPE if data else subprocess.DEVNULL) as running:
+            got = capture(running.proc, data, deadline=started + timeout, cap=self.limits.output_bytes)
+            if got.timed_out or got.truncated:
+                running.kill()
+            code = running.proc.wait()
+            oom = running.oom_killed()
+        stopped = got.timed_out or got.truncated
+        return SandboxResult(
+            stdout=got.stdout.decode(errors="replace"),
+            stderr=got.stderr.decode(errors="replace"),
+            exit_code=-9 if stopped else code if code >= 0 else 128 - code,
+            duration_ms=round((time.monotonic() - started) * 1000),
+            timed_out=got.timed_out,
+            truncated=got.truncated,
+            sandboxed=not self.unsandboxed,
+            oom_killed=oom,
+        )
+
+    def start(
+        self, argv: Sequence[str], *, cwd: str = ".", env: Mapping[str, str] | None = None
+    ) -> SandboxProcess:
+        """Start `argv` in the sandbox and leave it running, its stdin and stdout piped to the caller (for a
+        long-lived worker that serves requests). Its stderr is discarded. The caller must `close()` it.
+
+        Raises:
+            SandboxUnavailable: see `check`.
+        """
+        with self._launch(argv, cwd, env, stdin=subprocess.PIPE, stderr=subprocess.DEVNULL) as running:
+            return running.detach()
+
+    @contextlib.contextmanager
+    def _launch(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str] | None,
+        *,
+        stdin: int,
+        stderr: int = subprocess.PIPE,
+    ) -> Iterator[SandboxProcess]:
+        """Start `argv` (sandboxed or not) in its cgroup; closes it on the way out unless detached."""
         if not argv:
             raise ValueError("argv must name a program")
         self.check()
-        self.workspace.mkdir(parents=True, exist_ok=True)
-        data = stdin.encode() if isinstance(stdin, str) else stdin
         full_env = {**_ENV, **(env or {})}
-        timeout = self.limits.timeout_s if timeout_s is None else timeout_s
-        if self.unsandboxed:
-            child = preexec(self.limits, _nproc_budget(self.limits.processes), None, ())
-            return self._execute(
-                list(argv), (), full_env, data, timeout, child, sandboxed=False, cwd=self._host_cwd(cwd)
-            )
+        with contextlib.ExitStack() as after:  # lives as long as the process
+            with contextlib.ExitStack() as fds:  # closed once it started
+                group = acquire(self.limits)
+                if group is not None:
+                    after.callback(release, group)
+                # RLIMIT_NPROC counts every process of the uid on the host (other sandboxes, js workers'
+                # threads): with the cgroup's pids.max bounding this tree, it is not needed
+                nproc = None if group is not None else self.limits.processes
+                if self.unsandboxed:
+                    workspace = self.workspace or Path(tempfile.mkdtemp(prefix="tether-scratch-"))
+                    if self.workspace is None:
+                        after.callback(remove_tree, workspace)
+                    workspace.mkdir(parents=True, exist_ok=True)
+                    full_argv = list(argv)
+                    budget = None if nproc is None else _nproc_budget(nproc)
+                    child = functools.partial(preexec, self.limits, budget, None, ())
+                    pass_fds: tuple[int, ...] = ()
+                    child_fds: list[int] = []
+                    host_cwd: Path | None = _host_cwd(workspace, cwd)
+                else:
+                    full_argv, seccomp_fd, child, child_fds = self._plan(argv, cwd, fds, nproc)
+                    pass_fds, host_cwd = (seccomp_fd,), None
+                joins = [fds.enter_context(_opened(f)) for f in group.procs_files] if group else []
+                prepare = functools.partial(child, cgroup_fds=joins)
+                proc: subprocess.Popen[bytes] | Served | None = None
+                if not self.unsandboxed and forkserver.enabled:
+                    with contextlib.suppress(OSError):  # no server: the slower fork of tether itself
+                        proc = forkserver.spawn(
+                            full_argv,
+                            env=full_env,
+                            cwd=None,
+                            stdin=stdin,
+                            stderr=stderr,
+                            pass_fds=pass_fds,
+                            child_fds=[*joins, *child_fds],
+                            child=prepare,
+                        )
+                if proc is None:
+                    proc = subprocess.Popen(
+                        full_argv,
+                        stdin=stdin,
+                        stdout=subprocess.PIPE,
+                        stderr=stderr,
+                        pass_fds=pass_fds,
+                        env=full_env,
+                        cwd=host_cwd,
+                        start_new_session=True,
+                        preexec_fn=prepare(),
+                    )
+            running = SandboxProcess(proc, group, after.pop_all())
+            try:
+                yield running
+            finally:
+                if not running.detached:
+                    running.close()
+
+    def _plan(
+        self, argv: Sequence[str], cwd: str, fds: contextlib.ExitStack, nproc: int | None
+    ) -> tuple[list[str], int, Callable[..., Callable[[], None]], list[int]]:
+        """The bwrap command line, the seccomp fd it reads, the pre-exec step (rlimits, staging, uid) and
+        the fds that step uses."""
+        if self.workspace is not None:
+            self.workspace.mkdir(parents=True, exist_ok=True)
         idmap_fd = self._idmap()
-        if self._run_as is not None and idmap_fd is None:
+        if (
+            self._run_as is not None
+            and idmap_fd is None
+            and self.workspace is not None
+            and not self.read_only
+        ):
             _hand_over(self.workspace, self._run_as)
-        with contextlib.ExitStack() as fds:
-            sources = [self.workspace, *self.ro_binds]
-            if self._run_as is None or (
-                idmap_fd is None and all(_reachable(p, self._run_as) for p in sources)
-            ):
-                staged: list[tuple[str, str]] = []
-                paths = [str(p) for p in sources]
-            else:  # see _launch: bwrap, no longer root, finds each source staged in a private mount namespace
-                staged = [(str(p), f"s{i}") for i, p in enumerate(sources)]
-                paths = [f"{STAGE}/{name}" for _, name in staged]
-            seccomp_fd = _seccomp_fd(fds, self.network)
-            plan = BwrapPlan(
-                bwrap=find_bwrap() or "bwrap",
-                uid=self.uid,
-                workspace=paths[0],
-                chdir=str(Path(WORKSPACE, cwd)),
-                network=self.network,
-                tmp_bytes=self.limits.tmp_bytes,
-                seccomp_fd=seccomp_fd,
-                ro_binds=[(path, str(dest)) for path, dest in zip(paths[1:], self.ro_binds, strict=True)],
-            )
-            passed = [seccomp_fd]
-            child = preexec(
-                self.limits, self.limits.processes, self._run_as, staged, idmap_fd if staged else None
-            )
-            return self._execute(
-                plan.argv(argv), passed, full_env, data, timeout, child, sandboxed=True, cwd=None
-            )
+        sources = [p for p in (self.workspace, *self.ro_binds) if p is not None]
+        if self._run_as is None or (idmap_fd is None and all(_reachable(p, self._run_as) for p in sources)):
+            staged: list[tuple[str, str]] = []
+            paths = [str(p) for p in sources]
+        else:  # see _launch: bwrap, no longer root, finds each source staged in a private mount namespace
+            staged = [(str(p), f"s{i}") for i, p in enumerate(sources)]
+            paths = [f"{STAGE}/{name}" for _, name in staged]
+        if self.workspace is None:
+            paths.insert(0, "")
+        seccomp_fd = _seccomp_fd(fds, self.network)
+        plan = BwrapPlan(
+            bwrap=find_bwrap() or "bwrap",
+            uid=self.uid,
+            workspace=paths[0] or None,
+            chdir=str(Path(WORKSPACE, cwd)),
+            network=self.network,
+            tmp_bytes=self.limits.tmp_bytes,
+            seccomp_fd=seccomp_fd,
+            ro_binds=[(path, str(dest)) for path, dest in zip(paths[1:], self.ro_binds, strict=True)],
+            workspace_bytes=self.limits.workspace_bytes,
+            read_only=self.read_only,
+        )
+        used_idmap = idmap_fd if staged and self.workspace is not None else None
+        child = functools.partial(preexec, self.limits, nproc, self._run_as, staged, used_idmap)
+        return plan.argv(argv), seccomp_fd, child, [] if used_idmap is None else [used_idmap]
 
     def _idmap(self) -> int | None:
         """As root: a user namespace to idmap the workspace with (its owner -> the sandbox uid), if supported."""
-        if self._run_as is None or not self.idmap:
+        if self._run_as is None or not self.idmap or self.workspace is None:
             return None
         st = self.workspace.stat()
         ns_fd = userns_fd(st.st_uid, st.st_gid, self._run_as)
@@ -163,62 +277,68 @@ class Sandbox:
             return None
         return ns_fd
 
-    def _host_cwd(self, cwd: str) -> Path:
-        path = (self.workspace / cwd).resolve()
-        if not path.is_relative_to(self.workspace):
-            raise ValueError(f"cwd {cwd!r} is outside the workspace")
-        return path
 
-    def _execute(
-        self,
-        argv: list[str],
-        pass_fds: Sequence[int],
-        env: dict[str, str],
-        stdin: bytes | None,
-        timeout: float,
-        child: Callable[[], None],
-        *,
-        sandboxed: bool,
-        cwd: Path | None,
-    ) -> SandboxResult:
-        started = time.monotonic()
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=tuple(pass_fds),
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-            preexec_fn=child,
-        )
-        try:
-            got = capture(proc, stdin, deadline=started + timeout, cap=self.limits.output_bytes)
-            if got.timed_out or got.truncated:
-                _kill_tree(proc)
-            code = proc.wait()
-        finally:
-            if proc.poll() is None:
-                _kill_tree(proc)
-                proc.wait()
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                if stream is not None:
+class SandboxProcess:
+    """A process started in a sandbox (and its cgroup): `Sandbox.start` hands one to the caller.
+
+    Attributes:
+        proc: bubblewrap's process (or the program's, unsandboxed): a `subprocess.Popen`, or its like from
+            the fork server; write requests to `proc.stdin`, read answers from `proc.stdout`.
+    """
+
+    def __init__(
+        self, proc: subprocess.Popen[bytes] | Served, group: Cgroup | None, after: contextlib.ExitStack
+    ) -> None:
+        self.proc = proc
+        self.group = group
+        self.detached = False
+        self._after = after
+
+    def detach(self) -> SandboxProcess:
+        self.detached = True
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL the whole tree: its cgroup, its process group and so its pid namespace."""
+        _kill_tree(self.proc, self.group)
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel's OOM killer struck in its cgroup since it started."""
+        return self.group is not None and self.group.oom_kills() > self.group.oom_before
+
+    def close(self) -> None:
+        """Kill it if it still runs, reap it, close its pipes and release its cgroup."""
+        if self.proc.poll() is None:
+            self.kill()
+            self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
                     stream.close()
-        return SandboxResult(
-            stdout=got.stdout.decode(errors="replace"),
-            stderr=got.stderr.decode(errors="replace"),
-            exit_code=code if code >= 0 else 128 - code if not (got.timed_out or got.truncated) else -9,
-            duration_ms=round((time.monotonic() - started) * 1000),
-            timed_out=got.timed_out,
-            truncated=got.truncated,
-            sandboxed=sandboxed,
-        )
+        self._after.close()
 
 
-def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[int]:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _host_cwd(workspace: Path, cwd: str) -> Path:
+    path = (workspace / cwd).resolve()
+    if not path.is_relative_to(workspace):
+        raise ValueError(f"cwd {cwd!r} is outside the workspace")
+    return path
+
+
+def _kill_tree(proc: subprocess.Popen[bytes] | Served, group: Cgroup | None) -> None:
     # bwrap leads its own process group; --die-with-parent then takes the sandbox's init and, with it, the
-    # whole pid namespace. (Unsandboxed, a child that called setsid escapes this: one reason to sandbox.)
+    # whole pid namespace. (Unsandboxed, a child that called setsid escapes the group, not the cgroup.)
+    if group is not None:
+        group.kill()
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):

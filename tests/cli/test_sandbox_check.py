@@ -1,0 +1,41 @@
+"""`tether sandbox check`: what this machine supports, and a clear verdict."""
+
+import os
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from tether.cli import app
+from tether.sandbox import CgroupSupport
+
+runner = CliRunner()
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None and not os.environ.get("CI"), reason="needs bubblewrap"
+)
+
+
+@needs_bwrap
+def test_check_lists_every_mechanism_and_passes_where_bubblewrap_works() -> None:
+    result = runner.invoke(app, ["sandbox", "check"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for name in ("bubblewrap", "namespaces", "uid", "seccomp", "cgroups", "openat2", "sandboxed run"):
+        assert f"│ {name} " in result.output
+
+
+def test_check_without_bubblewrap_fails_and_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tether.sandbox._host.find_bwrap", lambda: None)
+    result = runner.invoke(app, ["sandbox", "check"], env={"COLUMNS": "200"})
+    assert result.exit_code == 1
+    assert "apt-get install bubblewrap" in result.output
+    assert "code cannot run sandboxed here (bubblewrap, namespaces)." in result.output
+
+
+@needs_bwrap
+def test_check_without_a_writable_cgroup_says_isolation_is_degraded(monkeypatch: pytest.MonkeyPatch) -> None:
+    reason = "cgroup v1, but tether's cgroups are not writable by this user (run as root or delegate)"
+    monkeypatch.setattr("tether.sandbox._host.cgroup_support", lambda: CgroupSupport(None, (), reason))
+    result = runner.invoke(app, ["sandbox", "check"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    assert f"{reason}; memory and CPU are bounded per process only (rlimits)" in result.output
+    assert "sandboxed, with less isolation (cgroups): see docs/sandbox.md." in result.output
