@@ -1,25 +1,29 @@
 """The escape classes of issue 12 through the executor, as a hostile model would try them: files the
 runtime reads back, output on every channel, cleanup, RAM-backed space, memory spread over processes."""
 
+import dataclasses
 import json
 import os
 import resource
-import shutil
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from tether.builtin import _js
 from tether.builtin.exec import exec_pack
+from tether.exceptions import ToolError
 from tether.execution import Executor
 from tether.sandbox import Limits, cgroup_support
 from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.skipif(shutil.which("bwrap") is None and not os.environ.get("CI"), reason="needs bubblewrap"),
+    pytest.mark.usefixtures("bwrap_installed"),  # skips without bubblewrap, fails under CI
 ]
 
 _MiB = 1024 * 1024
@@ -224,3 +228,25 @@ async def test_js_exec_works_again_after_its_worker_was_killed(tmp_path: Path) -
         "result": [2, 4],
         "logs": [],
     }
+
+
+def test_js_exec_runs_at_most_its_cap_of_workers_and_later_calls_wait_for_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("py_mini_racer")
+    monkeypatch.setattr(_js, "MAX_WORKERS", 1)
+    limits = dataclasses.replace(LIMITS, output_bytes=LIMITS.output_bytes + 1)  # a pool of its own
+    busy = "const t = Date.now(); while (Date.now() - t < 1500) {} 'done'"
+    first: dict[str, Any] = {}
+    holder = threading.Thread(
+        target=lambda: first.update(_js.run_js(busy, None, timeout_s=10, limits=limits))
+    )
+    holder.start()
+    time.sleep(0.5)  # the one worker is busy with the first call
+    with pytest.raises(ToolError) as waited:
+        _js.run_js("1 + 1", None, timeout_s=0.3, limits=limits)
+    assert waited.value.code == "TIMEOUT"
+    assert "stayed busy" in waited.value.message
+    holder.join()
+    assert first["result"] == "done"
+    assert _js.run_js("1 + 1", None, timeout_s=10, limits=limits)["result"] == 2  # its worker came free

@@ -32,19 +32,23 @@ __all__ = ["run_js"]
 _HEAP_BYTES = 256 * 1024 * 1024
 _START_S = 30.0
 """How long a new worker may take to start (Python, mini-racer and a first isolate, on a busy machine)."""
+MAX_WORKERS = 8
+"""Workers one pool runs at most, busy or idle: each holds a V8 heap, so a model fanning out more calls at
+once than this gets them run as workers come free, within each call's own timeout."""
 
 
 def run_js(code: str, input_json: Any, *, timeout_s: float, limits: Limits) -> dict[str, Any]:
     """Evaluate `code` with `input` bound in a pooled worker; returns {result, logs}."""
     request = {"code": code, "input": input_json, "room": limits.output_bytes // 2}
     pool = _pool(limits)
+    deadline = time.monotonic() + timeout_s
     while True:
-        worker = pool.take()
+        worker = pool.take(deadline)
         try:
-            answer = worker.ask(request, timeout_s)
+            answer = worker.ask(request, deadline - time.monotonic())
             break
         except TimeoutError:
-            worker.close()
+            pool.discard(worker)
             raise ToolError(
                 ErrorCode.TIMEOUT,
                 f"stopped after {timeout_s:g} s; its worker process was killed",
@@ -52,7 +56,7 @@ def run_js(code: str, input_json: Any, *, timeout_s: float, limits: Limits) -> d
             ) from None
         except EOFError:
             oom = worker.process.oom_killed()
-            worker.close()
+            pool.discard(worker)
             if worker.served and not oom:
                 continue  # it died idle (e.g. finishing off a previous call): ask a fresh one
             if oom:
@@ -149,8 +153,35 @@ class _Pool:
         )
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(MAX_WORKERS)
+        """One per worker a call holds: a worker is started only when none is idle, so at most this many live."""
 
-    def take(self) -> _Worker:
+    def take(self, deadline: float) -> _Worker:
+        """An idle worker, or a new one; raises TIMEOUT if every worker stays busy until `deadline`."""
+        if not self._slots.acquire(timeout=max(deadline - time.monotonic(), 0)):
+            raise ToolError(
+                ErrorCode.TIMEOUT,
+                f"all {MAX_WORKERS} JavaScript workers stayed busy with other calls until the deadline",
+                suggestion="Run fewer js.exec calls at once.",
+            )
+        try:
+            return self._idle_or_new()
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def give_back(self, worker: _Worker) -> None:
+        worker.served = True
+        with self._lock:
+            self._idle.append(worker)
+        self._slots.release()
+
+    def discard(self, worker: _Worker) -> None:
+        """Kill a worker a call held (past its deadline, or dead) and free its slot."""
+        worker.close()
+        self._slots.release()
+
+    def _idle_or_new(self) -> _Worker:
         while True:
             with self._lock:
                 worker = self._idle.pop() if self._idle else None
@@ -159,11 +190,6 @@ class _Pool:
             if worker.process.proc.poll() is None:
                 return worker
             worker.close()
-
-    def give_back(self, worker: _Worker) -> None:
-        worker.served = True
-        with self._lock:
-            self._idle.append(worker)
 
     def close(self) -> None:
         with self._lock:
