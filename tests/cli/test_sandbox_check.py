@@ -1,6 +1,5 @@
 """`tether sandbox check`: what this machine supports, and a clear verdict."""
 
-
 import pytest
 from typer.testing import CliRunner
 

@@ -4,6 +4,7 @@ filesystem, and safe whatever values the model sends."""
 import json
 import shutil
 import socket
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 
 from tether.exceptions import UserError
 from tether.execution import Executor
+from tether.sandbox import cgroup_support
 from tether.tools import load_tools
 from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
 
@@ -240,3 +242,36 @@ def test_bad_command_definitions_are_user_errors(tmp_path: Path, text: str, mess
     source.write_text(text, encoding="utf-8")
     with pytest.raises(UserError, match=message):
         load_tools(source)
+
+
+@needs_bwrap
+async def test_memory_spread_over_a_commands_processes_is_quota_exceeded(
+    tmp_path: Path, workspace: Path
+) -> None:
+    support = cgroup_support()
+    if support.version is None:
+        pytest.skip(f"no writable cgroup here: {support.reason}")
+    code = (
+        "import os, time\n"
+        "for i in range(8):\n"
+        "    if os.fork() == 0:\n"
+        "        block = bytearray(160 * 1024 * 1024)\n"
+        "        for j in range(0, len(block), 4096): block[j] = 1\n"
+        "        time.sleep(2); os._exit(0)\n"
+        "for _ in range(8): os.wait()\n"
+    )
+    envelope = await run(tmp_path, workspace, definition(["python3", "-c", code], properties=""))
+    assert isinstance(envelope, ErrorEnvelope), envelope
+    assert envelope.error.code == "QUOTA_EXCEEDED"
+    assert envelope.error.message.startswith("its processes together passed 1024 MiB of memory"), envelope
+
+
+@needs_bwrap
+async def test_a_deep_tree_a_command_leaves_is_no_error_and_nothing_stays_on_the_host(
+    tmp_path: Path, workspace: Path
+) -> None:
+    before = set(Path(tempfile.gettempdir()).iterdir())
+    deep = "d=0; while [ $d -lt 1500 ]; do mkdir x && cd x || exit 1; d=$((d+1)); done; chmod 0 .; echo deep"
+    envelope = await run(tmp_path, workspace, definition(["sh", "-c", deep], properties=""))
+    assert envelope.data["stdout"] == "deep\n", envelope
+    assert set(Path(tempfile.gettempdir()).iterdir()) <= before  # no scratch folder left behind

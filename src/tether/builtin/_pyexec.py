@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from tether.exceptions import ToolError
+from tether.sandbox import result_data, tails
 from tether.types import ErrorCode
 
 from ._paths import Roots
-from ._runner import ExecSettings, result_data, run_sandboxed, tails
+from ._runner import ExecSettings, run_sandboxed
 
 __all__ = ["run_python"]
 

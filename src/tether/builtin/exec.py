@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.exceptions import ToolError
-from tether.sandbox import Limits
+from tether.sandbox import Limits, result_data
 from tether.tools import Toolset, tool
 from tether.types import ErrorCode, SandboxPolicy
 
@@ -22,7 +22,7 @@ from ._js import run_js
 from ._paths import Roots
 from ._pyexec import run_python
 from ._registry import PackConfig, ToolPack, register_pack
-from ._runner import ExecSettings, program_hint, result_data, run_sandboxed
+from ._runner import ExecSettings, program_hint, run_sandboxed
 
 __all__ = ["EXEC_PACK", "exec_pack"]
 

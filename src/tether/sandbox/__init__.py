@@ -14,6 +14,9 @@ from ._host import check_host as check_host
 from ._limits import Limits as Limits
 from ._limits import SandboxResult as SandboxResult
 from ._limits import SandboxUnavailable as SandboxUnavailable
+from ._refusals import result_data as result_data
+from ._refusals import run_for_tool as run_for_tool
+from ._refusals import tails as tails
 from ._sandbox import DEFAULT_UID as DEFAULT_UID
 from ._sandbox import Sandbox as Sandbox
 from ._sandbox import SandboxProcess as SandboxProcess
@@ -31,5 +34,8 @@ __all__ = [
     "SandboxUnavailable",
     "cgroup_support",
     "check_host",
+    "result_data",
+    "run_for_tool",
     "sandbox_filter",
+    "tails",
 ]

@@ -10,7 +10,7 @@ into more arguments nor run anything. A whole-element value starting with `-` is
 default, or its element is left out. `{{` and `}}` are literal braces.
 
 The policy is the sandbox's: `network` shares the host's network or not at all; `filesystem` says what of
-the workspace the command sees: nothing (the default: an empty scratch folder), `workspace/**` (all of it,
+the workspace the command sees: nothing (the default: an empty, private, size-capped folder), `workspace/**` (all of it,
 writable, at /workspace), or read-only folders (`workspace/**:ro`, `workspace/data/**:ro`, ...), mounted
 at their own path, where the command starts.
 """
@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -29,13 +27,12 @@ from typing import Any, cast
 import pydantic_core
 
 from tether.exceptions import ToolError, UserError
-from tether.sandbox import Limits, Sandbox, SandboxResult, SandboxUnavailable
+from tether.sandbox import Limits, Sandbox, result_data, run_for_tool
 from tether.types import ErrorCode, ToolSpec
 
-__all__ = ["CommandTemplate", "Mounts", "command_function", "run_checked"]
+__all__ = ["CommandTemplate", "Mounts", "command_function"]
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
-_TAIL = 2000
 
 
 def command_function(spec: ToolSpec, template: Any, workspace: Path, where: str) -> Callable[..., Any]:
@@ -53,15 +50,11 @@ def command_function(spec: ToolSpec, template: Any, workspace: Path, where: str)
 
     def run(**arguments: Any) -> dict[str, Any]:
         command = argv.render(arguments)
-        scratch = None if mounts.writable else Path(tempfile.mkdtemp(prefix="tether-command-"))
-        try:
-            binds = mounts.read_only_paths(root)
-            sandbox = Sandbox(scratch or root, network=network, limits=limits, ro_binds=binds)
-            cwd = str(root) if binds else "."  # read-only folders are where they are on the host
-            return _result(run_checked(sandbox, command, cwd, timeout_s))
-        finally:
-            if scratch is not None:
-                shutil.rmtree(scratch, ignore_errors=True)
+        binds = mounts.read_only_paths(root)
+        # without the writable workspace: a private tmpfs that dies with the run, whatever the command left
+        sandbox = Sandbox(root if mounts.writable else None, network=network, limits=limits, ro_binds=binds)
+        cwd = str(root) if binds else "."  # read-only folders are where they are on the host
+        return result_data(run_for_tool(sandbox, command, cwd=cwd, timeout_s=timeout_s))
 
     return run
 
@@ -212,48 +205,3 @@ def _relative(path: str, pattern: str, where: str) -> str:
             "writable), workspace/**:ro (read-only) or workspace/<folder>/**:ro."
         )
     return "/".join(parts[1:])
-
-
-def run_checked(
-    sandbox: Sandbox, argv: list[str], cwd: str, timeout_s: float, *, stdin: str | None = None
-) -> SandboxResult:
-    """Run in `sandbox`; a sandbox that cannot start, a timeout or an output flood become ToolErrors."""
-    try:
-        result = sandbox.run(argv, cwd=cwd, timeout_s=timeout_s, stdin=stdin)
-    except SandboxUnavailable as exc:
-        raise ToolError(
-            "SANDBOX_UNAVAILABLE",
-            f"this tool runs sandboxed, which cannot happen here: {exc}",
-            recoverable=False,
-            suggestion="Tell the user: install bubblewrap (apt-get install bubblewrap) to run it safely.",
-        ) from None
-    if result.timed_out:
-        raise ToolError(
-            ErrorCode.TIMEOUT,
-            f"the command was stopped after {timeout_s:g} s; its whole process tree was killed.{_tails(result)}",
-            suggestion="Ask for less in one call (a smaller input), or tell the user the tool is too slow.",
-        )
-    if result.truncated:
-        raise ToolError(
-            ErrorCode.QUOTA_EXCEEDED,
-            f"the command's output passed {sandbox.limits.output_bytes} bytes, so it was stopped.{_tails(result)}",
-            suggestion="Ask for less in one call (a narrower input).",
-        )
-    return result
-
-
-def _result(result: SandboxResult) -> dict[str, Any]:
-    return {
-        "stdout": result.stdout,
-        "stderr": result.stderr,
-        "exit_code": result.exit_code,
-        "duration_ms": result.duration_ms,
-    }
-
-
-def _tails(result: SandboxResult) -> str:
-    return "".join(
-        f"\n{name} (last {_TAIL} chars):\n{text[-_TAIL:]}"
-        for name, text in (("stdout", result.stdout), ("stderr", result.stderr))
-        if text
-    )

@@ -23,8 +23,8 @@ from typing import Any, cast
 import pydantic_core
 
 from tether.exceptions import NeedsInput, TetherRuntimeError, ToolError, UserError
-from tether.sandbox import Limits, Sandbox
-from tether.tools._command import Mounts, run_checked
+from tether.sandbox import Limits, Sandbox, run_for_tool
+from tether.tools._command import Mounts
 from tether.types import ToolSpec
 
 __all__ = ["SandboxedToolFailed", "sandboxed_python"]
@@ -88,21 +88,18 @@ def sandboxed_python(spec: ToolSpec, ref: str, base: Path, workspace: Path, wher
     interpreter = sys.executable  # in a virtual environment, its own python: the environment's packages
 
     def run(**arguments: Any) -> Any:
-        scratch = None if mounts.writable else Path(tempfile.mkdtemp(prefix="tether-python-"))
-        try:
-            binds = mounts.read_only_paths(root)
-            sandbox = Sandbox(
-                scratch or root,
-                network=spec.sandbox.network,
-                limits=limits,
-                ro_binds=[*runtime, *([code] if code else []), *binds],
-            )
-            argv = [interpreter, "-I", "-c", _RUNNER, json.dumps(search), target_arg, attribute]
-            stdin = pydantic_core.to_json(arguments).decode()
-            result = run_checked(sandbox, argv, str(root) if binds else ".", timeout_s, stdin=stdin)
-        finally:
-            if scratch is not None:
-                shutil.rmtree(scratch, ignore_errors=True)
+        binds = mounts.read_only_paths(root)
+        sandbox = Sandbox(
+            root if mounts.writable else None,  # None: a private tmpfs that dies with the run
+            network=spec.sandbox.network,
+            limits=limits,
+            ro_binds=[*runtime, *([code] if code else []), *binds],
+        )
+        argv = [interpreter, "-I", "-c", _RUNNER, json.dumps(search), target_arg, attribute]
+        stdin = pydantic_core.to_json(arguments).decode()
+        result = run_for_tool(
+            sandbox, argv, cwd=str(root) if binds else ".", timeout_s=timeout_s, stdin=stdin
+        )
         return _answer(result.stdout, result.stderr, result.exit_code)
 
     return run
