@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from tether.exceptions import NeedsInput as NeedsInput
     from tether.exceptions import TetherError as TetherError
     from tether.exceptions import TetherRuntimeError as TetherRuntimeError
+    from tether.exceptions import ToolCrashed as ToolCrashed
     from tether.exceptions import ToolError as ToolError
     from tether.exceptions import ToolSignal as ToolSignal
     from tether.exceptions import UserError as UserError
@@ -88,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "Tool": "tether.tools",
     "ToolCall": "tether.types",
     "ToolContext": "tether.tools",
+    "ToolCrashed": "tether.exceptions",
     "ToolError": "tether.exceptions",
     "ToolSignal": "tether.exceptions",
     "ToolSpec": "tether.types",
@@ -133,6 +135,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolContext",
+    "ToolCrashed",
     "ToolError",
     "ToolSignal",
     "ToolSpec",

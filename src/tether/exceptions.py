@@ -6,7 +6,8 @@
     │   ├── ToolError           -> {ok: false, error: {code, message, recoverable, suggestion}}
     │   └── NeedsInput          -> {ok: false, needs: {...}}
     └── TetherRuntimeError      anything else that went wrong inside tether at run time
-        └── ModelError          the model's provider failed (network, key, rate limit, server error)
+        ├── ModelError          the model's provider failed (network, key, rate limit, server error)
+        └── ToolCrashed         a tool run in another process (isolated, sandboxed) raised or died
 
 Model output never raises: parsers and the executor turn bad output into errors and envelopes the model
 can act on. Exceptions are for developers' mistakes and for tools that want to refuse.
@@ -19,6 +20,7 @@ __all__ = [
     "NeedsInput",
     "TetherError",
     "TetherRuntimeError",
+    "ToolCrashed",
     "ToolError",
     "ToolSignal",
     "UserError",
@@ -40,6 +42,19 @@ class TetherRuntimeError(TetherError):
 class ModelError(TetherRuntimeError):
     """The model's provider failed: unreachable, a refused key, a rate limit, a server error. The message names
     the model and the provider's own error, which is kept as `__cause__`."""
+
+
+class ToolCrashed(TetherRuntimeError):
+    """A tool run in another process (process-isolated, or sandboxed) raised, or its process died.
+
+    `type_name` names what it raised (the exception's class cannot cross the process boundary) and
+    `traceback` is the child's, for the journal; the model is told only the type.
+    """
+
+    def __init__(self, type_name: str, traceback: str):
+        super().__init__(type_name)
+        self.type_name = type_name
+        self.traceback = traceback
 
 
 class ToolSignal(TetherError):

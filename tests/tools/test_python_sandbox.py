@@ -85,6 +85,10 @@ async def test_a_function_declared_without_network_cannot_reach_it(layout: Path)
         refused = await call(layout, "connect", "{network: false}", port=port)
         assert isinstance(refused, ErrorEnvelope)
         assert refused.error.code == "INTERNAL"
+        # the model is told what the function raised, as for any other tool (the traceback is journaled)
+        assert refused.error.message.startswith(
+            ("t failed: it raised PermissionError.", "t failed: it raised OSError.")
+        )
         with pytest.raises(TimeoutError):
             server.accept()  # nothing ever connected
         allowed = await call(layout, "connect", "{network: true}", port=port)

@@ -19,20 +19,11 @@ from typing import Any
 
 import anyio
 
-from tether.exceptions import NeedsInput, TetherRuntimeError, ToolError, UserError
+from tether.exceptions import NeedsInput, ToolCrashed, ToolError, UserError
 
-__all__ = ["ChildFailure", "run_in_process"]
+__all__ = ["run_in_process"]
 
 _WORKER = str(Path(__file__).with_name("_worker.py"))
-
-
-class ChildFailure(TetherRuntimeError):
-    """The tool raised in its child process, or the child died; `traceback` is the child's."""
-
-    def __init__(self, type_name: str, traceback: str):
-        super().__init__(type_name)
-        self.type_name = type_name
-        self.traceback = traceback
 
 
 async def run_in_process(function: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
@@ -65,9 +56,7 @@ async def run_in_process(function: Callable[..., Any], kwargs: dict[str, Any]) -
         raise
     _kill_group(process.pid)  # whatever the tool left running in its group goes with it
     if not chunks:
-        raise ChildFailure(
-            "ChildProcessError", f"the tool's process exited with code {code} without replying"
-        )
+        raise ToolCrashed("ChildProcessError", f"the tool's process exited with code {code} without replying")
     return _unpack(pickle.loads(b"".join(chunks)))
 
 
@@ -80,9 +69,9 @@ def _unpack(reply: tuple[Any, ...]) -> Any:
         case ("needs", needs):
             raise NeedsInput(**needs)
         case (_, type_name, traceback):
-            raise ChildFailure(type_name, traceback)
+            raise ToolCrashed(type_name, traceback)
         case _:
-            raise ChildFailure("ProtocolError", f"unexpected reply from the tool's process: {reply!r}")
+            raise ToolCrashed("ProtocolError", f"unexpected reply from the tool's process: {reply!r}")
 
 
 def _kill_group(pid: int) -> None:

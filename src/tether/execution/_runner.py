@@ -24,8 +24,8 @@ import anyio
 import anyio.to_thread
 import pydantic_core
 
-from tether.exceptions import NeedsInput, ToolError
-from tether.execution._process import ChildFailure, run_in_process
+from tether.exceptions import NeedsInput, ToolCrashed, ToolError
+from tether.execution._process import run_in_process
 from tether.execution._suggestions import DEFAULT_SUGGESTIONS, stopped_suggestion
 from tether.tools import Tool
 from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope
@@ -70,7 +70,7 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
         return _signal(tool.name, e)
     except NeedsInput as e:
         return _signal(tool.name, e)
-    except ChildFailure as e:
+    except ToolCrashed as e:
         return _internal(tool.name, f"it raised {e.type_name}", e.traceback)
     except (Exception, SystemExit, KeyboardInterrupt) as e:  # a tool's exit() or ^C ends its call only
         return _internal(tool.name, f"it raised {type(e).__name__}", traceback.format_exc())

@@ -4,8 +4,8 @@ The function is called in a fresh interpreter inside `tether.sandbox`, which see
 run (the interpreter, the environment's packages, the function's own module, tether) read-only, plus the
 workspace as its `sandbox.filesystem` says (see `_command`). Arguments go in as JSON on stdin; the result
 comes back as JSON on the interpreter's original stdout, while anything the function prints goes to stderr.
-`ToolError` and `NeedsInput` raised inside come back as themselves; anything else as `SandboxedToolFailed`
-carrying the function's traceback.
+`ToolError` and `NeedsInput` raised inside come back as themselves; anything else as `ToolCrashed`
+naming what it raised and carrying the function's traceback.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from typing import Any, cast
 
 import pydantic_core
 
-from tether.exceptions import NeedsInput, TetherRuntimeError, ToolError, UserError
+from tether.exceptions import NeedsInput, ToolCrashed, ToolError, UserError
 from tether.sandbox import Limits, Sandbox, run_for_tool
 from tether.tools._command import Mounts
 from tether.types import ToolSpec
 
-__all__ = ["SandboxedToolFailed", "sandboxed_python"]
+__all__ = ["sandboxed_python"]
 
 _TETHER = Path(__file__).resolve().parents[1]
 """tether's own package, mounted so that a sandboxed tool can raise ToolError or NeedsInput."""
@@ -65,10 +65,6 @@ except BaseException as e:
 reply.write(json.dumps(answer, default=repr))
 reply.close()
 """
-
-
-class SandboxedToolFailed(TetherRuntimeError):
-    """A sandboxed Python tool raised, or its interpreter died; the message holds what it said."""
 
 
 def sandboxed_python(spec: ToolSpec, ref: str, base: Path, workspace: Path, where: str) -> Callable[..., Any]:
@@ -145,12 +141,13 @@ def _answer(stdout: str, stderr: str, exit_code: int) -> Any:
     try:
         answer: Any = json.loads(stdout)
     except ValueError:
-        raise SandboxedToolFailed(
+        raise ToolCrashed(
+            "SandboxedInterpreterExited",
             f"the tool's sandboxed interpreter exited with code {exit_code} without replying; stderr:\n"
-            f"{stderr[-2000:]}"
+            f"{stderr[-2000:]}",
         ) from None
     if not isinstance(answer, dict):
-        raise SandboxedToolFailed(f"the tool's sandboxed interpreter replied {stdout[:200]!r}")
+        raise ToolCrashed("ProtocolError", f"the tool's sandboxed interpreter replied {stdout[:200]!r}")
     reply = cast(dict[str, Any], answer)
     if "ok" in reply:
         return reply["ok"]
@@ -162,4 +159,4 @@ def _answer(stdout: str, stderr: str, exit_code: int) -> Any:
         raise NeedsInput(
             **(cast(dict[str, Any], needs) if isinstance(needs, dict) and needs else {"input": True})
         )
-    raise SandboxedToolFailed(f"{reply.get('raised')} in the sandbox:\n{reply.get('traceback')}")
+    raise ToolCrashed(str(reply.get("raised")), str(reply.get("traceback")))
