@@ -80,13 +80,13 @@ def tool_turn() -> bytes:
     )  # fmt: skip
 
 
-def anthropic_client(responses: list[bytes], seen: list[dict[str, Any]]) -> AsyncAnthropic:
+def anthropic_client(
+    responses: list[bytes], seen: list[dict[str, Any]], content_type: str = "text/event-stream"
+) -> AsyncAnthropic:
     def handle(request: httpx.Request) -> httpx.Response:
         assert request.url.path == "/v1/messages"
         seen.append(json.loads(request.content))
-        return httpx.Response(
-            200, content=responses[len(seen) - 1], headers={"content-type": "text/event-stream"}
-        )
+        return httpx.Response(200, content=responses[len(seen) - 1], headers={"content-type": content_type})
 
     return AsyncAnthropic(
         api_key="test", http_client=DefaultAsyncHttpxClient(transport=httpx.MockTransport(handle))
@@ -249,3 +249,12 @@ async def test_a_stream_event_that_is_not_json_is_a_model_error_naming_the_serve
     assert re.match(
         r"anthropic:claude-sonnet-5-5 at .*: the server streamed an event that is not JSON", str(result.error)
     )
+
+
+async def test_a_web_page_instead_of_the_api_is_a_model_error_not_an_empty_answer() -> None:
+    page = b"<html><body>It works!</body></html>"
+    model = AnthropicModel("claude-sonnet-5-5", client=anthropic_client([page], [], "text/html"))
+    result = await Agent(model).run("hi")
+    assert result.reason == "model_error"
+    assert isinstance(result.error, ModelError)
+    assert "the server's answer (text/html) held no Messages API events" in str(result.error)

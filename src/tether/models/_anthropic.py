@@ -85,8 +85,10 @@ class AnthropicModel(Model):
         create = cast(_Create, self.client.messages.create)
         try:
             stream = await create(**params)
+            events = 0
             try:
                 async for event in stream:
+                    events += 1
                     data = cast(dict[str, Any], event.model_dump(exclude_none=True))
                     if self.native_dialect is not None:
                         yield data
@@ -96,6 +98,12 @@ class AnthropicModel(Model):
                             yield str(delta["text"])
             finally:
                 await stream.close()  # release the connection when the turn is cancelled midway
+            if events == 0:  # e.g. a web page: the SDK finds no `event:` lines in it and yields nothing
+                kind = stream.response.headers.get("content-type", "no content type")
+                raise ModelError(
+                    f"{self.name} at {self.client.base_url}: the server's answer ({kind}) held no Messages "
+                    "API events; is the base URL the API's (without /v1)?"
+                )
         except anthropic.AnthropicError as e:
             raise ModelError(f"{self.name} at {self.client.base_url}: {type(e).__name__}: {e}") from e
         except json.JSONDecodeError as e:
