@@ -229,3 +229,35 @@ def test_a_kwargs_function_takes_other_names_of_its_type() -> None:
         ToolCall(id="c2", name="log_event", arguments={"event": "sale", "units": "a"})
     )
     assert [str(p) for p in wrong.problems] == ['$.units: must be an integer; got string "a"']
+
+
+class Route(BaseModel):
+    name: str
+    via: "list[Route]" = []
+
+
+def test_an_unknown_field_inside_a_model_argument_is_refused_not_dropped() -> None:
+    @tool(side_effects="none")
+    def forecast(place: Place, stops: list[Place] | None = None) -> str:
+        """Forecast."""
+        return place.city
+
+    arguments = {"place": {"city": "Oslo", "cuntry": "SE"}, "stops": [{"city": "Bergen", "x": 1}], "why": "w"}
+    checked = forecast.validate_call(ToolCall(id="1", name="forecast", arguments=arguments))
+    assert [str(p) for p in checked.problems] == [
+        "$.place.cuntry: unknown field; did you mean `country`?",
+        "$.stops[0].x: unknown field; it takes `city`, `country`",
+    ]
+    fine = forecast.validate_call(ToolCall(id="1", name="forecast", arguments={"place": {"city": "Oslo"}}))
+    assert fine.problems == ()
+
+
+def test_a_recursive_model_argument_is_checked_without_looping() -> None:
+    @tool(side_effects="none")
+    def plan(route: Route) -> str:
+        """Plan."""
+        return route.name
+
+    arguments = {"route": {"name": "a", "via": [{"name": "b", "vai": []}]}}
+    checked = plan.validate_call(ToolCall(id="1", name="plan", arguments=arguments))
+    assert [str(p) for p in checked.problems] == ["$.route.via[0].vai: unknown field; did you mean `via`?"]

@@ -178,3 +178,27 @@ def test_problems_and_coercions_never_show_a_value_the_schema_marks_secret() -> 
     )
     shown = " ".join([*(str(p) for p in checked.problems), *(r.message for r in checked.call.repairs)])
     assert not any(secret in shown for secret in ("987654", "hunter2", "4411"))
+
+
+def test_an_object_the_schema_leaves_open_takes_any_field_at_any_depth() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "filters": {
+                "type": "object",
+                "properties": {"tag": {"type": "string"}},
+                "additionalProperties": True,
+            },
+            "meta": {"type": "object"},
+            "place": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+    spec = ToolSpec(name="find", description="Find.", input_schema=schema, requires_why=False)
+    call = ToolCall(
+        id="1",
+        name="find",
+        arguments={"filters": {"tag": "a", "more": 1}, "meta": {"any": 2}, "place": {"x": 3}},
+    )
+    assert [str(p) for p in Tool(spec).validate_call(call).problems] == [
+        "$.place.x: unknown field; it takes `city`"
+    ]

@@ -140,7 +140,11 @@ class Tool(Generic[P, R]):
         checked = self._validator.validate(arguments)
         problems: Sequence[Problem] = checked.problems
         if unknown:  # they replace the schema's own word on them (`additionalProperties: false`), if any
-            kept = [p for p in problems if not (p.kind == "additionalProperties" and p.path == "$")]
+            kept = [
+                p
+                for p in problems
+                if not (p.kind == "additionalProperties" and any(u.path.startswith(p.path) for u in unknown))
+            ]
             problems = sorted([*unknown, *kept], key=lambda p: p.path)
         values: dict[str, Any] | None = None
         if not problems and self._arguments is not None:

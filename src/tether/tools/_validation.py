@@ -16,7 +16,7 @@ import math
 import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import fastjsonschema
@@ -73,14 +73,18 @@ class ArgumentValidator:
         self._tool_name = tool_name
         self._fast: Callable[[Any], Any] | None = None
         self._checker: Any = None  # a jsonschema validator, made on the first refusal
-        self._known = _known_names(schema)
+        self._shape = _shape(schema, schema, 0, {})
 
     def unknown_names(self, arguments: dict[str, Any]) -> list[Problem]:
-        """A problem for each name the tool does not take, naming the closest one it does; none if its schema
-        allows other names (`additionalProperties`, or a top it does not spell out)."""
-        if self._known is None or arguments.keys() <= self._known:
-            return []
-        return [_unknown(name, self._known) for name in arguments if name not in self._known]
+        """A problem for each name the tool does not take, naming the closest one it does, at the top and
+        inside objects the schema spells out (`$.location.cty`); none where the schema allows other names
+        (`additionalProperties`, or an object it does not spell out)."""
+        shape = self._shape
+        if not shape.fields and (shape.known is None or arguments.keys() <= shape.known):
+            return []  # the usual flat call: one set comparison
+        problems: list[Problem] = []
+        _unknown_in(arguments, shape, [], problems)
+        return problems
 
     def not_json(self, arguments: dict[str, Any]) -> list[Problem]:
         """A problem for each part of the arguments JSON cannot hold (a key that is not a string, NaN or an
@@ -254,17 +258,93 @@ def _known_names(schema: JsonSchema) -> frozenset[str] | None:
     return frozenset(cast(dict[str, Any], properties))
 
 
-def _unknown(name: Any, known: frozenset[str]) -> Problem:
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """Which names an object in the arguments may have, worked out once per tool from its schema."""
+
+    known: frozenset[str] | None = None
+    """The names it takes; `None`: any (the schema allows others, or does not say)."""
+    fields: dict[str, _Shape] = field(default_factory=dict[str, "_Shape"])
+    """Its properties whose values are objects (or arrays of objects) with names of their own to check."""
+    items: _Shape | None = None
+    """For an array: the shape of each item."""
+
+
+_ANY = _Shape()
+_MAX_SHAPE_DEPTH = 8
+
+
+def _shape(schema: Any, root: JsonSchema, depth: int, refs: dict[tuple[str, int], _Shape]) -> _Shape:
+    """The shape a (sub)schema gives a value, to `_MAX_SHAPE_DEPTH` levels. Local `$ref`s are followed; a
+    definition met again at the same depth is the same shape, so a recursive model stays small."""
+    if not isinstance(schema, dict) or depth > _MAX_SHAPE_DEPTH:
+        return _ANY
+    node = cast(dict[str, Any], schema)
+    ref = node.get("$ref")
+    if isinstance(ref, str) and len(node) == 1:  # a bare reference, as pydantic writes a nested model
+        if (ref, depth) not in refs:
+            target = _local(ref, root)
+            refs[ref, depth] = _ANY if target is None else _shape(target, root, depth + 1, refs)
+        return refs[ref, depth]
+    branches = node.get("anyOf", node.get("oneOf"))
+    if isinstance(branches, list):  # `X | None`, as pydantic writes an optional field: the shape of X
+        kept = [b for b in cast(list[Any], branches) if b != {"type": "null"}]
+        return _shape(kept[0], root, depth + 1, refs) if len(kept) == 1 else _ANY
+    if node.get("type") == "array" or "items" in node:
+        items = _shape(node.get("items"), root, depth + 1, refs)
+        return _ANY if items is _ANY else _Shape(items=items)
+    properties = node.get("properties")
+    if not isinstance(properties, dict):
+        return _ANY
+    fields = {
+        name: sub
+        for name, value in cast(dict[str, Any], properties).items()
+        if (sub := _shape(value, root, depth + 1, refs)) is not _ANY
+    }
+    known = _known_names(node)
+    return _ANY if known is None and not fields else _Shape(known, fields)
+
+
+def _local(ref: str, root: JsonSchema) -> Any:
+    """What a local reference (`#/$defs/Location`) points at in `root`; None for any other."""
+    if not ref.startswith("#/"):
+        return None
+    target: Any = root
+    for part in ref[2:].split("/"):
+        if not isinstance(target, dict):
+            return None
+        target = cast(dict[str, Any], target).get(part.replace("~1", "/").replace("~0", "~"))
+    return target
+
+
+def _unknown_in(value: Any, shape: _Shape, path: list[str | int], problems: list[Problem]) -> None:
+    if isinstance(value, list):
+        if shape.items is not None:
+            for index, item in enumerate(cast(list[Any], value)):
+                _unknown_in(item, shape.items, [*path, index], problems)
+        return
+    if not isinstance(value, dict):
+        return
+    names = cast(dict[Any, Any], value)
+    if shape.known is not None and not names.keys() <= shape.known:
+        problems += [_unknown(name, shape.known, path) for name in names if name not in shape.known]
+    for name, sub in shape.fields.items():
+        if name in names:
+            _unknown_in(names[name], sub, [*path, name], problems)
+
+
+def _unknown(name: Any, known: frozenset[str], path: list[str | int]) -> Problem:
     shown = name if isinstance(name, str) else repr(name)
     shown = shown if len(shown) <= 60 else shown[:59] + "…"  # a model's key can be any length
     close = difflib.get_close_matches(shown, sorted(known), n=1, cutoff=0.6)
+    what = "argument" if not path else "field"
     if close:
         hint = f"did you mean `{close[0]}`?"
     elif known:
-        hint = f"this tool takes {', '.join(f'`{k}`' for k in sorted(known))}"
+        hint = f"{'this tool' if not path else 'it'} takes {', '.join(f'`{k}`' for k in sorted(known))}"
     else:
-        hint = "this tool takes no arguments"
-    return Problem(_json_path([shown]), f"unknown argument; {hint}", "additionalProperties")
+        hint = f"{'this tool' if not path else 'it'} takes no {what}s"
+    return Problem(_json_path([*path, shown]), f"unknown {what}; {hint}", "additionalProperties")
 
 
 def _not_json(value: Any, path: str, depth: int, problems: list[Problem]) -> None:
