@@ -258,6 +258,6 @@ def test_a_recursive_model_argument_is_checked_without_looping() -> None:
         """Plan."""
         return route.name
 
-    arguments = {"route": {"name": "a", "via": [{"name": "b", "vai": []}]}}
+    arguments: dict[str, Any] = {"route": {"name": "a", "via": [{"name": "b", "vai": []}]}}
     checked = plan.validate_call(ToolCall(id="1", name="plan", arguments=arguments))
     assert [str(p) for p in checked.problems] == ["$.route.via[0].vai: unknown field; did you mean `via`?"]
