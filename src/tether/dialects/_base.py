@@ -343,6 +343,9 @@ class _Region:
     """How many trailing characters may begin an end marker."""
     head: str | None = None
     """The body so far while its call may still be announced (see `Opener.announce`), else None."""
+    end: str | None = None
+    """For `feed`'s inline path, a call region's one end marker (NUL for one that runs to the end of the
+    output: any character would do, as a delta holding it merely takes the general path); else None."""
 
 
 _ANNOUNCE_WITHIN = 256
@@ -359,7 +362,7 @@ class RegionParser(StreamParser):
 
     def __init__(self, dialect: str, tools: ToolIndex):
         super().__init__(dialect, tools)
-        self._hold = ""
+        self._hold: str = ""
         self._hold_start: int = 0
         self._last_char = "\n"
         self._region: _Region | None = None
@@ -367,30 +370,108 @@ class RegionParser(StreamParser):
         self._start_openers = tuple(o for o in openers if o.output_start)
         self._at_start = bool(self._start_openers)
         self._keep: dict[Opener, int] = {}
+        self._ends: dict[Opener, str | None] = {}
         self.use_openers(openers)
         self._plain_text_is_content = type(self).after_text is RegionParser.after_text
+        self._progress = type(self).on_progress is not RegionParser.on_progress
         self._open_reasoning: Opener | None = None
         """The reasoning block the output begins inside, until the output's start has been read."""
+        self._inline = not self._at_start
+        """Between regions: no region open, no marker held back, the output's start read, not closed."""
+        self._holding = False
+        """Between regions with the possible start of a marker held back (and the output's start read)."""
+        self._end: str | None = None
+        """While a call region is open and past its announcement: its `end` (see `_Region.end`)."""
+        self._open = False
+        """While a region is open (and the output's start read, not closed)."""
 
     def feed(self, delta: str) -> list[ParseEvent]:
-        # The common case inline, as it costs most of streaming: plain text between regions, which is content.
-        if (
-            self._region is None
-            and not self._hold
-            and not self._at_start
-            and self._plain_text_is_content
-            and delta
-            and not self._closed
-            and not self._broken
-            and (self._first is None or self._first.search(delta) is None)
-        ):
-            self._fed += len(delta)
-            self._last_char = delta[-1]
-            self._content.append(delta)
-            events: list[ParseEvent] = [TextDelta(delta)]
-            self._events = events
-            return events
-        return super().feed(delta)
+        # The common cases inline, as they cost most of streaming: a delta between regions that holds no
+        # marker's first character is plain text; a held-back marker that is still only the start of one stays
+        # held; a delta in a call region that does not complete its end marker is more of its body. Anything
+        # else takes the general path, which scans it.
+        if delta:
+            if self._inline:
+                mark, first = self._mark, self._first
+                if (mark not in delta) if mark is not None else (first is None or first.search(delta) is None):
+                    self._fed += len(delta)
+                    self._last_char = delta[-1]
+                    if self._plain_text_is_content:
+                        self._content.append(delta)
+                        return [TextDelta(delta)]
+                    events: list[ParseEvent] = []
+                    self._events = events
+                    try:
+                        self.after_text(delta)
+                    except Exception as e:  # a parser bug must not take the caller down with the model's output
+                        self._internal_error(e)
+                    return events
+            elif self._holding:
+                held = self._hold + delta
+                if held in self._prefixes:
+                    self._fed += len(delta)
+                    self._hold = held
+                    return []
+            elif (end := self._end) is not None:
+                region = self._region
+                assert region is not None
+                tail = region.tail
+                window = tail + delta if tail else delta
+                if end in window:
+                    events = super().feed(delta)
+                    self._settle()
+                    return events
+                self._fed += len(delta)
+                region.parts.append(delta)
+                region.size += len(delta)
+                keep = region.keep
+                region.tail = window[-keep:] if keep else ""
+                events = []
+                self._events = events
+                if self._progress:
+                    try:
+                        self.on_progress(region.opener, delta, region.start)
+                    except Exception as e:  # a parser bug must not take the caller down with the model's output
+                        self._internal_error(e)
+                return events
+            elif self._open:  # what `_feed` would do, less the checks that lead here
+                region = self._region
+                assert region is not None
+                start = self._fed
+                self._fed += len(delta)
+                events = []
+                self._events = events
+                try:
+                    used = self._region_feed(region, delta, False)
+                    if used >= 0:
+                        self._process(delta[used:], start + used, eof=False)
+                        self._settle()
+                    elif region.head is None:
+                        self._end = region.end
+                except Exception as e:  # a parser bug must not take the caller down with the model's output
+                    self._internal_error(e)
+                return events
+        events = super().feed(delta)
+        self._settle()
+        return events
+
+    def close(self) -> list[ParseEvent]:
+        self._inline, self._holding, self._end, self._open = False, False, None, False
+        return super().close()
+
+    def _internal_error(self, e: Exception) -> None:
+        self._inline, self._holding, self._end, self._open = False, False, None, False
+        super()._internal_error(e)
+
+    def _settle(self) -> None:
+        """After a delta took the general path: which of `feed`'s inline paths the next may take."""
+        region = self._region
+        live = not self._closed and not self._broken
+        between = live and region is None and not self._at_start
+        self._inline = between and not self._hold
+        self._holding = between and bool(self._hold)
+        self._open = live and region is not None
+        self._end = region.end if self._open and region is not None and region.head is None else None
 
     @property
     def busy_since(self) -> int | None:
@@ -420,7 +501,7 @@ class RegionParser(StreamParser):
             return
         if self._fed:
             raise UserError("open_reasoning() must come before the first feed()")
-        self._open_reasoning, self._at_start = reasoning, True
+        self._open_reasoning, self._at_start, self._inline, self._holding = reasoning, True, False, False
 
     def active_openers(self) -> tuple[Opener, ...]:
         """The openers in force (override to vary them with the tools or options)."""
@@ -429,11 +510,12 @@ class RegionParser(StreamParser):
     def use_openers(self, openers: Sequence[Opener]) -> None:
         """Set the openers in force from here on (a dialect may change them once the output's start has shown
         which variant of its format it is)."""
-        self._openers, keep, self._first = _opener_plan(tuple(openers))
+        self._openers, keep, ends, self._first, self._mark, self._prefixes = _opener_plan(tuple(openers))
         self._starts = frozenset(o.start for o in self._openers)
         # after text not ending a line, a marker that counts only at a line's start needs a newline first
         self._starts_in_line = frozenset(("\n" if o.line_start else "") + o.start for o in self._openers)
         self._keep.update(keep)
+        self._ends.update(ends)
 
     # ------------------------------------------------------------------------------------------ hooks
 
@@ -505,7 +587,12 @@ class RegionParser(StreamParser):
                     continue
                 head = "" if opener.announce is not None and opener.kind == "call" else None
                 self._region = _Region(
-                    opener, offset + p, offset + p + skip, keep=self._keep[opener], head=head
+                    opener,
+                    offset + p,
+                    offset + p + skip,
+                    keep=self._keep[opener],
+                    head=head,
+                    end=self._ends[opener],
                 )
                 if opener.balanced:
                     self._region.balancer = Balancer(opener.quotes)
@@ -647,7 +734,8 @@ class RegionParser(StreamParser):
             if region.opener.kind == "call":
                 if region.head is not None:
                     self._announce(region, data, final=False)
-                self.on_progress(region.opener, data, region.start)
+                if self._progress:
+                    self.on_progress(region.opener, data, region.start)
 
     def _announce(self, region: _Region, data: str, *, final: bool) -> None:
         """Announce the region's call once its name is known (for openers with `announce`)."""
@@ -735,13 +823,38 @@ def render_envelope(result: ToolResultMessage) -> str:
 @functools.lru_cache(maxsize=256)
 def _opener_plan(
     openers: tuple[Opener, ...],
-) -> tuple[tuple[Opener, ...], dict[Opener, int], re.Pattern[str] | None]:
-    """For a set of openers (worked out once, not per parser): those that may open anywhere, how much text
-    each must hold back at the end of a delta (a possible end marker's prefix), and a pattern finding the
-    first character of any of their start markers."""
+) -> tuple[
+    tuple[Opener, ...],
+    dict[Opener, int],
+    dict[Opener, str | None],
+    re.Pattern[str] | None,
+    str | None,
+    frozenset[str],
+]:
+    """For a set of openers (worked out once, not per parser): those that may open anywhere; how much text
+    each must hold back at the end of a delta (a possible end marker's prefix); each region's `end` (see
+    `_Region.end`); a pattern finding where any of their start markers may begin, and the one character it
+    finds when that is all it finds (`in` is faster than a search; NUL when there is nothing to find, as a
+    delta holding it merely takes the general path); and the texts that can only be the start of a marker
+    still arriving (proper prefixes of a start marker that no start marker begins)."""
     anywhere = tuple(o for o in openers if not o.output_start)
     keep = {o: max((len(e) for e in o.ends), default=1) - 1 for o in openers}
-    return anywhere, keep, marker_pattern(frozenset(o.start for o in anywhere))
+    ends = {o: _end(o) for o in openers}
+    starts = frozenset(o.start for o in anywhere)
+    firsts = {s[0] for s in starts}
+    mark = "\x00" if not starts else None
+    if len(firsts) == 1 and not next(iter(firsts)).isalnum():
+        mark = next(iter(firsts))
+    prefixes = frozenset(
+        s[:n] for s in starts for n in range(1, len(s)) if not any(s[:n].startswith(t) for t in starts)
+    )
+    return anywhere, keep, ends, marker_pattern(starts), mark, prefixes
+
+
+def _end(o: Opener) -> str | None:
+    if o.kind != "call" or o.balanced or len(o.ends) > 1:
+        return None
+    return o.ends[0] if o.ends else "\x00"
 
 
 @functools.lru_cache(maxsize=256)
