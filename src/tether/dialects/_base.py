@@ -373,6 +373,8 @@ class RegionParser(StreamParser):
         self._ends: dict[Opener, str | None] = {}
         self.use_openers(openers)
         self._plain_text_is_content = type(self).after_text is RegionParser.after_text
+        """Whether `after_text` would only pass plain text on as content, as the default does: a subclass that
+        overrides it may set this while that holds, so that such text skips the hook."""
         self._progress = type(self).on_progress is not RegionParser.on_progress
         self._open_reasoning: Opener | None = None
         """The reasoning block the output begins inside, until the output's start has been read."""
