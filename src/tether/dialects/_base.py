@@ -395,7 +395,11 @@ class RegionParser(StreamParser):
         if delta:
             if self._inline:
                 mark, first = self._mark, self._first
-                if (mark not in delta) if mark is not None else (first is None or first.search(delta) is None):
+                if (
+                    (mark not in delta)
+                    if mark is not None
+                    else (first is None or first.search(delta) is None)
+                ):
                     self._fed += len(delta)
                     self._last_char = delta[-1]
                     if self._plain_text_is_content:
@@ -405,7 +409,9 @@ class RegionParser(StreamParser):
                     self._events = events
                     try:
                         self.after_text(delta)
-                    except Exception as e:  # a parser bug must not take the caller down with the model's output
+                    except (
+                        Exception
+                    ) as e:  # a parser bug must not take the caller down with the model's output
                         self._internal_error(e)
                     return events
             elif self._holding:
@@ -433,7 +439,9 @@ class RegionParser(StreamParser):
                 if self._progress:
                     try:
                         self.on_progress(region.opener, delta, region.start)
-                    except Exception as e:  # a parser bug must not take the caller down with the model's output
+                    except (
+                        Exception
+                    ) as e:  # a parser bug must not take the caller down with the model's output
                         self._internal_error(e)
                 return events
             elif self._open:  # what `_feed` would do, less the checks that lead here
