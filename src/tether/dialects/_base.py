@@ -191,7 +191,7 @@ class StreamParser(ABC):
 
     def delta(self, call_id: str, arguments_delta: str) -> None:
         if arguments_delta:
-            self._events.append(CallDelta(id=call_id, arguments_delta=arguments_delta))
+            self._events.append(CallDelta(call_id, arguments_delta))
 
     def call(
         self,
@@ -395,11 +395,7 @@ class RegionParser(StreamParser):
         if delta:
             if self._inline:
                 mark, first = self._mark, self._first
-                if (
-                    (mark not in delta)
-                    if mark is not None
-                    else (first is None or first.search(delta) is None)
-                ):
+                if (mark not in delta) if mark is not None else (first is None or not first.search(delta)):
                     self._fed += len(delta)
                     self._last_char = delta[-1]
                     if self._plain_text_is_content:
@@ -409,9 +405,7 @@ class RegionParser(StreamParser):
                     self._events = events
                     try:
                         self.after_text(delta)
-                    except (
-                        Exception
-                    ) as e:  # a parser bug must not take the caller down with the model's output
+                    except Exception as e:  # a parser bug must not take the caller down
                         self._internal_error(e)
                     return events
             elif self._holding:
@@ -439,9 +433,7 @@ class RegionParser(StreamParser):
                 if self._progress:
                     try:
                         self.on_progress(region.opener, delta, region.start)
-                    except (
-                        Exception
-                    ) as e:  # a parser bug must not take the caller down with the model's output
+                    except Exception as e:  # a parser bug must not take the caller down
                         self._internal_error(e)
                 return events
             elif self._open:  # what `_feed` would do, less the checks that lead here
@@ -458,7 +450,7 @@ class RegionParser(StreamParser):
                         self._settle()
                     elif region.head is None:
                         self._end = region.end
-                except Exception as e:  # a parser bug must not take the caller down with the model's output
+                except Exception as e:  # a parser bug must not take the caller down
                     self._internal_error(e)
                 return events
         events = super().feed(delta)
