@@ -512,12 +512,19 @@ class RegionParser(StreamParser):
     def use_openers(self, openers: Sequence[Opener]) -> None:
         """Set the openers in force from here on (a dialect may change them once the output's start has shown
         which variant of its format it is)."""
-        self._openers, keep, ends, self._first, self._mark, self._prefixes = _opener_plan(tuple(openers))
+        plan = _opener_plan(tuple(openers))
+        self._openers, self._first, self._mark, self._prefixes = (
+            plan.anywhere,
+            plan.first,
+            plan.mark,
+            plan.prefixes,
+        )
+        self._exact, self._by_start, self._longest = plan.exact, plan.by_start, plan.longest
         self._starts = frozenset(o.start for o in self._openers)
         # after text not ending a line, a marker that counts only at a line's start needs a newline first
         self._starts_in_line = frozenset(("\n" if o.line_start else "") + o.start for o in self._openers)
-        self._keep.update(keep)
-        self._ends.update(ends)
+        self._keep.update(plan.keep)
+        self._ends.update(plan.ends)
 
     # ------------------------------------------------------------------------------------------ hooks
 
@@ -643,6 +650,16 @@ class RegionParser(StreamParser):
 
     def _find_opener(self, data: str, eof: bool) -> tuple[int, Opener | None, str] | None:
         if self._first is None:
+            return None
+        exact = self._exact
+        if exact is not None:  # no guards, no line starts, no marker beginning another: one match decides
+            for m in self._first.finditer(data):
+                p = m.start()
+                found = exact.match(data, p)
+                if found is not None:
+                    return p, self._by_start[found.group()], "yes"
+                if not eof and len(data) - p < self._longest and data[p:] in self._prefixes:
+                    return p, None, "maybe"
             return None
         for m in self._first.finditer(data):
             p = m.start()
@@ -822,35 +839,60 @@ def render_envelope(result: ToolResultMessage) -> str:
     return result.envelope.model_dump_json(exclude_none=True)
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How a parser looks for a set of openers (worked out once per set, not per parser)."""
+
+    anywhere: tuple[Opener, ...]
+    """The openers that may open anywhere (not only at the output's start)."""
+    keep: dict[Opener, int]
+    """How much text each must hold back at the end of a delta (a possible end marker's prefix)."""
+    ends: dict[Opener, str | None]
+    """Each region's `end` (see `_Region.end`)."""
+    first: re.Pattern[str] | None
+    """Finds where any of their start markers may begin."""
+    mark: str | None
+    """The one character `first` finds, when that is all it finds (`in` is faster than a search); NUL when
+    there is nothing to find, as a delta holding it merely takes the general path."""
+    prefixes: frozenset[str]
+    """Texts that can only be the start of a marker still arriving: proper prefixes of a start marker that no
+    start marker begins."""
+    exact: re.Pattern[str] | None
+    """When no opener has a guard or counts only at a line's start and no start marker begins another, the
+    start markers as one pattern: a match at a position is the opener there (else None)."""
+    by_start: dict[str, Opener]
+    """The first opener listed for each start marker."""
+    longest: int
+    """The length of the longest start marker."""
+
+
 @functools.lru_cache(maxsize=256)
-def _opener_plan(
-    openers: tuple[Opener, ...],
-) -> tuple[
-    tuple[Opener, ...],
-    dict[Opener, int],
-    dict[Opener, str | None],
-    re.Pattern[str] | None,
-    str | None,
-    frozenset[str],
-]:
-    """For a set of openers (worked out once, not per parser): those that may open anywhere; how much text
-    each must hold back at the end of a delta (a possible end marker's prefix); each region's `end` (see
-    `_Region.end`); a pattern finding where any of their start markers may begin, and the one character it
-    finds when that is all it finds (`in` is faster than a search; NUL when there is nothing to find, as a
-    delta holding it merely takes the general path); and the texts that can only be the start of a marker
-    still arriving (proper prefixes of a start marker that no start marker begins)."""
+def _opener_plan(openers: tuple[Opener, ...]) -> _Plan:
     anywhere = tuple(o for o in openers if not o.output_start)
-    keep = {o: max((len(e) for e in o.ends), default=1) - 1 for o in openers}
-    ends = {o: _end(o) for o in openers}
     starts = frozenset(o.start for o in anywhere)
     firsts = {s[0] for s in starts}
     mark = "\x00" if not starts else None
     if len(firsts) == 1 and not next(iter(firsts)).isalnum():
         mark = next(iter(firsts))
-    prefixes = frozenset(
-        s[:n] for s in starts for n in range(1, len(s)) if not any(s[:n].startswith(t) for t in starts)
+    simple = all(o.guard is None and not o.line_start for o in anywhere) and not any(
+        s != t and s.startswith(t) for s in starts for t in starts
     )
-    return anywhere, keep, ends, marker_pattern(starts), mark, prefixes
+    by_start: dict[str, Opener] = {}
+    for o in anywhere:
+        by_start.setdefault(o.start, o)
+    return _Plan(
+        anywhere=anywhere,
+        keep={o: max((len(e) for e in o.ends), default=1) - 1 for o in openers},
+        ends={o: _end(o) for o in openers},
+        first=marker_pattern(starts),
+        mark=mark,
+        prefixes=frozenset(
+            s[:n] for s in starts for n in range(1, len(s)) if not any(s[:n].startswith(t) for t in starts)
+        ),
+        exact=re.compile("|".join(re.escape(s) for s in sorted(starts))) if simple and starts else None,
+        by_start=by_start,
+        longest=max(map(len, starts), default=0),
+    )
 
 
 def _end(o: Opener) -> str | None:
