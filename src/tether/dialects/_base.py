@@ -420,9 +420,7 @@ class RegionParser(StreamParser):
                 tail = region.tail
                 window = tail + delta if tail else delta
                 if end in window:
-                    events = super().feed(delta)
-                    self._settle()
-                    return events
+                    return self._scan(delta)
                 self._fed += len(delta)
                 region.parts.append(delta)
                 region.size += len(delta)
@@ -453,7 +451,23 @@ class RegionParser(StreamParser):
                 except Exception as e:  # a parser bug must not take the caller down
                     self._internal_error(e)
                 return events
+            if not self._closed and not self._broken:
+                return self._scan(delta)
         events = super().feed(delta)
+        self._settle()
+        return events
+
+    def _scan(self, delta: str) -> list[ParseEvent]:
+        """The general path for a delta of a live parser: what `StreamParser.feed` and `_feed` would do, less
+        the checks that lead here."""
+        start = self._fed
+        self._fed += len(delta)
+        events: list[ParseEvent] = []
+        self._events = events
+        try:
+            self._process(delta, start, eof=False)
+        except Exception as e:  # a parser bug must not take the caller down with the model's output
+            self._internal_error(e)
         self._settle()
         return events
 
