@@ -559,12 +559,6 @@ class RegionParser(StreamParser):
     # ----------------------------------------------------------------------------------------- scanning
 
     def _feed(self, delta: str, start: int) -> None:
-        if self._region is None and not self._hold and not self._at_start:
-            first = self._first
-            if first is None or first.search(delta) is None:  # the common case: plain text
-                self._last_char = delta[-1]
-                self.after_text(delta)
-                return
         self._process(delta, start, eof=False)
 
     def _close(self) -> None:

@@ -147,19 +147,20 @@ class AutoParser(StreamParser):
                 and m.group()[0].isalnum()
                 and m.group() not in self._waiting_markers
             ):
-                self._fed += len(delta)
+                fed = self._fed = start + len(delta)
                 self._output.append(delta)
                 events: list[ParseEvent] = []
                 self._events = events
-                self._deferred = None if m is None else since + m.start()
+                deferred = self._deferred = None if m is None else since + m.start()
+                released = self._released
                 if self._agreed is not None:  # every candidate passes it on: so can `auto`
-                    upto = self._fed if self._deferred is None else self._deferred
-                    if upto > self._released:
-                        self.text(
-                            delta
-                            if self._released == start and upto == self._fed
-                            else self._output.slice(self._released, upto)
+                    upto = fed if deferred is None else deferred
+                    if upto > released:
+                        text = (
+                            delta if released == start and upto == fed else self._output.slice(released, upto)
                         )
+                        self._content.append(text)
+                        events.append(TextDelta(text))
                         self._released = upto
                 return events
         return super().feed(delta)
