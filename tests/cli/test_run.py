@@ -192,3 +192,22 @@ def test_ctrl_c_or_ctrl_d_at_the_question_is_a_no(monkeypatch: pytest.MonkeyPatc
 
         monkeypatch.setattr(printer.console, "input", answer)
         assert printer.approve(call) is False
+
+
+def test_reasoning_open_reads_the_output_as_beginning_inside_reasoning(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    thought = append_call("notes.txt", "eggs\n")  # only considered: it must not run
+    call = append_call("notes.txt", "milk\n")
+    scripted(monkeypatch, f"Eggs? {thought} No, milk.</think>\n{call}", "Noted.</think>Milk is out: noted.")
+    result = runner.invoke(app, run("--pack", "fs", "--root", str(tmp_path), "--reasoning-open"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "notes.txt").read_text() == "milk\n"
+    assert result.output.endswith("Milk is out: noted.\ndone (no_calls)\n")
+
+
+def test_reasoning_open_without_a_text_dialect_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    scripted(monkeypatch, "Hi")
+    result = runner.invoke(app, ["run", "hi", "--reasoning-open"])
+    assert result.exit_code != 0
+    assert "--dialect hermes" in result.output

@@ -35,6 +35,8 @@ CASES = [
     ('Checking.>>>f\n{"a": 1}', "functionary_v3_2"),
     ('<TOOLCALL>[{"name": "f", "arguments": {"a": 1}}]</TOOLCALL>', "nemotron_v2"),
     (' functools[{"name": "f", "arguments": {"a": 1}}]', "firefunction_v2"),
+    # every candidate waits by the time the word marker comes, so at some splits it spans two deltas
+    ('Let me check the forecast for you. functools[{"name": "f", "arguments": {"a": 1}}]', "firefunction_v2"),
     (
         '<\uff5ctool_calls_begin\uff5c>function<\uff5ctool\u2581sep\uff5c>f\n```json\n{"a": 1}\n```'
         "<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c>",
@@ -115,3 +117,13 @@ def test_plain_text_streams_as_it_comes_while_every_candidate_waits() -> None:
     assert [p.feed(piece) for piece in pieces] == [[TextDelta(piece)] for piece in pieces]
     p.close()
     assert p.result.content == "Let me look that up for you; the forecast."
+
+
+def test_text_that_may_begin_a_word_marker_is_held_back_until_the_next_delta_shows_it_is_not_one() -> None:
+    p = stream_parser("auto")
+    p.feed("Let me look that up. ")  # every candidate now waits
+    assert p.feed("Done f") == [TextDelta("Done ")]  # `f` may begin `functools`
+    assert p.feed("unc") == []
+    assert p.feed("or now.") == [TextDelta("funcor now.")]
+    p.close()
+    assert p.result.content == "Let me look that up. Done funcor now."

@@ -487,3 +487,41 @@ async def test_a_tool_returning_python_objects_does_not_break_the_run_or_its_eve
     assert "Forecast(sunny)" in feedback.content
     wire = TypeAdapter(list[Event]).dump_json(result.events)  # every event still serializes
     assert b"Forecast(sunny)" in wire
+
+
+THOUGHT_CALL = '<tool_call>\n{"name": "book", "arguments": {"city": "Rome"}}\n</tool_call>'
+REAL_CALL = '<tool_call>\n{"name": "lookup", "arguments": {"city": "Lisbon"}}\n</tool_call>'
+
+
+@pytest.mark.parametrize("chunk_size", [1, 4, 1000])
+async def test_with_reasoning_open_a_call_written_before_the_end_of_reasoning_is_not_run(
+    chunk_size: int,
+) -> None:
+    STARTED.clear()
+    # the template ended the prompt with <think>: the output shows only the block's end
+    output = f"Booking Rome? {THOUGHT_CALL} No: they asked about Lisbon.</think>\n{REAL_CALL}"
+    # every turn begins inside the block the template opened
+    model = ScriptedModel([output, "Now answer.</think>Lisbon: 21."], chunk_size=chunk_size)
+    result = await Agent(model, [lookup, book], dialect="hermes", reasoning_open=True).run("Lisbon?")
+    assert STARTED == ["lookup:Lisbon"]
+    assert result.output == "Lisbon: 21."
+    first = next(m for m in result.messages if isinstance(m, AssistantMessage))
+    assert first.reasoning == f"Booking Rome? {THOUGHT_CALL} No: they asked about Lisbon."
+    assert [c.name for c in first.tool_calls] == ["lookup"]
+
+
+async def test_without_reasoning_open_the_same_output_runs_the_call_written_in_reasoning() -> None:
+    STARTED.clear()
+    output = f"Booking Rome? {THOUGHT_CALL} No: they asked about Lisbon.</think>\n{REAL_CALL}"
+    await Agent(ScriptedModel([output, "ok"]), [lookup, book], dialect="hermes").run("Lisbon?")
+    assert sorted(STARTED) == ["book:Rome", "lookup:Lisbon"]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "fix"),
+    [(None, "pass a text dialect"), ("json_calls", "has no reasoning block")],
+)
+def test_reasoning_open_needs_a_text_dialect_with_a_reasoning_block(dialect: str | None, fix: str) -> None:
+    model = ScriptedModel(["Hi"], native_dialect="openai") if dialect is None else ScriptedModel(["Hi"])
+    with pytest.raises(UserError, match=fix):
+        Agent(model, [lookup], dialect=dialect, reasoning_open=True)

@@ -30,6 +30,7 @@ from tether.cli._run import (
     ModelOption,
     PackOption,
     ReadOnlyOption,
+    ReasoningOpenOption,
     RootOption,
     SessionLogOption,
     ToolsOption,
@@ -171,6 +172,7 @@ def register(app: typer.Typer) -> None:
         pack: PackOption = None,
         root: RootOption = None,
         dialect: DialectOption = None,
+        reasoning_open: ReasoningOpenOption = False,
         until: Annotated[
             str | None, typer.Option(help="When a turn ends: no_calls (default), end_turn or final_response.")
         ] = None,
@@ -210,6 +212,7 @@ def register(app: typer.Typer) -> None:
             )
             toolset = recorded | toolset
             dialect = dialect or header.get("dialect")
+            reasoning_open = reasoning_open or bool(header.get("reasoning_open"))
             until = until or header.get("termination")
             system = system or header.get("system_prompt", "")
         else:
@@ -219,6 +222,7 @@ def register(app: typer.Typer) -> None:
             chosen,
             toolset,
             dialect=dialect,
+            reasoning_open=reasoning_open,
             termination=termination_named(until or "no_calls"),
             system_prompt=system,
             limits=Limits(max_turns, max_calls, max_tokens, max_seconds),

@@ -66,6 +66,14 @@ DialectOption = Annotated[
         + ". Default: the model's native tool calling."
     ),
 ]
+ReasoningOpenOption = Annotated[
+    bool,
+    typer.Option(
+        "--reasoning-open",
+        help="The model's chat template already opens its reasoning block (the prompt ends with <think>): "
+        "its output begins inside it, and calls written there are not run. Needs --dialect.",
+    ),
+]
 DEFAULTS = Limits()
 MaxTurnsOption = Annotated[int, typer.Option(min=1, help="Model turns a run may take.")]
 MaxCallsOption = Annotated[int, typer.Option(min=1, help="Tool calls a run may make.")]
@@ -185,6 +193,7 @@ def replay_cassette(path: Path, console: Console) -> RunResult:
             header.get("tools", []), header.get("packs", []), header.get("roots", []), base=path.parent
         ),
         dialect=header.get("dialect"),
+        reasoning_open=bool(header.get("reasoning_open")),
         termination=termination_named(header.get("termination") or "no_calls"),
         system_prompt=header.get("system_prompt", ""),
     )
@@ -202,6 +211,7 @@ def register(app: typer.Typer) -> None:
         pack: PackOption = None,
         root: RootOption = None,
         dialect: DialectOption = None,
+        reasoning_open: ReasoningOpenOption = False,
         until: Annotated[str, typer.Option(help="no_calls, end_turn or final_response.")] = "no_calls",
         record: Annotated[
             Path | None, typer.Option(help="Save every model response to this cassette.")
@@ -229,7 +239,8 @@ def register(app: typer.Typer) -> None:
         if record is not None:
             here = record.resolve().parent
             header: dict[str, Any] = {
-                "prompt": prompt, "dialect": dialect, "termination": until, "packs": packs,
+                "prompt": prompt, "dialect": dialect, "reasoning_open": reasoning_open, "termination": until,
+                "packs": packs,
                 # paths relative to the cassette, as replay reads them
                 "tools": [_relative(t, here) if Path(t).suffix else t for t in sources],
                 "roots": [_relative(r, here) for r in roots or ["."]],
@@ -241,6 +252,7 @@ def register(app: typer.Typer) -> None:
             chosen,
             toolset,
             dialect=dialect,
+            reasoning_open=reasoning_open,
             termination=termination_named(until),
             limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
             executor=guarded(toolset, journal=journal, approval=approval, session_log=session_log),

@@ -191,7 +191,7 @@ class StreamParser(ABC):
 
     def delta(self, call_id: str, arguments_delta: str) -> None:
         if arguments_delta:
-            self._events.append(CallDelta(id=call_id, arguments_delta=arguments_delta))
+            self._events.append(CallDelta(call_id, arguments_delta))
 
     def call(
         self,
@@ -343,6 +343,9 @@ class _Region:
     """How many trailing characters may begin an end marker."""
     head: str | None = None
     """The body so far while its call may still be announced (see `Opener.announce`), else None."""
+    end: str | None = None
+    """For `feed`'s inline path, a call region's one end marker (NUL for one that runs to the end of the
+    output: any character would do, as a delta holding it merely takes the general path); else None."""
 
 
 _ANNOUNCE_WITHIN = 256
@@ -359,7 +362,7 @@ class RegionParser(StreamParser):
 
     def __init__(self, dialect: str, tools: ToolIndex):
         super().__init__(dialect, tools)
-        self._hold = ""
+        self._hold: str = ""
         self._hold_start: int = 0
         self._last_char = "\n"
         self._region: _Region | None = None
@@ -367,30 +370,124 @@ class RegionParser(StreamParser):
         self._start_openers = tuple(o for o in openers if o.output_start)
         self._at_start = bool(self._start_openers)
         self._keep: dict[Opener, int] = {}
+        self._ends: dict[Opener, str | None] = {}
         self.use_openers(openers)
         self._plain_text_is_content = type(self).after_text is RegionParser.after_text
+        """Whether `after_text` would only pass plain text on as content, as the default does: a subclass that
+        overrides it may set this while that holds, so that such text skips the hook."""
+        self._progress = type(self).on_progress is not RegionParser.on_progress
         self._open_reasoning: Opener | None = None
         """The reasoning block the output begins inside, until the output's start has been read."""
+        self._inline = not self._at_start
+        """Between regions: no region open, no marker held back, the output's start read, not closed."""
+        self._holding = False
+        """Between regions with the possible start of a marker held back (and the output's start read)."""
+        self._end: str | None = None
+        """While a call region is open and past its announcement: its `end` (see `_Region.end`)."""
+        self._open = False
+        """While a region is open (and the output's start read, not closed)."""
 
     def feed(self, delta: str) -> list[ParseEvent]:
-        # The common case inline, as it costs most of streaming: plain text between regions, which is content.
-        if (
-            self._region is None
-            and not self._hold
-            and not self._at_start
-            and self._plain_text_is_content
-            and delta
-            and not self._closed
-            and not self._broken
-            and (self._first is None or self._first.search(delta) is None)
-        ):
-            self._fed += len(delta)
-            self._last_char = delta[-1]
-            self._content.append(delta)
-            events: list[ParseEvent] = [TextDelta(delta)]
-            self._events = events
-            return events
-        return super().feed(delta)
+        # The common cases inline, as they cost most of streaming: a delta between regions that holds no
+        # marker's first character is plain text; a held-back marker that is still only the start of one stays
+        # held; a delta in a call region that does not complete its end marker is more of its body. Anything
+        # else takes the general path, which scans it.
+        if delta:
+            if self._inline:
+                mark, first = self._mark, self._first
+                if (mark not in delta) if mark is not None else (first is None or not first.search(delta)):
+                    self._fed += len(delta)
+                    self._last_char = delta[-1]
+                    if self._plain_text_is_content:
+                        self._content.append(delta)
+                        return [TextDelta(delta)]
+                    events: list[ParseEvent] = []
+                    self._events = events
+                    try:
+                        self.after_text(delta)
+                    except Exception as e:  # a parser bug must not take the caller down
+                        self._internal_error(e)
+                    return events
+            elif self._holding:
+                held = self._hold + delta
+                if held in self._prefixes:
+                    self._fed += len(delta)
+                    self._hold = held
+                    return []
+            elif (end := self._end) is not None:
+                region = self._region
+                assert region is not None
+                tail = region.tail
+                window = tail + delta if tail else delta
+                if end in window:
+                    return self._scan(delta)
+                self._fed += len(delta)
+                region.parts.append(delta)
+                region.size += len(delta)
+                keep = region.keep
+                region.tail = window[-keep:] if keep else ""
+                events = []
+                self._events = events
+                if self._progress:
+                    try:
+                        self.on_progress(region.opener, delta, region.start)
+                    except Exception as e:  # a parser bug must not take the caller down
+                        self._internal_error(e)
+                return events
+            elif self._open:  # what `_feed` would do, less the checks that lead here
+                region = self._region
+                assert region is not None
+                start = self._fed
+                self._fed += len(delta)
+                events = []
+                self._events = events
+                try:
+                    used = self._region_feed(region, delta, False)
+                    if used >= 0:
+                        self._process(delta[used:], start + used, eof=False)
+                        self._settle()
+                    elif region.head is None:
+                        self._end = region.end
+                except Exception as e:  # a parser bug must not take the caller down
+                    self._internal_error(e)
+                return events
+            if not self._closed and not self._broken:
+                return self._scan(delta)
+        events = super().feed(delta)
+        self._settle()
+        return events
+
+    def _scan(self, delta: str) -> list[ParseEvent]:
+        """The general path for a delta of a live parser: what `StreamParser.feed` and `_feed` would do, less
+        the checks that lead here."""
+        start = self._fed
+        self._fed += len(delta)
+        events: list[ParseEvent] = []
+        self._events = events
+        try:
+            self._process(delta, start, eof=False)
+        except Exception as e:  # a parser bug must not take the caller down with the model's output
+            self._internal_error(e)
+        self._settle()
+        return events
+
+    def close(self) -> list[ParseEvent]:
+        self._inline, self._holding, self._end, self._open = False, False, None, False
+        return super().close()
+
+    def _internal_error(self, e: Exception) -> None:
+        self._inline, self._holding, self._end, self._open = False, False, None, False
+        super()._internal_error(e)
+
+    def _settle(self) -> None:
+        """After a delta took the general path: which of `feed`'s inline paths the next may take."""
+        region = self._region
+        live = not self._closed and not self._broken
+        between = live and region is None and not self._at_start
+        self._inline = between and not self._hold
+        self._holding = between and bool(self._hold)
+        self._open = live and region is not None
+        self._end = region.end if self._open and region is not None and region.head is None else None
 
     @property
     def busy_since(self) -> int | None:
@@ -420,7 +517,7 @@ class RegionParser(StreamParser):
             return
         if self._fed:
             raise UserError("open_reasoning() must come before the first feed()")
-        self._open_reasoning, self._at_start = reasoning, True
+        self._open_reasoning, self._at_start, self._inline, self._holding = reasoning, True, False, False
 
     def active_openers(self) -> tuple[Opener, ...]:
         """The openers in force (override to vary them with the tools or options)."""
@@ -429,11 +526,19 @@ class RegionParser(StreamParser):
     def use_openers(self, openers: Sequence[Opener]) -> None:
         """Set the openers in force from here on (a dialect may change them once the output's start has shown
         which variant of its format it is)."""
-        self._openers, keep, self._first = _opener_plan(tuple(openers))
+        plan = _opener_plan(tuple(openers))
+        self._openers, self._first, self._mark, self._prefixes = (
+            plan.anywhere,
+            plan.first,
+            plan.mark,
+            plan.prefixes,
+        )
+        self._exact, self._by_start, self._longest = plan.exact, plan.by_start, plan.longest
         self._starts = frozenset(o.start for o in self._openers)
         # after text not ending a line, a marker that counts only at a line's start needs a newline first
         self._starts_in_line = frozenset(("\n" if o.line_start else "") + o.start for o in self._openers)
-        self._keep.update(keep)
+        self._keep.update(plan.keep)
+        self._ends.update(plan.ends)
 
     # ------------------------------------------------------------------------------------------ hooks
 
@@ -454,12 +559,6 @@ class RegionParser(StreamParser):
     # ----------------------------------------------------------------------------------------- scanning
 
     def _feed(self, delta: str, start: int) -> None:
-        if self._region is None and not self._hold and not self._at_start:
-            first = self._first
-            if first is None or first.search(delta) is None:  # the common case: plain text
-                self._last_char = delta[-1]
-                self.after_text(delta)
-                return
         self._process(delta, start, eof=False)
 
     def _close(self) -> None:
@@ -505,7 +604,12 @@ class RegionParser(StreamParser):
                     continue
                 head = "" if opener.announce is not None and opener.kind == "call" else None
                 self._region = _Region(
-                    opener, offset + p, offset + p + skip, keep=self._keep[opener], head=head
+                    opener,
+                    offset + p,
+                    offset + p + skip,
+                    keep=self._keep[opener],
+                    head=head,
+                    end=self._ends[opener],
                 )
                 if opener.balanced:
                     self._region.balancer = Balancer(opener.quotes)
@@ -554,6 +658,16 @@ class RegionParser(StreamParser):
 
     def _find_opener(self, data: str, eof: bool) -> tuple[int, Opener | None, str] | None:
         if self._first is None:
+            return None
+        exact = self._exact
+        if exact is not None:  # no guards, no line starts, no marker beginning another: one match decides
+            for m in self._first.finditer(data):
+                p = m.start()
+                found = exact.match(data, p)
+                if found is not None:
+                    return p, self._by_start[found.group()], "yes"
+                if not eof and len(data) - p < self._longest and data[p:] in self._prefixes:
+                    return p, None, "maybe"
             return None
         for m in self._first.finditer(data):
             p = m.start()
@@ -647,7 +761,8 @@ class RegionParser(StreamParser):
             if region.opener.kind == "call":
                 if region.head is not None:
                     self._announce(region, data, final=False)
-                self.on_progress(region.opener, data, region.start)
+                if self._progress:
+                    self.on_progress(region.opener, data, region.start)
 
     def _announce(self, region: _Region, data: str, *, final: bool) -> None:
         """Announce the region's call once its name is known (for openers with `announce`)."""
@@ -732,16 +847,66 @@ def render_envelope(result: ToolResultMessage) -> str:
     return result.envelope.model_dump_json(exclude_none=True)
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How a parser looks for a set of openers (worked out once per set, not per parser)."""
+
+    anywhere: tuple[Opener, ...]
+    """The openers that may open anywhere (not only at the output's start)."""
+    keep: dict[Opener, int]
+    """How much text each must hold back at the end of a delta (a possible end marker's prefix)."""
+    ends: dict[Opener, str | None]
+    """Each region's `end` (see `_Region.end`)."""
+    first: re.Pattern[str] | None
+    """Finds where any of their start markers may begin."""
+    mark: str | None
+    """The one character `first` finds, when that is all it finds (`in` is faster than a search); NUL when
+    there is nothing to find, as a delta holding it merely takes the general path."""
+    prefixes: frozenset[str]
+    """Texts that can only be the start of a marker still arriving: proper prefixes of a start marker that no
+    start marker begins."""
+    exact: re.Pattern[str] | None
+    """When no opener has a guard or counts only at a line's start and no start marker begins another, the
+    start markers as one pattern: a match at a position is the opener there (else None)."""
+    by_start: dict[str, Opener]
+    """The first opener listed for each start marker."""
+    longest: int
+    """The length of the longest start marker."""
+
+
 @functools.lru_cache(maxsize=256)
-def _opener_plan(
-    openers: tuple[Opener, ...],
-) -> tuple[tuple[Opener, ...], dict[Opener, int], re.Pattern[str] | None]:
-    """For a set of openers (worked out once, not per parser): those that may open anywhere, how much text
-    each must hold back at the end of a delta (a possible end marker's prefix), and a pattern finding the
-    first character of any of their start markers."""
+def _opener_plan(openers: tuple[Opener, ...]) -> _Plan:
     anywhere = tuple(o for o in openers if not o.output_start)
-    keep = {o: max((len(e) for e in o.ends), default=1) - 1 for o in openers}
-    return anywhere, keep, marker_pattern(frozenset(o.start for o in anywhere))
+    starts = frozenset(o.start for o in anywhere)
+    firsts = {s[0] for s in starts}
+    mark = "\x00" if not starts else None
+    if len(firsts) == 1 and not next(iter(firsts)).isalnum():
+        mark = next(iter(firsts))
+    simple = all(o.guard is None and not o.line_start for o in anywhere) and not any(
+        s != t and s.startswith(t) for s in starts for t in starts
+    )
+    by_start: dict[str, Opener] = {}
+    for o in anywhere:
+        by_start.setdefault(o.start, o)
+    return _Plan(
+        anywhere=anywhere,
+        keep={o: max((len(e) for e in o.ends), default=1) - 1 for o in openers},
+        ends={o: _end(o) for o in openers},
+        first=marker_pattern(starts),
+        mark=mark,
+        prefixes=frozenset(
+            s[:n] for s in starts for n in range(1, len(s)) if not any(s[:n].startswith(t) for t in starts)
+        ),
+        exact=re.compile("|".join(re.escape(s) for s in sorted(starts))) if simple and starts else None,
+        by_start=by_start,
+        longest=max(map(len, starts), default=0),
+    )
+
+
+def _end(o: Opener) -> str | None:
+    if o.kind != "call" or o.balanced or len(o.ends) > 1:
+        return None
+    return o.ends[0] if o.ends else "\x00"
 
 
 @functools.lru_cache(maxsize=256)

@@ -247,7 +247,8 @@ class JsonAnnouncer:
             return
         if self.call_id is None:
             self.prefix += chunk
-            m = _HEAD.match(self.prefix)
+            # the head ends with a colon: one not matched before can only match once one arrives
+            m = _HEAD.match(self.prefix) if ":" in chunk else None
             if m is None:
                 if len(self.prefix) > _HEAD_LIMIT:
                     self.done = True
@@ -259,13 +260,15 @@ class JsonAnnouncer:
             chunk = self.prefix[m.end() :].lstrip()
             self.args_at += len(self.prefix) - m.end() - len(chunk)
             self.prefix = ""
-        self.pending += chunk
-        safe = len(self.pending.rstrip().rstrip("}")) - self.keep
+        pending = self.pending + chunk
+        safe = len(pending.rstrip().rstrip("}")) - self.keep
         if safe > 0:
-            self.parser.delta(self.call_id, self.pending[:safe])
-            self.parts.append(self.pending[:safe])
+            piece = pending[:safe]
+            self.parser.delta(self.call_id, piece)
+            self.parts.append(piece)
             self.emitted += safe
-            self.pending = self.pending[safe:]
+            pending = pending[safe:]
+        self.pending = pending
 
     def finish(self, body: str) -> str | None:
         """Send the rest of the arguments' text; returns the announced id (None if nothing was announced)."""

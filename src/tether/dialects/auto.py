@@ -98,6 +98,12 @@ class AutoParser(StreamParser):
         """Per waiting candidate, the markers a delta must hold (or begin at its end) to matter to it."""
         self._waiting_for: re.Pattern[str] | None = None
         """Where a delta may matter to some waiting candidate; None when none waits."""
+        self._waiting_markers: frozenset[str] = frozenset()
+        """The markers some waiting candidate waits for."""
+        self._deferred: int | None = None
+        """Where the output ends with what may be the start of a word marker (`functools`) that every
+        candidate waits for: held back by `auto` itself, not released, until the next delta shows whether it is
+        the marker (then those waiting for it wake and catch up) or prose (then it is released)."""
         self._call_seen = False
         """Whether any candidate has read a call (until then there is nothing to decide)."""
 
@@ -120,7 +126,8 @@ class AutoParser(StreamParser):
 
     def feed(self, delta: str) -> list[ParseEvent]:
         # The common case inline, as it is most of a reply: every candidate waits, and this delta cannot matter
-        # to any of them.
+        # to any of them, or ends with what may be the start of a word marker, which `auto` holds back itself
+        # (waking a candidate for that would wake it for every `f` that ends a delta).
         waiting = self._waiting_for
         if (
             waiting is not None
@@ -129,17 +136,33 @@ class AutoParser(StreamParser):
             and delta
             and not self._closed
             and not self._broken
-            and waiting.search(delta) is None
         ):
             start = self._fed
-            self._fed += len(delta)
-            self._output.append(delta)
-            events: list[ParseEvent] = []
-            self._events = events
-            if self._agreed is not None:  # every candidate passes it on: so can `auto`
-                self.text(delta if self._released == start else self._output.slice(self._released, self._fed))
-                self._released = self._fed
-            return events
+            since = start if self._deferred is None else self._deferred
+            probe = delta if since == start else self._output.slice(since, start) + delta
+            m = waiting.search(probe)
+            if m is None or (
+                self._agreed is not None
+                and m.end() == len(probe)
+                and m.group()[0].isalnum()
+                and m.group() not in self._waiting_markers
+            ):
+                fed = self._fed = start + len(delta)
+                self._output.append(delta)
+                events: list[ParseEvent] = []
+                self._events = events
+                deferred = self._deferred = None if m is None else since + m.start()
+                released = self._released
+                if self._agreed is not None:  # every candidate passes it on: so can `auto`
+                    upto = fed if deferred is None else deferred
+                    if upto > released:
+                        text = (
+                            delta if released == start and upto == fed else self._output.slice(released, upto)
+                        )
+                        self._content.append(text)
+                        events.append(TextDelta(text))
+                        self._released = upto
+                return events
         return super().feed(delta)
 
     def _feed(self, delta: str, start: int) -> None:
@@ -149,9 +172,12 @@ class AutoParser(StreamParser):
         self._output.append(delta)
         fed = self._busy
         waiting = self._waiting_for
-        if waiting is not None and waiting.search(delta) is not None:  # wake those it may matter to
+        # with the start of a marker held back, the marker may end in this delta
+        deferred, self._deferred = self._deferred, None
+        probe = delta if deferred is None else self._output.slice(deferred, start + len(delta))
+        if waiting is not None and waiting.search(probe) is not None:  # wake those it may matter to
             markers = self._markers
-            fed = [*fed, *(n for n, m in enumerate(markers) if m is not None and _matters(m, delta))]
+            fed = [*fed, *(n for n, m in enumerate(markers) if m is not None and _matters(m, probe))]
         missed: dict[int, str] = {}  # woken candidates mostly missed the same text: slice it once
         moved = False
         for n in fed:
@@ -211,6 +237,7 @@ class AutoParser(StreamParser):
         self._busy = [n for n, m in enumerate(markers) if m is None]
         waiting = frozenset(m for m in markers if m is not None)
         self._waiting_for = _union(waiting) if waiting else None
+        self._waiting_markers = frozenset[str]().union(*waiting)
 
     def _agree(self, n: int, events: list[ParseEvent], delta: str, start: int) -> None:
         agreed = self._agreed

@@ -75,6 +75,11 @@ class _Parser(RegionParser):
         self._call_start = 0
         self._lstrip = False
         """Drop the whitespace that follows a stripped `assistantfinal`."""
+        self._plain_text_is_content = True
+
+    def _routed(self) -> None:
+        """After the state changed: plain text is content (and may skip `after_text`) only in the text state."""
+        self._plain_text_is_content = self._state == "text" and not self._lstrip
 
     @property
     def busy_since(self) -> int | None:
@@ -84,6 +89,10 @@ class _Parser(RegionParser):
         """Harmony has no regions; markers drive a small state machine."""
 
     def on_marker(self, opener: Opener, position: int) -> None:
+        self._route(opener, position)
+        self._routed()
+
+    def _route(self, opener: Opener, position: int) -> None:
         tag = opener.tag
         if tag.startswith("stripped_"):  # special tokens stripped: `analysis...assistantfinal...`
             self.use_openers((_STRIPPED_FINAL,))
@@ -154,15 +163,13 @@ class _Parser(RegionParser):
             announced=True,
         )
 
-    def plain_text_until(self) -> frozenset[str] | None:
-        return self.between_regions() if self._state == "text" and not self._lstrip else None
-
     def after_text(self, text: str) -> None:
         if self._lstrip:
             stripped = text.lstrip()
             if not stripped:
                 return
             self._lstrip = False
+            self._routed()
             text = stripped
         if self._state == "header":
             self._header.append(text)

@@ -126,6 +126,10 @@ class Agent:
             termination policy needs are the loop's own and are added whatever executor is used.
         dialect: How tool calls are written: a text dialect (`json_calls`, `fenced`, `hermes`, ...) or the
             model's native one (the default when the model has one, else `json_calls`).
+        reasoning_open: The model's chat template already opens its reasoning block (the prompt ends with
+            `<think>`, as many servers' templates do), so every output begins inside it and shows only its
+            end: text up to the end marker is reasoning, and calls written there are not run. Text dialects
+            with a reasoning block only.
         termination: `NoCalls()` (default), `EndTurn()` (seed 000) or `FinalResponse(schema)` (seed 003).
         output_type: The type of the final output, e.g. a pydantic model: the run ends with a validated
             instance of it, through `FinalResponse(schema=output_type)` (the default termination then).
@@ -153,6 +157,7 @@ class Agent:
         tools: ToolsLike = None,
         *,
         dialect: str | None = None,
+        reasoning_open: bool = False,
         termination: Termination | None = None,
         output_type: Any = None,
         limits: Limits | None = None,
@@ -171,6 +176,9 @@ class Agent:
         self.limits = limits or Limits()
         self.dialect = dialect or model.native_dialect or "json_calls"
         self.native = self.dialect == model.native_dialect
+        self.reasoning_open = reasoning_open
+        if reasoning_open:
+            _check_reasoning_open(self.dialect, self.native)
         core = _core_names(self.termination)
         own = executor.toolset if tools is None and executor is not None else as_toolset(tools)
         added = [name for name in core if own.get(name) is None]
@@ -276,6 +284,24 @@ class Agent:
 
 def _recorders(session_log: str | Path | None) -> tuple[SessionLog, ...]:
     return () if session_log is None else (SessionLog(session_log),)
+
+
+def _check_reasoning_open(dialect: str, native: bool) -> None:
+    """`reasoning_open` needs a text dialect that has a reasoning block to begin inside."""
+    if native:
+        raise UserError(
+            f"Agent(reasoning_open=True) reads text that begins inside a reasoning block, but {dialect!r} is the "
+            "model's native tool calling (the provider separates reasoning itself): pass a text dialect, e.g. "
+            "dialect='hermes' (--dialect hermes), or leave reasoning_open off."
+        )
+    parser = stream_parser(dialect)
+    try:
+        parser.open_reasoning()
+    except UserError as e:
+        raise UserError(
+            f"Agent(reasoning_open=True): {e}. Pass the dialect whose reasoning block the template opens, e.g. "
+            "dialect='hermes' (--dialect hermes) for `<think>`, or leave reasoning_open off."
+        ) from None
 
 
 def _model(model: Model | str, dialect: str | None) -> Model:
@@ -625,7 +651,7 @@ class _Turn:
         self.turns += 1
         turn = self.turns
         await self.emit(ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records)))
-        parser = stream_parser(agent.dialect, self.tool_index)
+        parser = stream_parser(agent.dialect, self.tool_index, reasoning_open=agent.reasoning_open)
         request = ModelRequest(
             messages=list(self.messages) if agent.native else self.text.of(self.messages),
             tools=self.specs if agent.native else (),
