@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -14,7 +13,6 @@ from typing import Any, TypeVar, cast
 import anyio
 from pydantic import BaseModel
 
-from tether._literals import loads
 from tether.dialects import (
     CallCompleted,
     CallDelta,
@@ -24,7 +22,6 @@ from tether.dialects import (
     StreamParser,
     TextDelta,
     ToolIndex,
-    render_results,
     render_tools,
     stream_parser,
 )
@@ -37,7 +34,16 @@ from tether.loop._fallback import Fallback
 from tether.loop._modes import Mode, ModeChooser
 from tether.loop._session import Session
 from tether.loop._speech import synthesize
-from tether.loop._termination import EndTurn, FinalResponse, Limits, NoCalls, Termination
+from tether.loop._termination import (
+    EndTurn,
+    FinalResponse,
+    Limits,
+    NoCalls,
+    Termination,
+    core_tool_names,
+    termination_for,
+)
+from tether.loop._text_view import TextView
 from tether.models import Model, ModelChunk, ModelRequest, model_from_name
 from tether.tools import AbstractToolset, Tool, ToolsLike, as_toolset
 from tether.types import (
@@ -172,14 +178,14 @@ class Agent:
         session_log: str | Path | None = None,
     ):
         self.model = model = _model(model, dialect)
-        self.termination: Termination = _termination(termination, output_type)
+        self.termination: Termination = termination_for(termination, output_type)
         self.limits = limits or Limits()
         self.dialect = dialect or model.native_dialect or "json_calls"
         self.native = self.dialect == model.native_dialect
         self.reasoning_open = reasoning_open
         if reasoning_open:
             _check_reasoning_open(self.dialect, self.native)
-        core = _core_names(self.termination)
+        core = core_tool_names(self.termination)
         own = executor.toolset if tools is None and executor is not None else as_toolset(tools)
         added = [name for name in core if own.get(name) is None]
         self.toolset: AbstractToolset = own | core_tools(*added) if added else own
@@ -315,32 +321,11 @@ def _model(model: Model | str, dialect: str | None) -> Model:
     return model_from_name(model, native_tools=dialect is None)
 
 
-def _termination(termination: Termination | None, output_type: Any) -> Termination:
-    if output_type is None:
-        return termination or NoCalls()
-    if termination is None:
-        return FinalResponse(schema=output_type)
-    if isinstance(termination, FinalResponse) and termination.schema is None:
-        return dataclasses.replace(termination, schema=output_type)
-    raise UserError(
-        "Agent(output_type=...) ends the run with FinalResponse(schema=output_type): leave termination out, "
-        f"or give FinalResponse(...) without a schema (got termination={termination!r})."
-    )
-
-
 def _speaks(backup: Model | None, agent: Agent) -> bool:
     """Whether `backup` streams what the agent's parser reads: provider events of its native dialect, or text."""
     if backup is None:
         return False
     return backup.native_dialect == (agent.dialect if agent.native else None)
-
-
-def _core_names(termination: Termination) -> tuple[str, ...]:
-    if isinstance(termination, EndTurn):
-        return ("send_chat", "say", "open_url", "end_turn")
-    if isinstance(termination, FinalResponse):
-        return ("finalResponse",)
-    return ()
 
 
 class _Turn:
@@ -376,7 +361,7 @@ class _Turn:
         """What tools add to the system prompt before each model turn (memory.advise's working set)."""
         self.events: list[Event] = []
         self.messages: list[Message] = []
-        self.text = _TextView(agent.dialect)
+        self.text = TextView(agent.dialect)
         self.refusals: dict[str, int] = {}
         self.turns = 0
         """Model turns in the conversation so far; the journal ids of calls are made unique with it."""
@@ -501,7 +486,7 @@ class _Turn:
                 )
             if awaiting_final:
                 assert isinstance(agent.termination, FinalResponse)
-                value, problem = _final_output(parsed.content, agent.termination)
+                value, problem = agent.termination.read(parsed.content)
                 if problem is None:
                     return await self.end(value, "final_response")
                 final_attempts += 1
@@ -512,7 +497,7 @@ class _Turn:
                         )
                     )
                     return await self.end(None, "invalid_final_response")
-                await self.add(UserMessage(content=f"{problem}\n\n{_format_request(agent.termination)}"))
+                await self.add(UserMessage(content=f"{problem}\n\n{agent.termination.request()}"))
                 continue
             ended = await self.judge(parsed, envelopes)
             if ended is not None:
@@ -522,7 +507,7 @@ class _Turn:
                 for c, e in zip(parsed.calls, envelopes, strict=True)
             ):
                 awaiting_final = True
-                await self.add(UserMessage(content=_format_request(agent.termination)))
+                await self.add(UserMessage(content=agent.termination.request()))
 
     async def judge(self, parsed: ParseResult, envelopes: list[AnyEnvelope]) -> RunResult | None:
         """Whether the turn just taken ends the run."""
@@ -935,55 +920,3 @@ def _describe(call: ToolCall) -> str:
     """Seed 004's line, to the letter: `Starting tool: search_docs with inputs: {'query': 'ollama'}`."""
     text = f"Starting tool: {call.name} with inputs: {call.arguments!r}"
     return text if len(text) <= 300 else text[:299] + "…"
-
-
-class _TextView:
-    """The conversation as a text dialect's model reads it: the model's own output as it wrote it, and tool
-    results as one user message in the dialect's feedback format. Kept up to date as the conversation grows,
-    so each message is converted once (converting it all again every turn made long runs quadratic)."""
-
-    def __init__(self, dialect: str):
-        self.dialect = dialect
-        self.converted: list[Message] = []
-        self.seen = 0
-        self.results: list[ToolResultMessage] = []
-        """Results at the end of what was seen, not yet followed by another message."""
-
-    def of(self, messages: Sequence[Message]) -> list[Message]:
-        """`messages` (the conversation seen before, grown) as the model reads it; a new list each time."""
-        for message in messages[self.seen :]:
-            if isinstance(message, ToolResultMessage):
-                self.results.append(message)
-                continue
-            if self.results:
-                self.converted.append(UserMessage(content=render_results(self.dialect, self.results)))
-                self.results = []
-            if isinstance(message, AssistantMessage) and message.raw is not None:
-                message = AssistantMessage(content=message.raw)
-            self.converted.append(message)
-        self.seen = len(messages)
-        if not self.results:
-            return list(self.converted)
-        return [*self.converted, UserMessage(content=render_results(self.dialect, self.results))]
-
-
-def _format_request(final: FinalResponse) -> str:
-    schema = final.json_schema()
-    if schema is None:
-        return final.instructions
-    return f"{final.instructions}\nIt must match this JSON Schema:\n{json.dumps(schema, ensure_ascii=False)}"
-
-
-def _final_output(text: str, final: FinalResponse) -> tuple[Any, str | None]:
-    """The model's final answer, read as JSON and checked against the required format, or the problem to
-    send back."""
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.split("\n", 1)[-1].rsplit("```", 1)[0]
-    parsed = loads(body)
-    if not parsed.ok:
-        return None, f"Your final answer is not valid JSON ({parsed.error})."
-    value, problems = final.check(parsed.value)
-    if problems is not None:
-        return None, f"Your final answer does not match the required format: {problems}."
-    return value, None

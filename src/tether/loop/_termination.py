@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from tether._literals import loads
+from tether.exceptions import UserError
 from tether.tools import ArgumentValidator
 from tether.types import JsonSchema
 
-__all__ = ["EndTurn", "FinalResponse", "Limits", "NoCalls", "Termination"]
+__all__ = [
+    "EndTurn",
+    "FinalResponse",
+    "Limits",
+    "NoCalls",
+    "Termination",
+    "core_tool_names",
+    "termination_for",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +65,29 @@ class FinalResponse:
         if self.schema is None or isinstance(self.schema, dict):
             return self.schema
         return TypeAdapter(self.schema).json_schema()
+
+    def request(self) -> str:
+        """What the model is asked once it calls `finalResponse()`: the instructions and the format."""
+        schema = self.json_schema()
+        if schema is None:
+            return self.instructions
+        return (
+            f"{self.instructions}\nIt must match this JSON Schema:\n{json.dumps(schema, ensure_ascii=False)}"
+        )
+
+    def read(self, text: str) -> tuple[Any, str | None]:
+        """The model's final answer, read as JSON (a code fence around it is fine) and checked against the
+        format, or the problem to send back."""
+        body = text.strip()
+        if body.startswith("```"):
+            body = body.split("\n", 1)[-1].rsplit("```", 1)[0]
+        parsed = loads(body)
+        if not parsed.ok:
+            return None, f"Your final answer is not valid JSON ({parsed.error})."
+        value, problems = self.check(parsed.value)
+        if problems is not None:
+            return None, f"Your final answer does not match the required format: {problems}."
+        return value, None
 
     def check(self, value: Any) -> tuple[Any, str | None]:
         """The final answer (validated, or an instance of the type), or the problem to send back."""
@@ -103,3 +138,26 @@ class Limits:
         if self.max_wall_time_s is not None and elapsed_s >= self.max_wall_time_s:
             return "max_wall_time"
         return None
+
+
+def termination_for(termination: Termination | None, output_type: Any) -> Termination:
+    """The policy an agent runs under: `output_type` means `FinalResponse` with it as the format."""
+    if output_type is None:
+        return termination or NoCalls()
+    if termination is None:
+        return FinalResponse(schema=output_type)
+    if isinstance(termination, FinalResponse) and termination.schema is None:
+        return dataclasses.replace(termination, schema=output_type)
+    raise UserError(
+        "Agent(output_type=...) ends the run with FinalResponse(schema=output_type): leave termination out, "
+        f"or give FinalResponse(...) without a schema (got termination={termination!r})."
+    )
+
+
+def core_tool_names(termination: Termination) -> tuple[str, ...]:
+    """The core tools a policy needs the model to have (seed 000's end_turn and kin, seed 003's finalResponse)."""
+    if isinstance(termination, EndTurn):
+        return ("send_chat", "say", "open_url", "end_turn")
+    if isinstance(termination, FinalResponse):
+        return ("finalResponse",)
+    return ()
