@@ -27,6 +27,8 @@ from tether.cli._run import (
     MaxSecondsOption,
     MaxTokensOption,
     MaxTurnsOption,
+    McpOption,
+    McpUrlOption,
     ModelOption,
     PackOption,
     ReadOnlyOption,
@@ -170,6 +172,8 @@ def register(app: typer.Typer) -> None:
         tools: ToolsOption = None,
         pack: PackOption = None,
         root: RootOption = None,
+        mcp: McpOption = None,
+        mcp_url: McpUrlOption = None,
         dialect: DialectOption = None,
         until: Annotated[
             str | None, typer.Option(help="When a turn ends: no_calls (default), end_turn or final_response.")
@@ -196,7 +200,9 @@ def register(app: typer.Typer) -> None:
         With --confirm, each call to a tool with side effects waits for your y/n.
         """
         printer = _ChatPrinter(plain_console())
-        toolset: AbstractToolset = agent_tools(tools or [], pack or [], root or [], read_only=read_only)
+        toolset: AbstractToolset = agent_tools(
+            tools or [], pack or [], root or [], read_only=read_only, mcp=mcp, mcp_urls=mcp_url
+        )
         chosen: Model
         if replay is not None:
             header, chosen = load_cassette(replay)

@@ -69,7 +69,7 @@ class MCPToolset(AbstractToolset):
         name: str,
         transport: Callable[[TextIO], Transport],
         *,
-        connect_timeout_s: float = 60.0,
+        connect_timeout_s: float = 30.0,
         ping_timeout_s: float = 5.0,
         max_backoff_s: float = 30.0,
     ):
@@ -93,8 +93,8 @@ class MCPToolset(AbstractToolset):
         self._client: Client | None = None
         self._failure: str | None = None
         self._retry_at = 0.0
-        self._settled = threading.Event()  # set once the first attempt connected or failed
         self._listed = False
+        self._ready = threading.Event()  # set once the server first listed its tools, or cannot start at all
         self._closing = False
         self._lost: anyio.Event | None = None
         self._checking: anyio.Event | None = None
@@ -161,7 +161,7 @@ class MCPToolset(AbstractToolset):
             UserError: the server never answered: it would not start, or is not reachable.
         """
         if not self._listed:
-            self._settled.wait(self.connect_timeout_s)
+            self._ready.wait(self.connect_timeout_s)
             if not self._listed:
                 raise UserError(f"The MCP server {self.name} did not start: {self._why_down()}")
         return self._tools
@@ -191,6 +191,8 @@ class MCPToolset(AbstractToolset):
                 pass
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
+        if not self._thread.is_alive():
+            self._loop.close()
         self._stderr.close()
 
     def __enter__(self) -> MCPToolset:
@@ -214,7 +216,6 @@ class MCPToolset(AbstractToolset):
                 async with Client(self._transport(self._stderr), message_handler=self._on_message) as client:
                     await self._list(client)
                     self._client, self._failure, delay = client, None, 0.0
-                    self._settled.set()
                     async with anyio.create_task_group() as group:
                         if client.protocol_version >= "2026" and _lists_changes(client):
                             group.start_soon(self._listen, client)
@@ -222,11 +223,12 @@ class MCPToolset(AbstractToolset):
                         group.cancel_scope.cancel()
             except Exception as e:  # noqa: BLE001 - any failure of the server or the transport: retry later
                 self._failure = self._failure or _describe(e)
+                if isinstance(_first(e), FileNotFoundError | PermissionError):
+                    self._ready.set()  # a command that is not there will not appear by retrying
             finally:
                 self._client = None
             if self._failure is None:
                 self._failure = "the connection was lost"
-            self._settled.set()
             delay = min(self.max_backoff_s, delay * 2 or 0.5)
             self._retry_at = time.monotonic() + delay
             await anyio.sleep(delay)
@@ -245,8 +247,15 @@ class MCPToolset(AbstractToolset):
             spec = spec_of(listing)
             tools[spec.name] = Tool(spec, self._caller(listing.name))
         if client.server_capabilities.resources is not None and "read_resource" not in tools:
-            tools["read_resource"] = Tool(_READ_RESOURCE, self._reader())
+            resources = (await client.list_resources()).resources
+            if resources:  # a server that only declares the capability gets no tool that reads nothing
+                known = "; ".join(f"{r.uri} ({r.description or r.name})" for r in resources[:20])
+                spec = _READ_RESOURCE.model_copy(
+                    update={"description": f"{_READ_RESOURCE.description} Known resources: {known}"}
+                )
+                tools["read_resource"] = Tool(spec, self._reader())
         self._tools, self._listed = tools, True  # a new mapping: toolsets built on this one rebuild
+        self._ready.set()
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification) and self._client is not None:
@@ -373,9 +382,15 @@ def _check_url(url: str) -> None:
         raise UserError(f"An MCP server URL starts with http:// or https://, e.g. http://127.0.0.1:8000/mcp; got {url!r}.")
 
 
-def _describe(error: BaseException) -> str:
-    """One line for a failure that may be an exception group from the SDK's task groups."""
+def _first(error: BaseException) -> BaseException:
+    """The first real failure inside the exception groups of the SDK's task groups."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:  # pyright: ignore[reportUnknownMemberType]
         error = error.exceptions[0]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return error
+
+
+def _describe(error: BaseException) -> str:
+    """One line for a failure."""
+    error = _first(error)
     text = str(error) or type(error).__name__
     return f"{type(error).__name__}: {text}" if text != type(error).__name__ else text
