@@ -59,17 +59,24 @@ def crash() -> str:
 
 
 @server.tool()
-def hang(seconds: float = 60) -> str:
-    """Block the whole server."""
-    time.sleep(seconds)
+async def hang(seconds: float = 60) -> str:
+    """Block the whole server: its event loop sleeps, so it answers nothing."""
+    time.sleep(seconds)  # noqa: ASYNC251 - blocking the loop is the point
     return "woke"
+
+
+@server.tool()
+def slow(seconds: float = 60) -> str:
+    """Take long in a worker thread: the server still answers other requests."""
+    time.sleep(seconds)
+    return "done"
 
 
 @server.tool()
 async def grow(ctx: Context) -> str:
     """Add a tool and tell the client its tool list changed."""
     server.add_tool(lambda: "new", name="fresh", description="A tool added at run time.")
-    await ctx.session.send_tool_list_changed()
+    await ctx.notify_tools_changed()
     return "grown"
 
 

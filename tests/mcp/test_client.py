@@ -61,7 +61,9 @@ def test_a_tool_error_on_the_server_is_an_envelope_the_model_can_act_on(server: 
     assert failed.error.suggestion
 
 
-def test_the_servers_stderr_is_captured_not_printed(server: MCPToolset, capfd: pytest.CaptureFixture[str]) -> None:
+def test_the_servers_stderr_is_captured_not_printed(
+    server: MCPToolset, capfd: pytest.CaptureFixture[str]
+) -> None:
     assert call(Executor(server), "echo", text="hello") == OkEnvelope(data={"result": "hello"})
     time.sleep(0.2)
     assert "echo was called with 'hello'" in server.stderr_tail()
@@ -71,7 +73,9 @@ def test_the_servers_stderr_is_captured_not_printed(server: MCPToolset, capfd: p
 def test_resources_are_reachable_through_a_read_resource_tool(server: MCPToolset) -> None:
     read = server.tools()["read_resource"]
     assert read.spec.side_effects == "none"
-    assert call(Executor(server), "read_resource", uri="note://greeting") == OkEnvelope(data="hello from a resource")
+    assert call(Executor(server), "read_resource", uri="note://greeting") == OkEnvelope(
+        data="hello from a resource"
+    )
 
 
 def test_it_prefixes_filters_and_combines_like_any_toolset(server: MCPToolset) -> None:
@@ -114,8 +118,17 @@ def test_a_hung_server_times_out_then_is_found_hung_and_restarted() -> None:
         during = call(executor, "add", a=1, b=2)
         assert isinstance(during, ErrorEnvelope)
         assert during.error.code == "CONNECTION_INACTIVE"
-        assert "ping" in during.error.message
+        assert "(hung)" in during.error.message
         assert wait_for(None, executor, "add", a=1, b=2) == OkEnvelope(data={"total": 3})
+
+
+def test_a_slow_tool_that_times_out_leaves_a_server_that_still_answers_alone() -> None:
+    with MCPToolset.stdio([sys.executable, str(SERVER)], ping_timeout_s=2) as toolset:
+        executor = Executor(toolset, policy=Policy(default_timeout_s=1))
+        slow = call(executor, "slow", seconds=5)
+        assert isinstance(slow, ErrorEnvelope)
+        assert slow.error.code == "TIMEOUT"
+        assert call(executor, "add", a=1, b=2) == OkEnvelope(data={"total": 3})  # no restart in between
 
 
 def test_after_close_calls_answer_connection_inactive_not_recoverable() -> None:
@@ -130,9 +143,9 @@ def test_after_close_calls_answer_connection_inactive_not_recoverable() -> None:
 
 
 def test_a_server_that_cannot_start_is_a_user_error_naming_it() -> None:
-    with MCPToolset.stdio("/nonexistent/mcp-server --flag", connect_timeout_s=3) as toolset:
-        with pytest.raises(UserError, match="/nonexistent/mcp-server --flag did not start"):
-            toolset.tools()
+    toolset = MCPToolset.stdio("/nonexistent/mcp-server --flag")
+    with toolset, pytest.raises(UserError, match="/nonexistent/mcp-server --flag did not start"):
+        toolset.tools()
 
 
 def test_a_bad_url_is_a_user_error() -> None:
@@ -146,12 +159,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize(("transport", "path", "mount"), [("streamable-http", "/mcp", MCPToolset.http),
-                                                          ("sse", "/sse", MCPToolset.sse)])  # fmt: skip
+# the SDK's legacy SSE client leaves one socket to the garbage collector when it closes (not ours to close)
+SSE_SOCKET = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+@pytest.mark.parametrize(
+    ("transport", "path", "mount"),
+    [
+        ("streamable-http", "/mcp", MCPToolset.http),
+        pytest.param("sse", "/sse", MCPToolset.sse, marks=SSE_SOCKET),
+    ],
+)
 def test_it_mounts_servers_over_http_transports(transport: str, path: str, mount: type[MCPToolset]) -> None:
     port = free_port()
-    process = subprocess.Popen(  # noqa: S603 - our own test server
-        [sys.executable, str(SERVER), transport, str(port)], stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), transport, str(port)],
+        stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
     )
     try:
         with mount(f"http://127.0.0.1:{port}{path}", max_backoff_s=0.5) as toolset:  # pyright: ignore[reportCallIssue]
@@ -159,3 +183,15 @@ def test_it_mounts_servers_over_http_transports(transport: str, path: str, mount
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_changed_tool_list_refreshes_the_toolset() -> None:
+    with MCPToolset.stdio([sys.executable, str(SERVER)]) as toolset:
+        before = toolset.tools()
+        assert "fresh" not in before
+        assert call(Executor(toolset), "grow").ok
+        deadline = time.monotonic() + 10
+        while "fresh" not in toolset.tools() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert "fresh" in toolset.tools()
+        assert toolset.tools() is not before  # a new mapping, so toolsets built on it rebuild

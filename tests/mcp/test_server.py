@@ -8,8 +8,8 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp import Client, StdioServerParameters
 
+from mcp import Client, StdioServerParameters
 from tether.execution import Executor
 from tether.mcp import mcp_server
 from tether.mcp._results import call_result, mcp_tool
@@ -72,12 +72,16 @@ def test_calls_run_and_refusals_are_tool_errors_carrying_the_envelope(tmp_path: 
         tether_serve(tmp_path, "tools.py"),
         ("shout", {"text": "hi"}),
         ("remove", {"path": "a.txt"}),
-        ("reset", {}),
+        ("reset", dict[str, Any]()),
         ("shuot", {"text": "hi"}),
     )
     assert not loud.is_error
     assert loud.structured_content == {"loud": "HI"}
-    expected = ((no_why, "MISSING_WHY", True), (no_scope, "SCOPES_MISSING", False), (unknown, "UNKNOWN_TOOL", True))
+    expected = (
+        (no_why, "MISSING_WHY", True),
+        (no_scope, "SCOPES_MISSING", False),
+        (unknown, "UNKNOWN_TOOL", True),
+    )
     for refused, code, recoverable in expected:
         assert refused.is_error
         assert refused.structured_content is not None
@@ -89,7 +93,9 @@ def test_calls_run_and_refusals_are_tool_errors_carrying_the_envelope(tmp_path: 
 
 
 def test_scopes_given_to_serve_are_the_clients(tmp_path: Path) -> None:
-    _, (reset,) = anyio.run(session, tether_serve(tmp_path, "tools.py", "--scope", "admin"), ("reset", {}))
+    _, (reset,) = anyio.run(
+        session, tether_serve(tmp_path, "tools.py", "--scope", "admin"), ("reset", dict[str, Any]())
+    )
     assert not reset.is_error
     assert reset.content == [types.TextContent(type="text", text="reset")]
 
@@ -139,7 +145,9 @@ def test_names_mcp_forbids_are_published_as_their_alias_and_still_found() -> Non
 
 
 def test_an_error_envelope_becomes_an_is_error_result_with_the_envelope() -> None:
-    envelope = ErrorEnvelope(error=ErrorInfo(code="NOT_FOUND", message="no a.txt", recoverable=True, suggestion="ls"))
+    envelope = ErrorEnvelope(
+        error=ErrorInfo(code="NOT_FOUND", message="no a.txt", recoverable=True, suggestion="ls")
+    )
     result = call_result(envelope)
     assert result.is_error
     assert result.structured_content == {

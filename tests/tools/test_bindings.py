@@ -153,15 +153,15 @@ custom_tools:
 """
     tools = load_tools(write(tmp_path, text))
     executor = Executor(tools)
-    assert await executor.execute(ToolCall(id="c1", name="calc.sum", arguments={"a": 2, "b": 5})) == OkEnvelope(
-        data={"total": 7}
-    )
+    assert await executor.execute(
+        ToolCall(id="c1", name="calc.sum", arguments={"a": 2, "b": 5})
+    ) == OkEnvelope(data={"total": 7})
     refused = await executor.execute(ToolCall(id="c2", name="calc.sum", arguments={"a": "x", "b": 5}))
     assert isinstance(refused, ErrorEnvelope)
     assert refused.error.code == "INVALID_ARGS"  # the YAML's own schema, checked before the server is asked
 
 
 def test_an_mcp_server_entry_with_neither_command_nor_url_is_a_user_error(tmp_path: Path) -> None:
-    text = 'tool: {name: t, mcp_server: {tool: x}, requires_why: false}'
+    text = "tool: {name: t, mcp_server: {tool: x}, requires_why: false}"
     with pytest.raises(UserError, match="mcp_server takes either command"):
         load_tools(write(tmp_path, text))

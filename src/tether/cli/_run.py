@@ -60,7 +60,9 @@ PackOption = Annotated[list[str] | None, typer.Option(help="Built-in packs: fs, 
 RootOption = Annotated[list[str] | None, typer.Option(help="Folders the packs may use (default: .).")]
 McpOption = Annotated[
     list[str] | None,
-    typer.Option("--mcp", help='An MCP server to start and use, as a command: "uvx mcp-server-time" (repeatable).'),
+    typer.Option(
+        "--mcp", help='An MCP server to start and use, as a command: "uvx mcp-server-time" (repeatable).'
+    ),
 ]
 McpUrlOption = Annotated[
     list[str] | None,

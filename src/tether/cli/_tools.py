@@ -36,7 +36,9 @@ def register(app: typer.Typer) -> None:
 
     @tools.command("list")
     def list_(  # pyright: ignore[reportUnusedFunction]
-        source: Annotated[str | None, typer.Argument(help="A module path (pkg.tools) or a .py, .yaml, .ts or .json file.")] = None,
+        source: Annotated[
+            str | None, typer.Argument(help="A module path (pkg.tools) or a .py, .yaml, .ts or .json file.")
+        ] = None,
         mcp: Annotated[
             str | None, typer.Option("--mcp", help='An MCP server\'s command, e.g. "uvx mcp-server-time".')
         ] = None,

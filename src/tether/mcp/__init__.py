@@ -1,18 +1,18 @@
 """MCP both ways: any MCP server's tools behind tether's guards, and any tether toolset served over MCP.
 
     MCPToolset.stdio("uvx mcp-server-time")     a server's tools as a toolset (also .http(url), .sse(url))
-    serve_stdio(tools)                          tools served to an MCP client on stdin/stdout
+    serve_stdio(Executor(tools))                tools served to an MCP client on stdin/stdout, guarded
+    streamable_http_app(Executor(tools), tokens)   the same over streamable HTTP, bearer tokens required
 
 Needs the `mcp` extra: pip install 'tether[mcp]'.
 """
 
-try:
-    import mcp as _sdk  # noqa: F401 - only to say what is missing
-except ImportError as e:  # pragma: no cover - the extra is installed wherever the tests run
+import importlib.util
+
+if importlib.util.find_spec("mcp") is None:  # pragma: no cover - the extra is installed wherever tests run
     from tether.exceptions import UserError
 
-    raise UserError("tether.mcp needs the MCP SDK: pip install 'tether[mcp]'.") from e
-
+    raise UserError("tether.mcp needs the MCP SDK: pip install 'tether[mcp]'.")
 from tether.mcp._client import MCPToolset as MCPToolset
 from tether.mcp._server import BearerTokens as BearerTokens
 from tether.mcp._server import mcp_server as mcp_server

@@ -17,20 +17,20 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO, TypeVar, cast
 
 import anyio
 import mcp_types as types
-from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import IncomingMessage
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client  # pyright: ignore[reportPrivateUsage]
+from mcp.shared._httpx_utils import create_mcp_http_client
 
+from mcp import Client, MCPError, StdioServerParameters
 from tether.exceptions import ToolError, UserError
 from tether.mcp._results import data_of, spec_of
 from tether.tools import AbstractToolset, Tool
@@ -79,8 +79,8 @@ class MCPToolset(AbstractToolset):
             name: The server's name in messages, e.g. its command.
             transport: Makes the SDK transport for one connection, given where a process's stderr goes.
             connect_timeout_s: How long the first look at the tools waits for the server's listing.
-            ping_timeout_s: After a call timed out, how long the server has to answer a ping before it
-                is taken for hung and restarted.
+            ping_timeout_s: After a call timed out, how long the server has to answer a request for its
+                tool list before it is taken for hung and restarted.
             max_backoff_s: The longest wait between two attempts to (re)connect.
         """
         self.name = name
@@ -99,6 +99,7 @@ class MCPToolset(AbstractToolset):
         self._lost: anyio.Event | None = None
         self._checking: anyio.Event | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self._kept = threading.Event()  # set when the keeper has stopped the server for good
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"tether-mcp {name}", daemon=True)
         self._thread.start()
@@ -126,8 +127,12 @@ class MCPToolset(AbstractToolset):
         """
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not argv:
-            raise UserError('An MCP stdio server needs a command, e.g. MCPToolset.stdio("uvx mcp-server-time").')
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(env) if env else None, cwd=cwd)
+            raise UserError(
+                'An MCP stdio server needs a command, e.g. MCPToolset.stdio("uvx mcp-server-time").'
+            )
+        params = StdioServerParameters(
+            command=argv[0], args=argv[1:], env=dict(env) if env else None, cwd=cwd
+        )
         return cls(shlex.join(argv), lambda errlog: stdio_client(params, errlog=errlog), **options)
 
     @classmethod
@@ -142,7 +147,9 @@ class MCPToolset(AbstractToolset):
         _check_url(url)
         return cls(
             url,
-            lambda _: streamable_http_client(url, http_client=create_mcp_http_client(headers=dict(headers or {}))),
+            lambda _: streamable_http_client(
+                url, http_client=create_mcp_http_client(headers=dict(headers or {}))
+            ),
             **options,
         )
 
@@ -184,11 +191,8 @@ class MCPToolset(AbstractToolset):
         self._closing = True
         _open.discard(self)
         if self._loop.is_running():
-            self._loop.call_soon_threadsafe(self._keeper.cancel)
-            try:
-                asyncio.run_coroutine_threadsafe(self._stopped(), self._loop).result(timeout=10)
-            except Exception:  # noqa: BLE001, S110 - a server that will not stop is killed with the loop
-                pass
+            self._keeper.cancel()  # thread-safe: cancels the task on the connection's loop
+            self._kept.wait(timeout=10)  # the server stopped (the SDK kills one that will not)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
         if not self._thread.is_alive():
@@ -203,12 +207,14 @@ class MCPToolset(AbstractToolset):
 
     # ---------------------------------------------------------------------------------- the connection
 
-    async def _stopped(self) -> None:
-        while not self._keeper.done():
-            await asyncio.sleep(0.01)
-
     async def _keep(self) -> None:
         """Connect, list, wait for the connection to be lost, and again, backing off after failures."""
+        try:
+            await self._reconnecting()
+        finally:
+            self._kept.set()
+
+    async def _reconnecting(self) -> None:
         delay = 0.0
         while not self._closing:
             self._lost = anyio.Event()
@@ -221,7 +227,7 @@ class MCPToolset(AbstractToolset):
                             group.start_soon(self._listen, client)
                         await self._lost.wait()
                         group.cancel_scope.cancel()
-            except Exception as e:  # noqa: BLE001 - any failure of the server or the transport: retry later
+            except Exception as e:  # any failure of the server or its transport: say why, retry later
                 self._failure = self._failure or _describe(e)
                 if isinstance(_first(e), FileNotFoundError | PermissionError):
                     self._ready.set()  # a command that is not there will not appear by retrying
@@ -300,7 +306,9 @@ class MCPToolset(AbstractToolset):
             return await send(client)
         except MCPError as e:
             if e.code != types.CONNECTION_CLOSED:
-                raise ToolError("TOOL_ERROR", f"the MCP server {self.name} refused the call: {e.message}") from e
+                raise ToolError(
+                    "TOOL_ERROR", f"the MCP server {self.name} refused the call: {e.message}"
+                ) from e
             self._lose(client)
             raise self._inactive() from e
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as e:
@@ -315,11 +323,13 @@ class MCPToolset(AbstractToolset):
         self._checking = checking = anyio.Event()
         try:
             with anyio.move_on_after(self.ping_timeout_s) as scope:
-                await client.send_ping()
+                await client.list_tools(cache_mode="refresh")  # ping is gone from the 2026 protocol
             if scope.cancelled_caught:
-                self._failure = f"it did not answer a ping within {self.ping_timeout_s:g}s (hung)"
+                self._failure = (
+                    f"it did not answer within {self.ping_timeout_s:g}s after a call timed out (hung)"
+                )
                 self._lose(client)
-        except Exception as e:  # noqa: BLE001 - any failure to answer means the connection is gone
+        except Exception as e:
             self._failure = _describe(e)
             self._lose(client)
         finally:
@@ -372,6 +382,15 @@ _READ_RESOURCE = ToolSpec(
 )
 
 
+@asynccontextmanager
+async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    async with (
+        create_mcp_http_client(headers=headers) as http,  # ours to close: the SDK closes only its own
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
+
+
 def _lists_changes(client: Client) -> bool:
     tools = client.server_capabilities.tools
     return tools is not None and bool(tools.list_changed)
@@ -379,13 +398,16 @@ def _lists_changes(client: Client) -> bool:
 
 def _check_url(url: str) -> None:
     if not url.startswith(("http://", "https://")):
-        raise UserError(f"An MCP server URL starts with http:// or https://, e.g. http://127.0.0.1:8000/mcp; got {url!r}.")
+        raise UserError(
+            f"An MCP server URL starts with http:// or https://, e.g. http://127.0.0.1:8000/mcp; got {url!r}."
+        )
 
 
 def _first(error: BaseException) -> BaseException:
     """The first real failure inside the exception groups of the SDK's task groups."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:  # pyright: ignore[reportUnknownMemberType]
-        error = error.exceptions[0]  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    while isinstance(error, BaseExceptionGroup):
+        group = cast(BaseExceptionGroup[BaseException], error)
+        error = group.exceptions[0]
     return error
 
 

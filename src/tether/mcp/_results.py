@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 import pydantic_core
@@ -77,12 +77,11 @@ def call_result(envelope: OkEnvelope | NeedsEnvelope | ErrorEnvelope) -> types.C
     a refusal as `isError` whose structured content is the whole envelope, so the caller keeps its code,
     `recoverable` and suggestion."""
     if isinstance(envelope, OkEnvelope):
-        data = pydantic_core.to_jsonable_python(envelope.data, fallback=repr)
+        data: Any = pydantic_core.to_jsonable_python(envelope.data, fallback=repr)
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-        structured = data if isinstance(data, dict) else None
+        structured = cast(dict[str, Any], data) if isinstance(data, dict) else None
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)],
-            structured_content=structured,  # pyright: ignore[reportArgumentType] - a JSON object
+            content=[types.TextContent(type="text", text=text)], structured_content=structured
         )
     envelope_json: dict[str, Any] = envelope.model_dump(mode="json", exclude_none=True)
     if isinstance(envelope, ErrorEnvelope):
@@ -93,4 +92,3 @@ def call_result(envelope: OkEnvelope | NeedsEnvelope | ErrorEnvelope) -> types.C
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=envelope_json, is_error=True
     )
-

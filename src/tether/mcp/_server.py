@@ -26,7 +26,9 @@ from tether.types import ToolCall
 __all__ = ["BearerTokens", "mcp_server", "serve_stdio", "streamable_http_app"]
 
 
-def mcp_server(executor: Executor, *, principal: Principal | None = None, name: str = "tether") -> Server[Any]:
+def mcp_server(
+    executor: Executor, *, principal: Principal | None = None, name: str = "tether"
+) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) answering with `executor`'s tools and guards.
 
     Args:
@@ -45,7 +47,9 @@ def mcp_server(executor: Executor, *, principal: Principal | None = None, name: 
     async def call_tool(_: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         caller = _caller() or principal or Principal()
         run = runs.setdefault(caller, Run(principal=caller, session_id=f"mcp-{os.urandom(6).hex()}"))
-        call = ToolCall(id=f"mcp-{os.urandom(8).hex()}", name=params.name, arguments=dict(params.arguments or {}))
+        call = ToolCall(
+            id=f"mcp-{os.urandom(8).hex()}", name=params.name, arguments=dict(params.arguments or {})
+        )
         return call_result(await executor.execute(call, run))
 
     return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
@@ -59,7 +63,9 @@ def _caller() -> Principal | None:
     return Principal(token.client_id, frozenset(token.scopes))
 
 
-async def serve_stdio(executor: Executor, *, principal: Principal | None = None, name: str = "tether") -> None:
+async def serve_stdio(
+    executor: Executor, *, principal: Principal | None = None, name: str = "tether"
+) -> None:
     """Serve `executor`'s tools on this process's stdin and stdout until the client hangs up."""
     server = mcp_server(executor, principal=principal, name=name)
     async with stdio_server() as (read, write):
@@ -89,4 +95,6 @@ def streamable_http_app(
     """An ASGI app serving `executor`'s tools at `<url>/mcp`; every request needs a known bearer token."""
     server = mcp_server(executor, name=name)
     auth = AuthSettings(issuer_url=url, resource_server_url=f"{url}/mcp")  # pyright: ignore[reportArgumentType] - pydantic parses the URL
-    return server.streamable_http_app(auth=auth, token_verifier=tokens, host=url.split("//")[-1].split(":")[0])
+    return server.streamable_http_app(
+        auth=auth, token_verifier=tokens, host=url.split("//")[-1].split(":")[0]
+    )
