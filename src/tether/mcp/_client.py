@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import os
 import shlex
 import tempfile
@@ -99,6 +100,7 @@ class MCPToolset(AbstractToolset):
         self._lost: anyio.Event | None = None
         self._checking: anyio.Event | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self._backoff: anyio.CancelScope | None = None
         self._kept = threading.Event()  # set when the keeper has stopped the server for good
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"tether-mcp {name}", daemon=True)
@@ -191,8 +193,11 @@ class MCPToolset(AbstractToolset):
         self._closing = True
         _open.discard(self)
         if self._loop.is_running():
-            self._keeper.cancel()  # thread-safe: cancels the task on the connection's loop
-            self._kept.wait(timeout=10)  # the server stopped (the SDK kills one that will not)
+            self._loop.call_soon_threadsafe(self._wake)  # ends the session as a lost connection ends it
+            if not self._kept.wait(timeout=10):  # the server stopped (the SDK kills one that will not)
+                self._keeper.cancel()
+            with contextlib.suppress(Exception):  # a loop that will not settle is stopped all the same
+                asyncio.run_coroutine_threadsafe(_settle(), self._loop).result(timeout=5)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
         if not self._thread.is_alive():
@@ -237,7 +242,15 @@ class MCPToolset(AbstractToolset):
                 self._failure = "the connection was lost"
             delay = min(self.max_backoff_s, delay * 2 or 0.5)
             self._retry_at = time.monotonic() + delay
-            await anyio.sleep(delay)
+            with anyio.CancelScope() as self._backoff:
+                await anyio.sleep(delay)
+
+    def _wake(self) -> None:
+        """Stop waiting: for the connection to be lost, or to try again (on the connection's loop)."""
+        if self._lost is not None:
+            self._lost.set()
+        if self._backoff is not None:
+            self._backoff.cancel()
 
     async def _list(self, client: Client) -> None:
         listed: list[types.Tool] = []
@@ -380,6 +393,12 @@ _READ_RESOURCE = ToolSpec(
     },
     side_effects="none",
 )
+
+
+async def _settle() -> None:
+    """Let closed sockets finish closing (their callbacks are queued on the loop) before it stops."""
+    for _ in range(5):
+        await asyncio.sleep(0.01)
 
 
 @asynccontextmanager
