@@ -200,3 +200,11 @@ def test_a_changed_tool_list_refreshes_the_toolset() -> None:
             time.sleep(0.1)
         assert "fresh" in toolset.tools()
         assert toolset.tools() is not before  # a new mapping, so toolsets built on it rebuild
+
+
+def test_a_server_that_exits_at_once_is_reported_with_its_stderr_without_waiting_out_the_timeout() -> None:
+    started = time.monotonic()
+    toolset = MCPToolset.stdio([sys.executable, "-c", "import sys; sys.exit('no config file found')"])
+    with toolset, pytest.raises(UserError, match="its stderr ends: no config file found"):
+        toolset.tools()
+    assert time.monotonic() - started < toolset.connect_timeout_s / 2  # three failed starts, then the error

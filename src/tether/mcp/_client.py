@@ -44,6 +44,8 @@ AnyTool = Tool[..., Any]
 Transport = AbstractAsyncContextManager[Any]
 
 _STDERR_TAIL = 2000
+_GIVE_UP_AFTER = 3
+"""Failed attempts after which the first look at the tools stops waiting for a server that never listed."""
 _open: weakref.WeakSet[MCPToolset] = weakref.WeakSet()
 
 
@@ -220,13 +222,13 @@ class MCPToolset(AbstractToolset):
             self._kept.set()
 
     async def _reconnecting(self) -> None:
-        delay = 0.0
+        delay, failures = 0.0, 0
         while not self._closing:
             self._lost = anyio.Event()
             try:
                 async with Client(self._transport(self._stderr), message_handler=self._on_message) as client:
                     await self._list(client)
-                    self._client, self._failure, delay = client, None, 0.0
+                    self._client, self._failure, delay, failures = client, None, 0.0, 0
                     async with anyio.create_task_group() as group:
                         if client.protocol_version >= "2026" and _lists_changes(client):
                             group.start_soon(self._listen, client)
@@ -234,8 +236,9 @@ class MCPToolset(AbstractToolset):
                         group.cancel_scope.cancel()
             except Exception as e:  # any failure of the server or its transport: say why, retry later
                 self._failure = self._failure or _describe(e)
-                if isinstance(_first(e), FileNotFoundError | PermissionError):
-                    self._ready.set()  # a command that is not there will not appear by retrying
+                failures += 1
+                if isinstance(_first(e), FileNotFoundError | PermissionError) or failures >= _GIVE_UP_AFTER:
+                    self._ready.set()  # never listed: stop making the first look wait (retries go on)
             finally:
                 self._client = None
             if self._failure is None:
