@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import gc
+import socket
+import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
+import pytest
 
 from mcp import Client, StdioServerParameters
-from tether.execution import Executor
-from tether.mcp import mcp_server
+from tether.exceptions import UserError
+from tether.execution import Executor, Principal
+from tether.mcp import BearerTokens, MCPToolset, mcp_server
 from tether.mcp._results import call_result, mcp_tool
 from tether.tools import Toolset, tool
-from tether.types import ErrorEnvelope, ErrorInfo, OkEnvelope
+from tether.types import ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope, ToolCall
 
 TOOLS = '''
 from tether.tools import tool
@@ -163,3 +170,70 @@ def test_only_object_output_schemas_are_published() -> None:
 
     assert count.spec.output_schema is not None
     assert mcp_tool(count.spec, "count").output_schema is None
+
+
+HTTP_SERVER = """
+import sys
+
+import uvicorn
+
+from tether.execution import Executor, Principal
+from tether.mcp import BearerTokens, streamable_http_app
+from tether.tools import Toolset, tool
+
+
+@tool(side_effects="none", scopes=["clock.read"])
+def now() -> str:
+    return "noon"
+
+
+port = int(sys.argv[1])
+tokens = BearerTokens({"good-token": Principal("ci", frozenset({"clock.read"})), "weak-token": Principal("guest")})
+app = streamable_http_app(Executor(Toolset(now)), tokens, url=f"http://127.0.0.1:{port}")
+uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+"""
+
+
+def test_over_http_a_bearer_token_names_the_principal_and_its_scopes(tmp_path: Path) -> None:
+    (tmp_path / "serve.py").write_text(HTTP_SERVER)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(tmp_path / "serve.py"), str(port)], stderr=subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        with MCPToolset.http(url, headers={"Authorization": "Bearer good-token"}, max_backoff_s=0.5) as good:
+            assert call(good, "now") == OkEnvelope(data="noon")
+        with MCPToolset.http(url, headers={"Authorization": "Bearer weak-token"}) as weak:
+            refused = call(weak, "now")
+            assert isinstance(refused, ErrorEnvelope)
+            assert refused.error.code == "TOOL_ERROR"  # the server's isError, as tether's client reads it
+            assert "SCOPES_MISSING" in refused.error.message
+        for headers in ({}, {"Authorization": "Bearer good-token-but-not-quite"}):
+            answer = httpx2.post(
+                url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers
+            )
+            assert answer.status_code == 401
+    finally:
+        process.kill()
+        process.wait()
+        with warnings.catch_warnings():  # the SDK's HTTP client can leave one socket to the garbage collector
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
+
+
+def test_bearer_tokens_must_name_their_principal() -> None:
+    with pytest.raises(UserError, match="named principals"):
+        BearerTokens({"t": Principal()})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def call(toolset: MCPToolset, name: str) -> OkEnvelope | ErrorEnvelope:
+    envelope = anyio.run(lambda: Executor(toolset).execute(ToolCall(id="c1", name=name)))
+    assert not isinstance(envelope, NeedsEnvelope)
+    return envelope

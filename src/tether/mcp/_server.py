@@ -7,6 +7,7 @@ principal and its scopes; requests without a known token are refused before they
 
 from __future__ import annotations
 
+import hmac
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +20,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 
+from tether.exceptions import UserError
 from tether.execution import Executor, Principal, Run
 from tether.mcp._results import call_result, mcp_tool, published_name
 from tether.types import ToolCall
@@ -80,10 +82,19 @@ class BearerTokens:
     """
 
     def __init__(self, tokens: Mapping[str, Principal]):
-        self._tokens = {token: p for token, p in tokens.items() if token and p.id is not None}
+        unnamed = [p for p in tokens.values() if p.id is None]
+        if unnamed or not all(tokens):
+            raise UserError(
+                "BearerTokens maps non-empty tokens to named principals, e.g. {token: Principal('ci')}."
+            )
+        self._tokens = [(token.encode(), p) for token, p in tokens.items()]
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        found = self._tokens.get(token)
+        given = token.encode()
+        found: Principal | None = None
+        for known, principal in self._tokens:  # every token compared in constant time: no timing oracle
+            if hmac.compare_digest(known, given):
+                found = principal
         if found is None or found.id is None:
             return None
         return AccessToken(token=token, client_id=found.id, scopes=sorted(found.scopes))
@@ -94,7 +105,11 @@ def streamable_http_app(
 ) -> Starlette:
     """An ASGI app serving `executor`'s tools at `<url>/mcp`; every request needs a known bearer token."""
     server = mcp_server(executor, name=name)
-    auth = AuthSettings(issuer_url=url, resource_server_url=f"{url}/mcp")  # pyright: ignore[reportArgumentType] - pydantic parses the URL
+    auth = AuthSettings(  # the tokens are ours, not an OAuth server's: no audience to check
+        issuer_url=url,  # pyright: ignore[reportArgumentType] - pydantic parses the URL
+        resource_server_url=f"{url}/mcp",  # pyright: ignore[reportArgumentType]
+        validate_token_resource=False,
+    )
     return server.streamable_http_app(
         auth=auth, token_verifier=tokens, host=url.split("//")[-1].split(":")[0]
     )
