@@ -149,13 +149,7 @@ class MCPToolset(AbstractToolset):
             **options: `connect_timeout_s`, `ping_timeout_s`, `max_backoff_s`.
         """
         _check_url(url)
-        return cls(
-            url,
-            lambda _: streamable_http_client(
-                url, http_client=create_mcp_http_client(headers=dict(headers or {}))
-            ),
-            **options,
-        )
+        return cls(url, lambda _: _streamable_http(url, dict(headers or {})), **options)
 
     @classmethod
     def sse(cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any) -> MCPToolset:
