@@ -1,6 +1,7 @@
 """YAML tools bound to what runs them: a Python callable by import path, or an MCP server entry."""
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -165,3 +166,10 @@ def test_an_mcp_server_entry_with_neither_command_nor_url_is_a_user_error(tmp_pa
     text = "tool: {name: t, mcp_server: {tool: x}, requires_why: false}"
     with pytest.raises(UserError, match="mcp_server takes either command"):
         load_tools(write(tmp_path, text))
+
+
+def test_loading_an_mcp_server_entry_starts_no_server_and_loads_no_sdk(tmp_path: Path) -> None:
+    path = write(tmp_path, 'tool: {name: t, mcp_server: {command: "no-such-server"}, requires_why: false}')
+    code = f"import sys; from tether.tools import load_tools; load_tools({str(path)!r}); print('mcp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"  # the server starts on the first call, the SDK is imported then
