@@ -6,6 +6,7 @@ import gc
 import socket
 import subprocess
 import sys
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +204,8 @@ def test_over_http_a_bearer_token_names_the_principal_and_its_scopes(tmp_path: P
     try:
         with MCPToolset.http(url, headers={"Authorization": "Bearer good-token"}, max_backoff_s=0.5) as good:
             assert call(good, "now") == OkEnvelope(data="noon")
+        with MCPToolset.http(url, auth=SignWith("good-token")) as signed:  # as the SDK's OAuth provider signs
+            assert call(signed, "now") == OkEnvelope(data="noon")
         with MCPToolset.http(url, headers={"Authorization": "Bearer weak-token"}) as weak:
             refused = call(weak, "now")
             assert isinstance(refused, ErrorEnvelope)
@@ -217,6 +220,15 @@ def test_over_http_a_bearer_token_names_the_principal_and_its_scopes(tmp_path: P
         process.kill()
         process.wait()
         gc.collect()  # a socket left open would be reported here (and fail this test), not in a later one
+
+
+class SignWith(httpx2.Auth):
+    def __init__(self, token: str):
+        self.token = token
+
+    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response]:
+        request.headers["Authorization"] = f"Bearer {self.token}"
+        yield request
 
 
 def test_bearer_tokens_must_name_their_principal() -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar, cast
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp.client.session import IncomingMessage
 from mcp.client.sse import sse_client
@@ -140,22 +141,38 @@ class MCPToolset(AbstractToolset):
         return cls(shlex.join(argv), lambda errlog: stdio_client(params, errlog=errlog), **options)
 
     @classmethod
-    def http(cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any) -> MCPToolset:
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: httpx2.Auth | None = None,
+        **options: Any,
+    ) -> MCPToolset:
         """A server at a streamable HTTP endpoint, e.g. `http://127.0.0.1:8000/mcp`.
 
         Args:
             url: The endpoint.
             headers: Sent with every request, e.g. `{"Authorization": "Bearer ..."}`.
+            auth: Signs every request, e.g. the SDK's `mcp.client.auth.OAuthClientProvider` for a server
+                behind OAuth.
             **options: `connect_timeout_s`, `ping_timeout_s`, `max_backoff_s`.
         """
         _check_url(url)
-        return cls(url, lambda _: _streamable_http(url, dict(headers or {})), **options)
+        return cls(url, lambda _: _streamable_http(url, dict(headers or {}), auth), **options)
 
     @classmethod
-    def sse(cls, url: str, *, headers: Mapping[str, str] | None = None, **options: Any) -> MCPToolset:
-        """A server speaking the legacy HTTP+SSE transport, e.g. `http://127.0.0.1:8000/sse`."""
+    def sse(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: httpx2.Auth | None = None,
+        **options: Any,
+    ) -> MCPToolset:
+        """A server speaking the legacy HTTP+SSE transport, e.g. `http://127.0.0.1:8000/sse` (as `http`)."""
         _check_url(url)
-        return cls(url, lambda _: sse_client(url, headers=dict(headers or {})), **options)
+        return cls(url, lambda _: sse_client(url, headers=dict(headers or {}), auth=auth), **options)
 
     # ------------------------------------------------------------------------------------------ public
 
@@ -399,9 +416,11 @@ async def _settle() -> None:
 
 
 @asynccontextmanager
-async def _streamable_http(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+async def _streamable_http(url: str, headers: dict[str, str], auth: httpx2.Auth | None) -> AsyncIterator[Any]:
     async with (
-        create_mcp_http_client(headers=headers) as http,  # ours to close: the SDK closes only its own
+        create_mcp_http_client(
+            headers=headers, auth=auth
+        ) as http,  # ours to close: the SDK closes only its own
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
