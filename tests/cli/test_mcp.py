@@ -59,3 +59,18 @@ def test_an_mcp_url_that_is_not_one_is_a_clear_error(monkeypatch: pytest.MonkeyP
     result = runner.invoke(app, ["run", "Hi", "--mcp-url", "localhost:8000/mcp"])
     assert result.exit_code == 2
     assert "http:// or https://" in result.output
+
+
+def test_mcp_serve_over_http_needs_bearer_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TETHER_MCP_TOKENS", raising=False)
+    result = runner.invoke(app, ["mcp", "serve", "--pack", "fs", "--http", "127.0.0.1:8000"])
+    assert result.exit_code == 2
+    assert "needs bearer tokens: set TETHER_MCP_TOKENS" in result.output
+
+
+def test_a_malformed_token_entry_is_named_without_the_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TETHER_MCP_TOKENS", "s3cr3t-no-principal")
+    result = runner.invoke(app, ["mcp", "serve", "--pack", "fs", "--http", "127.0.0.1:8000"])
+    assert result.exit_code == 2
+    assert "TOKEN=principal[:scope,scope]" in result.output
+    assert "s3cr3t-no-principal" not in result.output  # a secret is not echoed to the terminal

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import socket
 import subprocess
 import sys
@@ -172,33 +173,24 @@ def test_only_object_output_schemas_are_published() -> None:
     assert mcp_tool(count.spec, "count").output_schema is None
 
 
-HTTP_SERVER = """
-import sys
-
-import uvicorn
-
-from tether.execution import Executor, Principal
-from tether.mcp import BearerTokens, streamable_http_app
-from tether.tools import Toolset, tool
+CLOCK = """
+from tether.tools import tool
 
 
 @tool(side_effects="none", scopes=["clock.read"])
 def now() -> str:
     return "noon"
-
-
-port = int(sys.argv[1])
-tokens = BearerTokens({"good-token": Principal("ci", frozenset({"clock.read"})), "weak-token": Principal("guest")})
-app = streamable_http_app(Executor(Toolset(now)), tokens, url=f"http://127.0.0.1:{port}")
-uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 """
 
 
 def test_over_http_a_bearer_token_names_the_principal_and_its_scopes(tmp_path: Path) -> None:
-    (tmp_path / "serve.py").write_text(HTTP_SERVER)
+    (tmp_path / "clock.py").write_text(CLOCK)
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, str(tmp_path / "serve.py"), str(port)], stderr=subprocess.DEVNULL
+        [sys.executable, "-m", "tether", "mcp", "serve", "clock.py", "--http", f"127.0.0.1:{port}"],
+        cwd=tmp_path,
+        env={**os.environ, "TETHER_MCP_TOKENS": "good-token=ci:clock.read weak-token=guest"},
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
