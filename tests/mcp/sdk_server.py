@@ -86,6 +86,12 @@ def greeting() -> str:
     return "hello from a resource"
 
 
+@server.prompt()
+def review(language: str) -> str:
+    """Ask for a code review."""
+    return f"Review this {language} code for bugs."
+
+
 if __name__ == "__main__":
     print(f"sdk_server starting pid={os.getpid()}", file=sys.stderr, flush=True)
     transport = sys.argv[1] if len(sys.argv) > 1 else "stdio"

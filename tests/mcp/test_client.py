@@ -79,13 +79,24 @@ def test_resources_are_reachable_through_a_read_resource_tool(server: MCPToolset
     )
 
 
+def test_prompts_are_reachable_through_a_get_prompt_tool(server: MCPToolset) -> None:
+    assert "review(language)" in server.tools()["get_prompt"].spec.description
+    prompt = ToolCall(
+        id="c1", name="get_prompt", arguments={"name": "review", "arguments": {"language": "Rust"}}
+    )
+    envelope = anyio.run(Executor(server).execute, prompt)
+    assert envelope == OkEnvelope(
+        data=[{"role": "user", "type": "text", "text": "Review this Rust code for bugs."}]
+    )
+
+
 def test_it_prefixes_filters_and_combines_like_any_toolset(server: MCPToolset) -> None:
     @tool(side_effects="none")
     def local() -> str:
         return "here"
 
     combined = Toolset(local) | server.prefixed("calc").filtered(lambda t: t.spec.side_effects == "none")
-    assert sorted(combined.names()) == ["calc.add", "calc.read_resource", "local"]
+    assert sorted(combined.names()) == ["calc.add", "calc.get_prompt", "calc.read_resource", "local"]
     assert call(Executor(combined), "calc.add", a=1, b=1) == OkEnvelope(data={"total": 2})
 
 

@@ -65,7 +65,7 @@ class MCPToolset(AbstractToolset):
 
     Tool annotations become side effects (`readOnlyHint` -> `none`, `idempotentHint` -> `idempotent`,
     otherwise `mutating`); output schemas and structured results are kept. A server that lists
-    resources also gets a `read_resource` tool.
+    resources also gets a `read_resource` tool, one that lists prompts a `get_prompt` tool.
     """
 
     def __init__(
@@ -287,6 +287,17 @@ class MCPToolset(AbstractToolset):
                     update={"description": f"{_READ_RESOURCE.description} Known resources: {known}"}
                 )
                 tools["read_resource"] = Tool(spec, self._reader())
+        if client.server_capabilities.prompts is not None and "get_prompt" not in tools:
+            prompts = (await client.list_prompts()).prompts
+            if prompts:
+                known = "; ".join(
+                    f"{p.name}({', '.join(a.name for a in p.arguments or [])}): {p.description or ''}"
+                    for p in prompts[:20]
+                )
+                spec = _GET_PROMPT.model_copy(
+                    update={"description": f"{_GET_PROMPT.description} Known: {known}"}
+                )
+                tools["get_prompt"] = Tool(spec, self._prompter())
         self._tools, self._listed = tools, True  # a new mapping: toolsets built on this one rebuild
         self._ready.set()
 
@@ -315,6 +326,16 @@ class MCPToolset(AbstractToolset):
             return out[0].get("text", out[0]) if len(out) == 1 else out
 
         return read_resource
+
+    def _prompter(self) -> Callable[..., Awaitable[Any]]:
+        async def get_prompt(name: str, arguments: dict[str, str] | None = None) -> Any:
+            result = await self._submit(self._request(lambda c: c.get_prompt(name, arguments)))
+            return [
+                {"role": m.role, **m.content.model_dump(mode="json", by_alias=True, exclude_none=True)}
+                for m in result.messages
+            ]
+
+        return get_prompt
 
     async def _submit(self, work: Coroutine[Any, Any, T]) -> T:
         """Run `work` on the connection's loop; cancelling the caller (a timeout) cancels it there."""
@@ -424,6 +445,21 @@ async def _streamable_http(url: str, headers: dict[str, str], auth: httpx2.Auth 
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
+
+
+_GET_PROMPT = ToolSpec(
+    name="get_prompt",
+    description="Get one of the MCP server's prompts (messages to follow), filled with its arguments.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "The prompt's name."},
+            "arguments": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+        "required": ["name"],
+    },
+    side_effects="none",
+)
 
 
 def _lists_changes(client: Client) -> bool:
