@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from tether.cli import app
+from tether.mcp import MCPToolset
 from tether.models import Model, ScriptedModel
 
 runner = CliRunner()
 SERVER = f"{sys.executable} {Path(__file__).parents[1] / 'mcp' / 'sdk_server.py'}"
 ADD = '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 40}}\n</tool_call>'
+
+
+@pytest.fixture(autouse=True)
+def stop_servers() -> Iterator[None]:
+    yield
+    MCPToolset.close_all()  # the servers a command mounted (a real `tether run` stops them at exit)
 
 
 def scripted(monkeypatch: pytest.MonkeyPatch, module: str, *turns: str) -> ScriptedModel:

@@ -160,6 +160,9 @@ custom_tools:
     refused = await executor.execute(ToolCall(id="c2", name="calc.sum", arguments={"a": "x", "b": 5}))
     assert isinstance(refused, ErrorEnvelope)
     assert refused.error.code == "INVALID_ARGS"  # the YAML's own schema, checked before the server is asked
+    from tether.mcp import MCPToolset
+
+    MCPToolset.close_all()
 
 
 def test_an_mcp_server_entry_with_neither_command_nor_url_is_a_user_error(tmp_path: Path) -> None:

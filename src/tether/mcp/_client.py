@@ -50,12 +50,6 @@ _GIVE_UP_AFTER = 3
 _open: weakref.WeakSet[MCPToolset] = weakref.WeakSet()
 
 
-@atexit.register
-def _close_all() -> None:  # pyright: ignore[reportUnusedFunction] - registered by the decorator
-    for toolset in list(_open):
-        toolset.close()
-
-
 class MCPToolset(AbstractToolset):
     """The tools of one MCP server, each called through tether's executor like any other tool.
 
@@ -216,6 +210,16 @@ class MCPToolset(AbstractToolset):
         if not self._thread.is_alive():
             self._loop.close()
         self._stderr.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closing
+
+    @staticmethod
+    def close_all() -> None:
+        """Close every MCPToolset still open (done at exit too), e.g. at the end of a command."""
+        for toolset in list(_open):
+            toolset.close()
 
     def __enter__(self) -> MCPToolset:
         return self
@@ -416,6 +420,9 @@ class MCPToolset(AbstractToolset):
 
     def __repr__(self) -> str:
         return f"MCPToolset({self.name!r})"
+
+
+atexit.register(MCPToolset.close_all)
 
 
 _READ_RESOURCE = ToolSpec(

@@ -55,7 +55,7 @@ def _server(key: tuple[str, str, str], entry: dict[str, Any]) -> MCPToolset:
 
     with _lock:
         found = _servers.get(key)
-        if found is None:
+        if found is None or found.closed:  # closed (e.g. by MCPToolset.close_all): start it again
             transport, target, _ = key
             if transport == "stdio":
                 found = MCPToolset.stdio(target, env=entry.get("env"))
