@@ -11,10 +11,11 @@ import pytest
 import tether
 import tether.exceptions
 import tether.loop
+import tether.mcp
 import tether.models
 import tether.tools
 
-PACKAGES = [tether, tether.tools, tether.loop, tether.models]
+PACKAGES = [tether, tether.tools, tether.loop, tether.models, tether.mcp]
 
 
 @pytest.mark.parametrize("module", PACKAGES, ids=lambda m: m.__name__)
@@ -45,7 +46,7 @@ def test_import_tether_loads_no_heavy_dependency() -> None:
 
 
 def test_an_agent_without_a_store_loads_neither_sqlalchemy_nor_a_provider_sdk() -> None:
-    heavy = "('sqlalchemy', 'openai', 'anthropic', 'typer', 'rich')"
+    heavy = "('sqlalchemy', 'openai', 'anthropic', 'mcp', 'typer', 'rich')"
     code = (
         f"import sys; from tether import Agent, tool; print(sorted(m for m in {heavy} if m in sys.modules))"
     )

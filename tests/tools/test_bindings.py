@@ -1,6 +1,8 @@
 """YAML tools bound to what runs them: a Python callable by import path, or an MCP server entry."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -134,3 +136,43 @@ def test_a_python_binding_declaring_no_restriction_runs_in_process(tmp_path: Pat
     tool = load_tools(write(tmp_path, text)).get("t")
     assert tool is not None
     assert tool.function is json.dumps
+
+
+async def test_an_mcp_server_entry_that_says_how_to_reach_it_calls_the_servers_tool(tmp_path: Path) -> None:
+    server = Path(__file__).parents[1] / "mcp" / "sdk_server.py"
+    text = f"""
+custom_tools:
+  - name: "calc.sum"
+    mcp_server: {{command: "{sys.executable} {server}", tool: add}}
+    requires_why: false
+    description: "Add two integers"
+    input_schema:
+      properties:
+        a: integer
+        b: integer
+      required: [a, b]
+"""
+    tools = load_tools(write(tmp_path, text))
+    executor = Executor(tools)
+    assert await executor.execute(
+        ToolCall(id="c1", name="calc.sum", arguments={"a": 2, "b": 5})
+    ) == OkEnvelope(data={"total": 7})
+    refused = await executor.execute(ToolCall(id="c2", name="calc.sum", arguments={"a": "x", "b": 5}))
+    assert isinstance(refused, ErrorEnvelope)
+    assert refused.error.code == "INVALID_ARGS"  # the YAML's own schema, checked before the server is asked
+    from tether.mcp import MCPToolset
+
+    MCPToolset.close_all()
+
+
+def test_an_mcp_server_entry_with_neither_command_nor_url_is_a_user_error(tmp_path: Path) -> None:
+    text = "tool: {name: t, mcp_server: {tool: x}, requires_why: false}"
+    with pytest.raises(UserError, match="mcp_server takes either command"):
+        load_tools(write(tmp_path, text))
+
+
+def test_loading_an_mcp_server_entry_starts_no_server_and_loads_no_sdk(tmp_path: Path) -> None:
+    path = write(tmp_path, 'tool: {name: t, mcp_server: {command: "no-such-server"}, requires_why: false}')
+    code = f"import sys; from tether.tools import load_tools; load_tools({str(path)!r}); print('mcp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"  # the server starts on the first call, the SDK is imported then

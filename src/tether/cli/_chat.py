@@ -27,6 +27,8 @@ from tether.cli._run import (
     MaxSecondsOption,
     MaxTokensOption,
     MaxTurnsOption,
+    McpOption,
+    McpUrlOption,
     ModelOption,
     PackOption,
     ReadOnlyOption,
@@ -171,6 +173,8 @@ def register(app: typer.Typer) -> None:
         tools: ToolsOption = None,
         pack: PackOption = None,
         root: RootOption = None,
+        mcp: McpOption = None,
+        mcp_url: McpUrlOption = None,
         dialect: DialectOption = None,
         reasoning_open: ReasoningOpenOption = False,
         until: Annotated[
@@ -198,7 +202,9 @@ def register(app: typer.Typer) -> None:
         With --confirm, each call to a tool with side effects waits for your y/n.
         """
         printer = _ChatPrinter(plain_console())
-        toolset: AbstractToolset = agent_tools(tools or [], pack or [], root or [], read_only=read_only)
+        toolset: AbstractToolset = agent_tools(
+            tools or [], pack or [], root or [], read_only=read_only, mcp=mcp, mcp_urls=mcp_url
+        )
         chosen: Model
         if replay is not None:
             header, chosen = load_cassette(replay)

@@ -33,6 +33,8 @@ __all__ = [
     "MaxSecondsOption",
     "MaxTokensOption",
     "MaxTurnsOption",
+    "McpOption",
+    "McpUrlOption",
     "ModelOption",
     "PackOption",
     "ReadOnlyOption",
@@ -56,6 +58,16 @@ BaseUrlOption = Annotated[
 ToolsOption = Annotated[list[str] | None, typer.Option("--tools", "-t", help="Tool sources (repeatable).")]
 PackOption = Annotated[list[str] | None, typer.Option(help="Built-in packs: fs, search, exec, memory, web.")]
 RootOption = Annotated[list[str] | None, typer.Option(help="Folders the packs may use (default: .).")]
+McpOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mcp", help='An MCP server to start and use, as a command: "uvx mcp-server-time" (repeatable).'
+    ),
+]
+McpUrlOption = Annotated[
+    list[str] | None,
+    typer.Option("--mcp-url", help="An MCP server to use at a streamable HTTP URL (repeatable)."),
+]
 PROVIDER_DIALECTS = ("openai", "anthropic", "gemini")
 """The providers' own tool-calling formats: used by leaving --dialect out, never named by it."""
 DialectOption = Annotated[
@@ -124,10 +136,18 @@ def termination_named(name: str) -> Termination:
 
 
 def agent_tools(
-    sources: list[str], packs: list[str], roots: list[str], base: Path = Path(), *, read_only: bool = False
+    sources: list[str],
+    packs: list[str],
+    roots: list[str],
+    base: Path = Path(),
+    *,
+    read_only: bool = False,
+    mcp: list[str] | None = None,
+    mcp_urls: list[str] | None = None,
 ) -> AbstractToolset:
-    """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`);
-    with `read_only`, only those without side effects."""
+    """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`),
+    plus the tools of MCP servers (`mcp` commands, `mcp_urls`); with `read_only`, only those without side
+    effects."""
     toolset: AbstractToolset = Toolset()
     workspace = (base / roots[0]).resolve() if roots else None  # where YAML command tools work
     for source in sources:
@@ -135,6 +155,13 @@ def agent_tools(
     if packs:
         config = PackConfig(roots=tuple((base / r).resolve() for r in roots or ["."]))
         toolset = toolset | build_tools(packs, config)
+    if mcp or mcp_urls:
+        from tether.mcp import MCPToolset  # the optional MCP SDK, imported only when asked for
+
+        for command in mcp or []:
+            toolset = toolset | MCPToolset.stdio(command)
+        for url in mcp_urls or []:
+            toolset = toolset | MCPToolset.http(url)
     if read_only:
         toolset = toolset.filtered(lambda t: t.spec.side_effects == "none")
     return toolset
@@ -210,6 +237,8 @@ def register(app: typer.Typer) -> None:
         tools: ToolsOption = None,
         pack: PackOption = None,
         root: RootOption = None,
+        mcp: McpOption = None,
+        mcp_url: McpUrlOption = None,
         dialect: DialectOption = None,
         reasoning_open: ReasoningOpenOption = False,
         until: Annotated[str, typer.Option(help="no_calls, end_turn or final_response.")] = "no_calls",
@@ -246,7 +275,7 @@ def register(app: typer.Typer) -> None:
                 "roots": [_relative(r, here) for r in roots or ["."]],
             }  # fmt: skip
             chosen = RecordingModel(chosen, record, header)
-        toolset = agent_tools(sources, packs, roots, read_only=read_only)
+        toolset = agent_tools(sources, packs, roots, read_only=read_only, mcp=mcp, mcp_urls=mcp_url)
         approval = Approval(printer.approve if _at_terminal() else None) if confirm else None
         agent = Agent(
             chosen,

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from tether.cli._errors import console, fail
-from tether.tools import dump_yaml, export_tools, load_tools, model_schema
+from tether.tools import AbstractToolset, dump_yaml, export_tools, load_tools, model_schema
 
 __all__ = ["register"]
 
@@ -23,18 +23,40 @@ class Format(StrEnum):
     json_schema = "json-schema"
 
 
+def _print_list(toolset: AbstractToolset) -> None:
+    table = Table("name", "side effects", "why", "description", box=None)
+    for spec in toolset.specs():
+        summary = spec.description.strip().splitlines()[0] if spec.description.strip() else ""
+        table.add_row(spec.name, spec.side_effects, "required" if spec.requires_why else "", summary)
+    console().print(table)
+
+
 def register(app: typer.Typer) -> None:
     tools = typer.Typer(help="Inspect and convert tool definitions from any source.", no_args_is_help=True)
 
     @tools.command("list")
-    def list_(source: Source) -> None:  # pyright: ignore[reportUnusedFunction]
-        """One line per tool: name, side effects, whether `why` is required, and its description."""
-        toolset = load_tools(source)
-        table = Table("name", "side effects", "why", "description", box=None)
-        for spec in toolset.specs():
-            summary = spec.description.strip().splitlines()[0] if spec.description.strip() else ""
-            table.add_row(spec.name, spec.side_effects, "required" if spec.requires_why else "", summary)
-        console().print(table)
+    def list_(  # pyright: ignore[reportUnusedFunction]
+        source: Annotated[
+            str | None, typer.Argument(help="A module path (pkg.tools) or a .py, .yaml, .ts or .json file.")
+        ] = None,
+        mcp: Annotated[
+            str | None, typer.Option("--mcp", help='An MCP server\'s command, e.g. "uvx mcp-server-time".')
+        ] = None,
+    ) -> None:
+        """One line per tool: name, side effects, whether `why` is required, and its description.
+
+        With --mcp, the tools of an MCP server as tether sees them (it is started, listed and stopped).
+        """
+        if (source is None) == (mcp is None):
+            fail('give a tool source or --mcp "command", e.g. tether tools list --mcp "uvx mcp-server-time".')
+        if mcp is not None:
+            from tether.mcp import MCPToolset  # the optional MCP SDK, imported only when asked for
+
+            with MCPToolset.stdio(mcp) as server:
+                _print_list(server)
+            return
+        assert source is not None
+        _print_list(load_tools(source))
 
     @tools.command("show")
     def show(source: Source, name: Annotated[str, typer.Argument(help="The tool's name or alias.")]) -> None:  # pyright: ignore[reportUnusedFunction]

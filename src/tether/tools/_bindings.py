@@ -4,7 +4,12 @@ One key of a definition says which (seed 001 §7 names `mcp_server`; `python` an
 
     python: mypkg.text:count_words        # module:function, or helpers.py:count_words beside the YAML file
     command: [wc, -w, "{path}"]           # run in tether.sandbox; each {argument} is one argv element
-    mcp_server: video-tools               # kept; calls answer MCP_UNAVAILABLE until MCP mounting lands
+    mcp_server: {command: "uvx mcp-server-time", tool: get_current_time}   # or {url: https://.../mcp}
+
+An `mcp_server` that says how to reach the server (a `command`, or a `url`: streamable HTTP, or legacy SSE
+with `transport: sse`) runs the server's tool named `tool` (default: this tool's name) through the `mcp`
+extra; the server starts on the first call and is shared by every tool that names it the same way. One
+that gives only the server's name (as MOOLLM's examples do) is kept, and calls answer MCP_UNAVAILABLE.
 
 A definition with none of them stays declared-only. A `python` callable whose definition declares a
 restriction (`sandbox.network: false`, or `sandbox.filesystem` patterns) runs in a fresh interpreter in
@@ -18,7 +23,7 @@ import importlib
 import runpy
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tether.exceptions import ToolError, UserError
 from tether.tools._tool import Tool
@@ -57,6 +62,11 @@ def bind(spec: ToolSpec, *, base: Path, workspace: Path | None, source: str = "Y
 
             return Tool(spec, command_function(spec, value, workspace or Path.cwd(), where))
         case _:
+            if isinstance(value, dict):
+                # imported on use: the MCP SDK is an optional extra
+                from tether.tools._mcp_binding import mcp_function
+
+                return Tool(spec, mcp_function(spec, cast(dict[str, Any], value), where))
             return Tool(spec, _mcp_unavailable(spec.name, value))
 
 
@@ -94,9 +104,10 @@ def _mcp_unavailable(name: str, server: Any) -> Callable[..., Any]:
     async def unavailable(**_: Any) -> None:
         raise ToolError(
             "MCP_UNAVAILABLE",
-            f"{name} is served by the MCP server {server!r}, and this tether cannot mount MCP servers yet",
+            f"{name} is served by the MCP server {server!r}, but its definition does not say how to reach it",
             recoverable=False,
-            suggestion="Do not call it again in this run; do without it or tell the user it is unavailable.",
+            suggestion="Do not call it again in this run; do without it, or tell the user to give its mcp_server "
+            "a command or url in the tool's definition.",
         )
 
     return unavailable

@@ -1,0 +1,496 @@
+"""`MCPToolset`: an MCP server's tools as a tether toolset, kept connected by a thread of its own.
+
+The connection lives on a private event loop in a daemon thread, so the toolset is as plain as any other:
+built without `await`, listed synchronously, combined with `|`, prefixed and filtered, and called from
+whichever event loop the executor runs on. That thread restarts a server that crashed or hung and
+reconnects one that went away, waiting longer after each failure; meanwhile calls answer
+`CONNECTION_INACTIVE`. A stdio server's stderr goes to a file, not the user's terminal (`stderr_tail`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import shlex
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any, TextIO, TypeVar, cast
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp.client.session import IncomingMessage
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from mcp import Client, MCPError, StdioServerParameters
+from tether.exceptions import ToolError, UserError
+from tether.mcp._results import data_of, spec_of
+from tether.tools import AbstractToolset, Tool
+from tether.types import ToolSpec
+
+__all__ = ["MCPToolset"]
+
+T = TypeVar("T")
+AnyTool = Tool[..., Any]
+Transport = AbstractAsyncContextManager[Any]
+
+_STDERR_TAIL = 2000
+_GIVE_UP_AFTER = 3
+"""Failed attempts after which the first look at the tools stops waiting for a server that never listed."""
+_open: weakref.WeakSet[MCPToolset] = weakref.WeakSet()
+
+
+class MCPToolset(AbstractToolset):
+    """The tools of one MCP server, each called through tether's executor like any other tool.
+
+    Build one with `MCPToolset.stdio("uvx mcp-server-time")`, `MCPToolset.http(url)` or
+    `MCPToolset.sse(url)`. The server starts (or is connected to) at once in the background; the first
+    look at the tools waits for its listing. `close()` stops it (done at exit for any left open).
+
+    Tool annotations become side effects (`readOnlyHint` -> `none`, `idempotentHint` -> `idempotent`,
+    otherwise `mutating`); output schemas and structured results are kept. A server that lists
+    resources also gets a `read_resource` tool, one that lists prompts a `get_prompt` tool.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        transport: Callable[[TextIO], Transport],
+        *,
+        connect_timeout_s: float = 30.0,
+        ping_timeout_s: float = 5.0,
+        max_backoff_s: float = 30.0,
+    ):
+        """Use the `stdio`, `http` and `sse` constructors; this one takes a transport factory.
+
+        Args:
+            name: The server's name in messages, e.g. its command.
+            transport: Makes the SDK transport for one connection, given where a process's stderr goes.
+            connect_timeout_s: How long the first look at the tools waits for the server's listing.
+            ping_timeout_s: After a call timed out, how long the server has to answer a request for its
+                tool list before it is taken for hung and restarted.
+            max_backoff_s: The longest wait between two attempts to (re)connect.
+        """
+        self.name = name
+        self._transport = transport
+        self.connect_timeout_s = connect_timeout_s
+        self.ping_timeout_s = ping_timeout_s
+        self.max_backoff_s = max_backoff_s
+        self._stderr: TextIO = tempfile.TemporaryFile(mode="a+", encoding="utf-8", errors="replace")  # noqa: SIM115 - kept open for the toolset's life
+        self._tools: Mapping[str, AnyTool] = {}
+        self._client: Client | None = None
+        self._failure: str | None = None
+        self._retry_at = 0.0
+        self._listed = False
+        self._ready = threading.Event()  # set once the server first listed its tools, or cannot start at all
+        self._closing = False
+        self._lost: anyio.Event | None = None
+        self._checking: anyio.Event | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self._backoff: anyio.CancelScope | None = None
+        self._kept = threading.Event()  # set when the keeper has stopped the server for good
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name=f"tether-mcp {name}", daemon=True)
+        self._thread.start()
+        self._keeper = asyncio.run_coroutine_threadsafe(self._keep(), self._loop)
+        _open.add(self)
+
+    # ---------------------------------------------------------------------------------------- builders
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        **options: Any,
+    ) -> MCPToolset:
+        """A server run as a child process, spoken to over its stdin and stdout.
+
+        Args:
+            command: The command line, e.g. `"uvx mcp-server-time"` or `["python", "server.py"]`.
+            env: Variables added to the few the SDK passes on (PATH, HOME, ...).
+            cwd: Where the server runs.
+            **options: `connect_timeout_s`, `ping_timeout_s`, `max_backoff_s`.
+        """
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not argv:
+            raise UserError(
+                'An MCP stdio server needs a command, e.g. MCPToolset.stdio("uvx mcp-server-time").'
+            )
+        params = StdioServerParameters(
+            command=argv[0], args=argv[1:], env=dict(env) if env else None, cwd=cwd
+        )
+        return cls(shlex.join(argv), lambda errlog: stdio_client(params, errlog=errlog), **options)
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: httpx2.Auth | None = None,
+        **options: Any,
+    ) -> MCPToolset:
+        """A server at a streamable HTTP endpoint, e.g. `http://127.0.0.1:8000/mcp`.
+
+        Args:
+            url: The endpoint.
+            headers: Sent with every request, e.g. `{"Authorization": "Bearer ..."}`.
+            auth: Signs every request, e.g. the SDK's `mcp.client.auth.OAuthClientProvider` for a server
+                behind OAuth.
+            **options: `connect_timeout_s`, `ping_timeout_s`, `max_backoff_s`.
+        """
+        _check_url(url)
+        return cls(url, lambda _: _streamable_http(url, dict(headers or {}), auth), **options)
+
+    @classmethod
+    def sse(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: httpx2.Auth | None = None,
+        **options: Any,
+    ) -> MCPToolset:
+        """A server speaking the legacy HTTP+SSE transport, e.g. `http://127.0.0.1:8000/sse` (as `http`)."""
+        _check_url(url)
+        return cls(url, lambda _: sse_client(url, headers=dict(headers or {}), auth=auth), **options)
+
+    # ------------------------------------------------------------------------------------------ public
+
+    def tools(self) -> Mapping[str, AnyTool]:
+        """The server's tools; the first look waits (up to `connect_timeout_s`) for its listing.
+
+        Raises:
+            UserError: the server never answered: it would not start, or is not reachable.
+        """
+        if not self._listed:
+            self._ready.wait(self.connect_timeout_s)
+            if not self._listed:
+                raise UserError(f"The MCP server {self.name} did not start: {self._why_down()}")
+        return self._tools
+
+    async def connect(self) -> None:
+        """Wait, without blocking the event loop, until the server has listed its tools (see `tools`)."""
+        await anyio.to_thread.run_sync(self.tools)
+
+    def stderr_tail(self) -> str:
+        """The end of what the server process wrote to stderr (stdio servers)."""
+        fd = self._stderr.fileno()
+        size = os.fstat(fd).st_size
+        start = max(0, size - _STDERR_TAIL)
+        return os.pread(fd, size - start, start).decode("utf-8", "replace")
+
+    def close(self) -> None:
+        """Stop the server (or disconnect) and the thread that kept it; calls then answer CONNECTION_INACTIVE."""
+        if self._closing:
+            return
+        self._closing = True
+        _open.discard(self)
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._wake)  # ends the session as a lost connection ends it
+            if not self._kept.wait(timeout=10):  # the server stopped (the SDK kills one that will not)
+                self._keeper.cancel()
+            with contextlib.suppress(Exception):  # a loop that will not settle is stopped all the same
+                asyncio.run_coroutine_threadsafe(_settle(), self._loop).result(timeout=5)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+        if not self._thread.is_alive():
+            self._loop.close()
+        self._stderr.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closing
+
+    @staticmethod
+    def close_all() -> None:
+        """Close every MCPToolset still open (done at exit too), e.g. at the end of a command."""
+        for toolset in list(_open):
+            toolset.close()
+
+    def __enter__(self) -> MCPToolset:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------------------------- the connection
+
+    async def _keep(self) -> None:
+        """Connect, list, wait for the connection to be lost, and again, backing off after failures."""
+        try:
+            await self._reconnecting()
+        finally:
+            self._kept.set()
+
+    async def _reconnecting(self) -> None:
+        delay, failures = 0.0, 0
+        while not self._closing:
+            self._lost = anyio.Event()
+            try:
+                async with Client(self._transport(self._stderr), message_handler=self._on_message) as client:
+                    await self._list(client)
+                    self._client, self._failure, delay, failures = client, None, 0.0, 0
+                    async with anyio.create_task_group() as group:
+                        if client.protocol_version >= "2026" and _lists_changes(client):
+                            group.start_soon(self._listen, client)
+                        await self._lost.wait()
+                        group.cancel_scope.cancel()
+            except Exception as e:  # any failure of the server or its transport: say why, retry later
+                self._failure = self._failure or _describe(e)
+                failures += 1
+                if isinstance(_first(e), FileNotFoundError | PermissionError) or failures >= _GIVE_UP_AFTER:
+                    self._ready.set()  # never listed: stop making the first look wait (retries go on)
+            finally:
+                self._client = None
+            if self._failure is None:
+                self._failure = "the connection was lost"
+            delay = min(self.max_backoff_s, delay * 2 or 0.5)
+            self._retry_at = time.monotonic() + delay
+            with anyio.CancelScope() as self._backoff:
+                await anyio.sleep(delay)
+
+    def _wake(self) -> None:
+        """Stop waiting: for the connection to be lost, or to try again (on the connection's loop)."""
+        if self._lost is not None:
+            self._lost.set()
+        if self._backoff is not None:
+            self._backoff.cancel()
+
+    async def _list(self, client: Client) -> None:
+        listed: list[types.Tool] = []
+        cursor: str | None = None
+        while True:
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        tools: dict[str, AnyTool] = {}
+        for listing in listed:
+            spec = spec_of(listing)
+            tools[spec.name] = Tool(spec, self._caller(listing.name))
+        if client.server_capabilities.resources is not None and "read_resource" not in tools:
+            resources = (await client.list_resources()).resources
+            if resources:  # a server that only declares the capability gets no tool that reads nothing
+                known = "; ".join(f"{r.uri} ({r.description or r.name})" for r in resources[:20])
+                spec = _READ_RESOURCE.model_copy(
+                    update={"description": f"{_READ_RESOURCE.description} Known resources: {known}"}
+                )
+                tools["read_resource"] = Tool(spec, self._reader())
+        if client.server_capabilities.prompts is not None and "get_prompt" not in tools:
+            prompts = (await client.list_prompts()).prompts
+            if prompts:
+                known = "; ".join(
+                    f"{p.name}({', '.join(a.name for a in p.arguments or [])}): {p.description or ''}"
+                    for p in prompts[:20]
+                )
+                spec = _GET_PROMPT.model_copy(
+                    update={"description": f"{_GET_PROMPT.description} Known: {known}"}
+                )
+                tools["get_prompt"] = Tool(spec, self._prompter())
+        self._tools, self._listed = tools, True  # a new mapping: toolsets built on this one rebuild
+        self._ready.set()
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification) and self._client is not None:
+            self._spawn(self._list(self._client))
+
+    async def _listen(self, client: Client) -> None:
+        async with client.listen(tools_list_changed=True) as changes:
+            async for _ in changes:
+                await self._list(client)
+
+    def _caller(self, name: str) -> Callable[..., Awaitable[Any]]:
+        async def call(**arguments: Any) -> Any:
+            result = await self._submit(self._request(lambda c: c.call_tool(name, arguments)))
+            return data_of(result, name)
+
+        return call
+
+    def _reader(self) -> Callable[..., Awaitable[Any]]:
+        async def read_resource(uri: str) -> Any:
+            result = await self._submit(self._request(lambda c: c.read_resource(uri)))
+            out: list[dict[str, Any]] = [
+                c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents
+            ]
+            return out[0].get("text", out[0]) if len(out) == 1 else out
+
+        return read_resource
+
+    def _prompter(self) -> Callable[..., Awaitable[Any]]:
+        async def get_prompt(name: str, arguments: dict[str, str] | None = None) -> Any:
+            result = await self._submit(self._request(lambda c: c.get_prompt(name, arguments)))
+            return [
+                {"role": m.role, **m.content.model_dump(mode="json", by_alias=True, exclude_none=True)}
+                for m in result.messages
+            ]
+
+        return get_prompt
+
+    async def _submit(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run `work` on the connection's loop; cancelling the caller (a timeout) cancels it there."""
+        if self._closing:
+            work.close()
+            raise self._inactive()
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
+
+    async def _request(self, send: Callable[[Client], Awaitable[T]]) -> T:
+        if self._checking is not None:
+            await self._checking.wait()  # a ping decides whether the server is still there
+        client = self._client
+        if client is None:
+            raise self._inactive()
+        try:
+            return await send(client)
+        except MCPError as e:
+            if e.code != types.CONNECTION_CLOSED:
+                raise ToolError(
+                    "TOOL_ERROR", f"the MCP server {self.name} refused the call: {e.message}"
+                ) from e
+            self._lose(client)
+            raise self._inactive() from e
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as e:
+            self._lose(client)
+            raise self._inactive() from e
+        except asyncio.CancelledError:
+            if self._client is client and self._checking is None:
+                self._spawn(self._check(client))  # timed out: hung, or only slow?
+            raise
+
+    async def _check(self, client: Client) -> None:
+        self._checking = checking = anyio.Event()
+        try:
+            with anyio.move_on_after(self.ping_timeout_s) as scope:
+                await client.list_tools(cache_mode="refresh")  # ping is gone from the 2026 protocol
+            if scope.cancelled_caught:
+                self._failure = (
+                    f"it did not answer within {self.ping_timeout_s:g}s after a call timed out (hung)"
+                )
+                self._lose(client)
+        except Exception as e:
+            self._failure = _describe(e)
+            self._lose(client)
+        finally:
+            self._checking = None
+            checking.set()
+
+    def _lose(self, client: Client) -> None:
+        if self._client is client and self._lost is not None:
+            self._client = None
+            self._failure = self._failure or "it closed the connection (it may have crashed)"
+            self._lost.set()
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _inactive(self) -> ToolError:
+        wait = max(0.0, self._retry_at - time.monotonic())
+        return ToolError(
+            "CONNECTION_INACTIVE",
+            f"the MCP server {self.name} is not connected ({self._failure or 'not started yet'}); tether is "
+            + ("stopping it." if self._closing else "restarting it."),
+            recoverable=not self._closing,
+            suggestion=(
+                "Do not call its tools again in this run; tell the user the server is stopped."
+                if self._closing
+                else f"Wait about {max(1, round(wait))}s and call again; if it keeps failing, tell the user."
+            ),
+        )
+
+    def _why_down(self) -> str:
+        why = self._failure or f"no answer within {self.connect_timeout_s:g}s"
+        tail = self.stderr_tail().strip() if not self._stderr.closed else ""
+        return f"{why}; its stderr ends: {tail[-500:]}" if tail else why
+
+    def __repr__(self) -> str:
+        return f"MCPToolset({self.name!r})"
+
+
+atexit.register(MCPToolset.close_all)
+
+
+_READ_RESOURCE = ToolSpec(
+    name="read_resource",
+    description="Read one of the MCP server's resources by its URI.",
+    input_schema={
+        "type": "object",
+        "properties": {"uri": {"type": "string", "description": "The resource's URI."}},
+        "required": ["uri"],
+    },
+    side_effects="none",
+)
+
+
+async def _settle() -> None:
+    """Let closed sockets finish closing (their callbacks are queued on the loop) before it stops."""
+    for _ in range(5):
+        await asyncio.sleep(0.01)
+
+
+@asynccontextmanager
+async def _streamable_http(url: str, headers: dict[str, str], auth: httpx2.Auth | None) -> AsyncIterator[Any]:
+    async with (
+        create_mcp_http_client(
+            headers=headers, auth=auth
+        ) as http,  # ours to close: the SDK closes only its own
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
+
+
+_GET_PROMPT = ToolSpec(
+    name="get_prompt",
+    description="Get one of the MCP server's prompts (messages to follow), filled with its arguments.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "The prompt's name."},
+            "arguments": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+        "required": ["name"],
+    },
+    side_effects="none",
+)
+
+
+def _lists_changes(client: Client) -> bool:
+    tools = client.server_capabilities.tools
+    return tools is not None and bool(tools.list_changed)
+
+
+def _check_url(url: str) -> None:
+    if not url.startswith(("http://", "https://")):
+        raise UserError(
+            f"An MCP server URL starts with http:// or https://, e.g. http://127.0.0.1:8000/mcp; got {url!r}."
+        )
+
+
+def _first(error: BaseException) -> BaseException:
+    """The first real failure inside the exception groups of the SDK's task groups."""
+    while isinstance(error, BaseExceptionGroup):
+        group = cast(BaseExceptionGroup[BaseException], error)
+        error = group.exceptions[0]
+    return error
+
+
+def _describe(error: BaseException) -> str:
+    """One line for a failure."""
+    error = _first(error)
+    text = str(error) or type(error).__name__
+    return f"{type(error).__name__}: {text}" if text != type(error).__name__ else text

@@ -1,0 +1,240 @@
+"""`tether mcp serve`, driven by the official SDK's own client over a real stdio connection."""
+
+from __future__ import annotations
+
+import gc
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+
+from mcp import Client, StdioServerParameters
+from tether.exceptions import UserError
+from tether.execution import Executor, Principal
+from tether.mcp import BearerTokens, MCPToolset, mcp_server
+from tether.mcp._results import call_result, mcp_tool
+from tether.tools import Toolset, tool
+from tether.types import ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope, ToolCall
+
+TOOLS = '''
+from tether.tools import tool
+
+
+@tool(side_effects="none")
+def shout(text: str) -> dict[str, str]:
+    """Upper-case text."""
+    return {"loud": text.upper()}
+
+
+@tool(requires_why=True)
+def remove(path: str) -> str:
+    """Remove a file."""
+    return f"removed {path}"
+
+
+@tool(side_effects="mutating", scopes=["admin"])
+def reset() -> str:
+    """Reset everything."""
+    return "reset"
+'''
+SERVER = Path(__file__).with_name("sdk_server.py")
+
+
+def tether_serve(tmp_path: Path, *args: str) -> StdioServerParameters:
+    (tmp_path / "tools.py").write_text(TOOLS)
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "tether", "mcp", "serve", *args], cwd=str(tmp_path)
+    )
+
+
+async def session(params: StdioServerParameters, *calls: tuple[str, dict[str, Any]]) -> tuple[
+    list[types.Tool], list[types.CallToolResult]
+]:  # fmt: skip
+    async with Client(params) as client:
+        listed = (await client.list_tools()).tools
+        return listed, [await client.call_tool(name, arguments) for name, arguments in calls]
+
+
+def test_the_sdk_client_lists_tethers_tools_with_side_effects_as_annotations(tmp_path: Path) -> None:
+    listed, _ = anyio.run(session, tether_serve(tmp_path, "tools.py"))
+    by_name = {t.name: t for t in listed}
+    assert sorted(by_name) == ["remove", "reset", "shout"]
+    assert by_name["shout"].annotations == types.ToolAnnotations(read_only_hint=True, idempotent_hint=True)
+    assert by_name["reset"].annotations == types.ToolAnnotations(
+        read_only_hint=False, idempotent_hint=False, destructive_hint=True
+    )
+    assert "why" in by_name["remove"].input_schema["required"]  # the model is asked for its intent
+
+
+def test_calls_run_and_refusals_are_tool_errors_carrying_the_envelope(tmp_path: Path) -> None:
+    _, (loud, no_why, no_scope, unknown) = anyio.run(
+        session,
+        tether_serve(tmp_path, "tools.py"),
+        ("shout", {"text": "hi"}),
+        ("remove", {"path": "a.txt"}),
+        ("reset", dict[str, Any]()),
+        ("shuot", {"text": "hi"}),
+    )
+    assert not loud.is_error
+    assert loud.structured_content == {"loud": "HI"}
+    expected = (
+        (no_why, "MISSING_WHY", True),
+        (no_scope, "SCOPES_MISSING", False),
+        (unknown, "UNKNOWN_TOOL", True),
+    )
+    for refused, code, recoverable in expected:
+        assert refused.is_error
+        assert refused.structured_content is not None
+        error = refused.structured_content["error"]
+        assert (error["code"], error["recoverable"]) == (code, recoverable)
+        assert error["suggestion"]
+    assert unknown.structured_content is not None
+    assert unknown.structured_content["error"]["details"]["closest"] == ["shout"]
+
+
+def test_scopes_given_to_serve_are_the_clients(tmp_path: Path) -> None:
+    _, (reset,) = anyio.run(
+        session, tether_serve(tmp_path, "tools.py", "--scope", "admin"), ("reset", dict[str, Any]())
+    )
+    assert not reset.is_error
+    assert reset.content == [types.TextContent(type="text", text="reset")]
+
+
+def test_tether_serves_a_toolset_that_mounts_another_mcp_server(tmp_path: Path) -> None:
+    upstream = f"{sys.executable} {SERVER}"
+    listed, (added, refused) = anyio.run(
+        session,
+        tether_serve(tmp_path, "--mcp", upstream),
+        ("add", {"a": 2, "b": 2}),
+        ("add", {"a": "two", "b": 2}),
+    )
+    assert {"add", "echo"} <= {t.name for t in listed}
+    assert added.structured_content == {"total": 4}
+    assert refused.is_error  # tether's validation answered: the upstream server never saw the call
+    assert refused.structured_content is not None
+    assert refused.structured_content["error"]["code"] == "INVALID_ARGS"
+
+
+def test_an_in_process_server_answers_the_sdk_client_through_the_executor() -> None:
+    @tool(side_effects="idempotent")
+    def double(n: int) -> int:
+        return n * 2
+
+    async def main() -> types.CallToolResult:
+        async with Client(mcp_server(Executor(Toolset(double)))) as client:
+            return await client.call_tool("double", {"n": 21})
+
+    result = anyio.run(main)
+    assert result.content == [types.TextContent(type="text", text="42")]
+    assert result.structured_content is None  # not an object: MCP's structured content must be one
+
+
+def test_names_mcp_forbids_are_published_as_their_alias_and_still_found() -> None:
+    @tool(name="db:query", side_effects="none")
+    def query() -> str:
+        return "rows"
+
+    async def main() -> tuple[list[str], types.CallToolResult]:
+        async with Client(mcp_server(Executor(Toolset(query)))) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            return names, await client.call_tool(names[0], {})
+
+    names, result = anyio.run(main)
+    assert names == ["db_query"]
+    assert result.content == [types.TextContent(type="text", text="rows")]
+
+
+def test_an_error_envelope_becomes_an_is_error_result_with_the_envelope() -> None:
+    envelope = ErrorEnvelope(
+        error=ErrorInfo(code="NOT_FOUND", message="no a.txt", recoverable=True, suggestion="ls")
+    )
+    result = call_result(envelope)
+    assert result.is_error
+    assert result.structured_content == {
+        "ok": False, "error": {"code": "NOT_FOUND", "message": "no a.txt", "recoverable": True, "suggestion": "ls"}
+    }  # fmt: skip
+    assert call_result(OkEnvelope(data={"a": 1})).structured_content == {"a": 1}
+
+
+def test_only_object_output_schemas_are_published() -> None:
+    @tool
+    def count() -> int:
+        return 1
+
+    assert count.spec.output_schema is not None
+    assert mcp_tool(count.spec, "count").output_schema is None
+
+
+CLOCK = """
+from tether.tools import tool
+
+
+@tool(side_effects="none", scopes=["clock.read"])
+def now() -> str:
+    return "noon"
+"""
+
+
+def test_over_http_a_bearer_token_names_the_principal_and_its_scopes(tmp_path: Path) -> None:
+    (tmp_path / "clock.py").write_text(CLOCK)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tether", "mcp", "serve", "clock.py", "--http", f"127.0.0.1:{port}"],
+        cwd=tmp_path,
+        env={**os.environ, "TETHER_MCP_TOKENS": "good-token=ci:clock.read weak-token=guest"},
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        with MCPToolset.http(url, headers={"Authorization": "Bearer good-token"}, max_backoff_s=0.5) as good:
+            assert call(good, "now") == OkEnvelope(data="noon")
+        with MCPToolset.http(url, auth=SignWith("good-token")) as signed:  # as the SDK's OAuth provider signs
+            assert call(signed, "now") == OkEnvelope(data="noon")
+        with MCPToolset.http(url, headers={"Authorization": "Bearer weak-token"}) as weak:
+            refused = call(weak, "now")
+            assert isinstance(refused, ErrorEnvelope)
+            assert refused.error.code == "TOOL_ERROR"  # the server's isError, as tether's client reads it
+            assert "SCOPES_MISSING" in refused.error.message
+        for headers in ({}, {"Authorization": "Bearer good-token-but-not-quite"}):
+            answer = httpx2.post(
+                url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers
+            )
+            assert answer.status_code == 401
+    finally:
+        process.kill()
+        process.wait()
+        gc.collect()  # a socket left open would be reported here (and fail this test), not in a later one
+
+
+class SignWith(httpx2.Auth):
+    def __init__(self, token: str):
+        self.token = token
+
+    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response]:
+        request.headers["Authorization"] = f"Bearer {self.token}"
+        yield request
+
+
+def test_bearer_tokens_must_name_their_principal() -> None:
+    with pytest.raises(UserError, match="named principals"):
+        BearerTokens({"t": Principal()})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def call(toolset: MCPToolset, name: str) -> OkEnvelope | ErrorEnvelope:
+    envelope = anyio.run(lambda: Executor(toolset).execute(ToolCall(id="c1", name=name)))
+    assert not isinstance(envelope, NeedsEnvelope)
+    return envelope
