@@ -1,3 +1,4 @@
+import functools
 import os
 import shutil
 import time
@@ -8,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from tether.builtin import _search
 from tether.builtin._search import DEADLINE_S, find_hits
 from tether.builtin.search import search_pack
 from tether.execution import Executor, Policy
+from tether.sandbox import Sandbox
 from tether.types import OkEnvelope, ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -180,3 +183,17 @@ def test_the_tools_timeout_outlasts_ripgreps_deadline(docs: Path) -> None:
     spec = search_pack([docs]).get("search.lexical")
     assert spec is not None
     assert spec.spec.sandbox.timeout_ms == int(DEADLINE_S * 1000) + 5000
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's sandbox can see less than its caller")
+@pytest.mark.skipif(shutil.which("rg") is None, reason="no ripgrep")
+def test_files_only_their_owner_may_read_are_found_where_the_sandbox_cannot_idmap(
+    docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as root, a read-only sandbox on a filesystem that cannot idmap reads only world-readable files
+    monkeypatch.setattr(_search, "Sandbox", functools.partial(Sandbox, idmap=False))
+    private = docs / "src" / "private.md"
+    private.write_text("Jazz for root only\n")
+    private.chmod(0o600)
+    hits, _ = find_hits("Jazz for root", docs, root=docs, glob=None, ignore_case=False, limit=10)
+    assert [(hit.path, hit.text) for hit in hits] == [(str(private), "Jazz for root only")]

@@ -109,6 +109,15 @@ def test_without_idmapping_the_workspace_is_handed_over(workspace: Path, limits:
     assert (workspace / "notes.txt").stat().st_uid == 65534
 
 
+def test_a_read_only_sandbox_without_idmapping_says_it_does_not_read_the_whole_workspace(
+    workspace: Path, limits: Limits
+) -> None:
+    # (the workspace is not handed over when read-only, so root's sandbox uid reads what any user may)
+    sees_all = os.geteuid() != 0
+    assert Sandbox(workspace, limits=limits, idmap=False, read_only=True).reads_whole_workspace() is sees_all
+    assert Sandbox(workspace, limits=limits, idmap=False).reads_whole_workspace()
+
+
 def test_the_public_api_resolves_and_exports_the_exception() -> None:
     # (sorted as ruff's RUF022 sorts: constants, classes, functions)
     assert all(getattr(tether.sandbox, name) is not None for name in tether.sandbox.__all__)

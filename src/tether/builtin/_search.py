@@ -7,7 +7,8 @@ ripgrep only finds the hits; context lines are read the same way for both.
 ripgrep walks paths, and sandboxed code sharing the workspace can swap a directory for a symlink while it
 walks (renameat2 RENAME_EXCHANGE in a loop), so it never runs on the host: it runs in the sandbox, as the
 unprivileged uid, with the root bound read-only as its only view of the file system, under a deadline
-that kills it. Where no sandbox can start, the Python engine (which walks by fd) is used instead.
+that kills it. Where no sandbox can start, or the sandbox would not see every file (as root, read-only, on
+a filesystem that cannot idmap), the Python engine (which walks by fd) is used instead.
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ def find_hits(
                     recoverable=False,
                 ) from None
         else:
-            return _rg(box, rg, pattern, scope.relative_to(root), glob, ignore_case, limit)
+            # a forced ripgrep searches what the sandbox sees; otherwise the Python engine, which sees all
+            if engine == "rg" or box.reads_whole_workspace():
+                return _rg(box, rg, pattern, scope.relative_to(root), glob, ignore_case, limit)
     hits = sorted(_python(pattern, scope, glob, ignore_case), key=_order)
     return hits[:limit], len(hits) > limit
 

@@ -267,6 +267,14 @@ class Sandbox:
         child = functools.partial(preexec, self.limits, nproc, self._run_as, staged, used_idmap)
         return plan.argv(argv), seccomp_fd, child, [] if used_idmap is None else [used_idmap]
 
+    def reads_whole_workspace(self) -> bool:
+        """Whether sandboxed code reads every file of the workspace its owner can.
+
+        Not so only as root, read-only, where the filesystem cannot idmap: the workspace is not handed over
+        then, so the sandbox's uid reads only what any user may.
+        """
+        return self._run_as is None or not self.read_only or self._idmap() is not None
+
     def _idmap(self) -> int | None:
         """As root: a user namespace to idmap the workspace with (its owner -> the sandbox uid), if supported."""
         if self._run_as is None or not self.idmap or self.workspace is None:
