@@ -1,0 +1,56 @@
+"""`GoogleApi`: the official client's services, built from the discovery documents bundled with it.
+
+`build(..., static_discovery=True)` never fetches a discovery document, so building a service needs no
+network. httplib2 connections are not thread-safe and sync tools run in threads, so each thread gets its own
+services (credentials are shared: google-auth refreshes them under its own lock).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from tether.packs.google._errors import GoogleFailure, reauth_envelope
+
+__all__ = ["GoogleApi"]
+
+CredentialsSource = Callable[[], Any]
+"""Returns google-auth credentials, or raises `GoogleFailure` (e.g. UNAUTHORIZED when no one signed in)."""
+
+
+class GoogleApi:
+    """Where the pack's tools reach Google.
+
+    Args:
+        credentials: Returns the user's google-auth credentials when a tool first needs them.
+        http: An httplib2-like transport to use instead (tests pass `HttpMockSequence`); no credentials then.
+    """
+
+    def __init__(self, credentials: CredentialsSource | None = None, *, http: Any = None):
+        self._credentials = credentials
+        self._http = http
+        self._local = threading.local()
+
+    def service(self, name: str, version: str) -> Any:
+        """The client's resource for one API, e.g. `service("gmail", "v1")`."""
+        cache: dict[tuple[str, str], Any] = self._local.__dict__.setdefault("services", {})
+        found = cache.get((name, version))
+        if found is None:
+            from googleapiclient.discovery import build  # the google extra
+
+            if self._http is not None:
+                found = build(name, version, http=self._http, static_discovery=True, cache_discovery=False)
+            else:
+                found = build(
+                    name, version, credentials=self._signed_in(), static_discovery=True, cache_discovery=False
+                )
+            cache[(name, version)] = found
+        return found
+
+    def _signed_in(self) -> Any:
+        if self._credentials is None:
+            raise GoogleFailure(
+                reauth_envelope("No Google account is connected.", ())
+            )
+        return self._credentials()
