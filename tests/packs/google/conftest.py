@@ -14,7 +14,6 @@ from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolCall
 AnyEnvelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
 
 
-
 @dataclass(frozen=True)
 class Sent:
     method: str
@@ -59,9 +58,11 @@ class FakeGoogle:
     @property
     def sent(self) -> list[Sent]:
         out: list[Sent] = []
-        for uri, method, body, _headers in self.http.request_sequence:
+        mock: Any = self.http  # untyped
+        requests: list[tuple[str, str, Any, Any]] = mock.request_sequence
+        for uri, method, body, _headers in requests:
             parts = urlsplit(uri)
-            query = {k: v if len(v) > 1 else v[0] for k, v in parse_qs(parts.query).items()}
+            query: dict[str, Any] = {k: v if len(v) > 1 else v[0] for k, v in parse_qs(parts.query).items()}
             if query.get("alt") == "json":  # what the client adds to every JSON request
                 del query["alt"]
             out.append(Sent(method, parts.netloc, parts.path, query, _body(body)))
@@ -80,7 +81,9 @@ def _body(body: Any) -> Any:
 
 @pytest.fixture
 def google() -> Iterator[FakeGoogle]:
-    pytest.importorskip("googleapiclient", reason="the google extra is not installed (uv sync --extra google)")
+    pytest.importorskip(
+        "googleapiclient", reason="the google extra is not installed (uv sync --extra google)"
+    )
     fake = FakeGoogle()
     yield fake
     assert not fake.http._iterable, "every scripted response was used"  # pyright: ignore[reportPrivateUsage]

@@ -23,7 +23,9 @@ async def test_calendar_list_lists_calendars(google: FakeGoogle) -> None:
 async def test_calendar_events_expands_recurring_events_in_time_order(google: FakeGoogle) -> None:
     event = {"id": "e1", "summary": "Standup", "start": {"dateTime": "2026-05-01T09:00:00Z"}, "etag": "x"}
     google.respond(reply(body={"items": [event]}))
-    envelope = await google.call("calendar_events", timeMin="2026-05-01T00:00:00Z", timeMax="2026-05-02T00:00:00Z")
+    envelope = await google.call(
+        "calendar_events", timeMin="2026-05-01T00:00:00Z", timeMax="2026-05-02T00:00:00Z"
+    )
     assert envelope == OkEnvelope(
         data={"events": [{"id": "e1", "summary": "Standup", "start": {"dateTime": "2026-05-01T09:00:00Z"}}]}
     )
@@ -42,7 +44,8 @@ async def test_calendar_create_derives_the_event_id_from_the_idempotency_key(goo
     [sent] = google.sent
     assert (sent.method, sent.path) == ("POST", EVENTS)
     eid = sent.body["id"]
-    assert len(eid) == 32 and set(eid) <= set("0123456789abcdefghijklmnopqrstuv")
+    assert len(eid) == 32
+    assert set(eid) <= set("0123456789abcdefghijklmnopqrstuv")
     assert sent.body == {
         "id": eid,
         "summary": "Lunch with Bo",
@@ -52,7 +55,9 @@ async def test_calendar_create_derives_the_event_id_from_the_idempotency_key(goo
     }
 
 
-async def test_a_retried_create_gets_409_from_google_and_answers_with_the_first_event(google: FakeGoogle) -> None:
+async def test_a_retried_create_gets_409_from_google_and_answers_with_the_first_event(
+    google: FakeGoogle,
+) -> None:
     google.respond(reply(body={"id": "x", "status": "confirmed", "summary": ARGS["summary"]}))
     await google.call("calendar_create", **ARGS)
     eid = google.sent[0].body["id"]
@@ -84,7 +89,10 @@ def test_event_ids_differ_per_key_and_use_calendars_alphabet() -> None:
 async def test_an_all_day_event_uses_dates(google: FakeGoogle) -> None:
     google.respond(reply(body={"id": "x"}))
     await google.call("calendar_create", summary="Holiday", start="2026-05-01", end="2026-05-02")
-    assert (google.sent[0].body["start"], google.sent[0].body["end"]) == ({"date": "2026-05-01"}, {"date": "2026-05-02"})
+    assert (google.sent[0].body["start"], google.sent[0].body["end"]) == (
+        {"date": "2026-05-01"},
+        {"date": "2026-05-02"},
+    )
 
 
 async def test_calendar_update_patches_only_the_fields_given(google: FakeGoogle) -> None:
@@ -93,7 +101,8 @@ async def test_calendar_update_patches_only_the_fields_given(google: FakeGoogle)
     assert envelope == OkEnvelope(data={"id": "e1", "summary": "Lunch (moved)"})
     assert google.sent == [Sent("PATCH", CAL, f"{EVENTS}/e1", {}, {"summary": "Lunch (moved)"})]
     nothing = await google.call("calendar_update", call_id="c2", eventId="e1")
-    assert isinstance(nothing, ErrorEnvelope) and nothing.error.code == "INVALID_ARGS"
+    assert isinstance(nothing, ErrorEnvelope)
+    assert nothing.error.code == "INVALID_ARGS"
 
 
 async def test_calendar_delete_asks_first_then_deletes(google: FakeGoogle) -> None:

@@ -1,5 +1,7 @@
 """Docs tools through the real client: documents read as Markdown, writes as batchUpdate requests."""
 
+from typing import Any
+
 import pytest
 
 from tether.types import OkEnvelope
@@ -12,14 +14,17 @@ DOCS = "docs.googleapis.com"
 
 
 def paragraph(text: str, style: str = "NORMAL_TEXT", bullet: bool = False) -> dict[str, object]:
-    p: dict[str, object] = {"elements": [{"textRun": {"content": text}}], "paragraphStyle": {"namedStyleType": style}}
+    p: dict[str, object] = {
+        "elements": [{"textRun": {"content": text}}],
+        "paragraphStyle": {"namedStyleType": style},
+    }
     if bullet:
         p["bullet"] = {"listId": "l1"}
     return {"paragraph": p}
 
 
 async def test_docs_read_gives_markdown_with_headings_lists_and_table_rows(google: FakeGoogle) -> None:
-    document = {
+    document: dict[str, Any] = {
         "documentId": "d1",
         "title": "Plan",
         "body": {
@@ -28,7 +33,13 @@ async def test_docs_read_gives_markdown_with_headings_lists_and_table_rows(googl
                 paragraph("Plan\n", "TITLE"),
                 paragraph("Goals\n", "HEADING_2"),
                 paragraph("Ship it\n", bullet=True),
-                {"table": {"tableRows": [{"tableCells": [{"content": [paragraph("a\n")]}, {"content": [paragraph("b\n")]}]}]}},
+                {
+                    "table": {
+                        "tableRows": [
+                            {"tableCells": [{"content": [paragraph("a\n")]}, {"content": [paragraph("b\n")]}]}
+                        ]
+                    }
+                },
                 paragraph("Done.\n"),
             ]
         },
@@ -37,7 +48,11 @@ async def test_docs_read_gives_markdown_with_headings_lists_and_table_rows(googl
     envelope = await google.call("docs_read", documentId="d1")
     text = "# Plan\n## Goals\n- Ship it\n| a | b |\nDone."
     assert envelope == OkEnvelope(
-        data={"documentId": "d1", "title": "Plan", "content": {"text": text, "totalChars": len(text), "truncated": False}}
+        data={
+            "documentId": "d1",
+            "title": "Plan",
+            "content": {"text": text, "totalChars": len(text), "truncated": False},
+        }
     )
     assert google.sent == [Sent("GET", DOCS, "/v1/documents/d1", {}, None)]
 
@@ -57,7 +72,9 @@ async def test_docs_append_inserts_at_the_end(google: FakeGoogle) -> None:
     google.respond(reply(body={"replies": [{}]}))
     envelope = await google.call("docs_append", documentId="d1", text="\nMore")
     assert envelope == OkEnvelope(data={"documentId": "d1", "appendedChars": 5})
-    assert google.sent[0].body == {"requests": [{"insertText": {"text": "\nMore", "endOfSegmentLocation": {}}}]}
+    assert google.sent[0].body == {
+        "requests": [{"insertText": {"text": "\nMore", "endOfSegmentLocation": {}}}]
+    }
 
 
 async def test_docs_replace_replaces_all_and_counts(google: FakeGoogle) -> None:

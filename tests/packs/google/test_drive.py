@@ -54,11 +54,18 @@ async def test_drive_read_reads_text_files_and_describes_binary_ones(google: Fak
     assert google.sent[1] == Sent("GET", DRIVE, f"{FILES}/t1", {"alt": "media"}, None)
     image = await google.call("drive_read", fileId="p1")
     assert image == OkEnvelope(
-        data={"id": "p1", "mimeType": "image/png", "content": None, "notice": "image/png is not text; it was not read."}
+        data={
+            "id": "p1",
+            "mimeType": "image/png",
+            "content": None,
+            "notice": "image/png is not text; it was not read.",
+        }
     )
 
 
-async def test_drive_create_stamps_its_idempotency_key_and_a_retry_returns_the_same_file(google: FakeGoogle) -> None:
+async def test_drive_create_stamps_its_idempotency_key_and_a_retry_returns_the_same_file(
+    google: FakeGoogle,
+) -> None:
     created = {"id": "new1", "name": "notes.md", "mimeType": "text/markdown"}
     google.respond(reply(body={"files": []}), reply(body=created))
     first = await google.call("drive_create", name="notes.md", content="# Notes", mimeType="text/markdown")
@@ -69,14 +76,20 @@ async def test_drive_create_stamps_its_idempotency_key_and_a_retry_returns_the_s
     assert lookup.query["q"] == (
         f"appProperties has {{ key='tetherIdempotencyKey' and value='{key}' }} and trashed = false"
     )
-    assert (upload.method, upload.path, upload.query) == ("POST", f"/upload{FILES}", {"fields": FIELDS, "uploadType": "multipart"})
+    assert (upload.method, upload.path, upload.query) == (
+        "POST",
+        f"/upload{FILES}",
+        {"fields": FIELDS, "uploadType": "multipart"},
+    )
     assert '"appProperties": {"tetherIdempotencyKey": "' + key + '"}' in upload.body
     assert "# Notes" in upload.body
 
     # the journal lost the result (a crash): a retry under a new call id finds the file instead of making one
     google.executor = type(google.executor)(google.tools)
     google.respond(reply(body={"files": [created]}))
-    again = await google.call("drive_create", call_id="c2", name="notes.md", content="# Notes", mimeType="text/markdown")
+    again = await google.call(
+        "drive_create", call_id="c2", name="notes.md", content="# Notes", mimeType="text/markdown"
+    )
     assert again == OkEnvelope(data={**created, "alreadyExisted": True})
     assert google.sent[2].query["q"] == lookup.query["q"]
     assert len(google.sent) == 3
@@ -99,4 +112,6 @@ async def test_drive_delete_asks_first_then_moves_the_file_to_the_trash(google: 
     google.respond(reply(body={"id": "f1", "name": "a.txt", "trashed": True}))
     done = await google.call("drive_delete", call_id="c2", fileId="f1", confirmed=True)
     assert done == OkEnvelope(data={"id": "f1", "name": "a.txt", "trashed": True, "deleted": True})
-    assert google.sent == [Sent("PATCH", DRIVE, f"{FILES}/f1", {"fields": "id,name,trashed"}, {"trashed": True})]
+    assert google.sent == [
+        Sent("PATCH", DRIVE, f"{FILES}/f1", {"fields": "id,name,trashed"}, {"trashed": True})
+    ]

@@ -33,12 +33,18 @@ async def test_401_is_unauthorized_with_a_needs_to_reauthorise(google: FakeGoogl
 
 async def test_403_for_a_missing_scope_is_scopes_missing_naming_the_command(google: FakeGoogle) -> None:
     google.respond(
-        ({"status": "403"}, google_error(403, "Request had insufficient authentication scopes.", "insufficientPermissions"))
+        (
+            {"status": "403"},
+            google_error(403, "Request had insufficient authentication scopes.", "insufficientPermissions"),
+        )
     )
     envelope = await google.call("calendar_list")
     assert isinstance(envelope, ErrorEnvelope)
     assert (envelope.error.code, envelope.error.recoverable) == ("SCOPES_MISSING", False)
-    assert envelope.error.suggestion == "Do not retry. Ask the user to grant it: tether auth google --scope calendar.readonly"
+    assert (
+        envelope.error.suggestion
+        == "Do not retry. Ask the user to grant it: tether auth google --scope calendar.readonly"
+    )
     assert envelope.error.details == {"missing_scopes": ["calendar.readonly"]}
 
 
@@ -78,7 +84,9 @@ async def test_rate_limits_and_server_errors_are_recoverable_and_honour_retry_af
     assert envelope.error.suggestion == f"Wait {wait:g} seconds, then retry the same call."
 
 
-async def test_a_principal_without_the_granted_scope_is_refused_before_google_is_asked(google: FakeGoogle) -> None:
+async def test_a_principal_without_the_granted_scope_is_refused_before_google_is_asked(
+    google: FakeGoogle,
+) -> None:
     from tether.packs.google import principal_scopes
 
     reader = Principal(id="ana", scopes=principal_scopes(["https://www.googleapis.com/auth/gmail.readonly"]))

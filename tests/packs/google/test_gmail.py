@@ -61,7 +61,9 @@ async def test_gmail_search_passes_the_query_and_pages(google: FakeGoogle) -> No
     envelope = await google.call("gmail_search", query="from:ana is:unread", maxResults=500, pageToken="p2")
     assert envelope == OkEnvelope(data={"messages": []})
     assert google.sent == [
-        Sent("GET", GMAIL, MESSAGES, {"q": "from:ana is:unread", "maxResults": "100", "pageToken": "p2"}, None)
+        Sent(
+            "GET", GMAIL, MESSAGES, {"q": "from:ana is:unread", "maxResults": "100", "pageToken": "p2"}, None
+        )
     ]
 
 
@@ -98,14 +100,23 @@ async def test_gmail_read_gives_headers_a_plain_text_body_from_html_and_lists_at
             "id": "m1",
             "threadId": "t1",
             "labelIds": ["INBOX"],
-            "headers": {"From": "Ana <ana@example.com>", "Subject": "Invoice", "Message-ID": "<abc@example.com>"},
+            "headers": {
+                "From": "Ana <ana@example.com>",
+                "Subject": "Invoice",
+                "Message-ID": "<abc@example.com>",
+            },
             "body": {
                 "text": "# Invoice\n\nPlease pay **now**. [Pay](https://pay.example.com)",
                 "totalChars": 61,
                 "truncated": False,
             },
             "attachments": [
-                {"filename": "invoice.pdf", "mimeType": "application/pdf", "size": 2048, "attachmentId": "att1"}
+                {
+                    "filename": "invoice.pdf",
+                    "mimeType": "application/pdf",
+                    "size": 2048,
+                    "attachmentId": "att1",
+                }
             ],
         }
     )
@@ -131,7 +142,9 @@ async def test_a_long_body_is_capped_with_a_notice_and_read_on_from_its_offset(g
 async def test_gmail_send_asks_the_user_first_by_default_and_sends_nothing(google: FakeGoogle) -> None:
     envelope = await google.call("gmail_send", to="bo@example.com", subject="Hi", body="Hello")
     assert envelope == NeedsEnvelope(
-        needs={"confirm": "Send the email 'Hi' to bo@example.com? Call again with confirmed=true once the user agrees."}
+        needs={
+            "confirm": "Send the email 'Hi' to bo@example.com? Call again with confirmed=true once the user agrees."
+        }
     )
     assert google.sent == []
 
@@ -147,7 +160,11 @@ async def test_gmail_send_once_confirmed_sends_one_mime_message_in_the_thread(go
     assert (sent.method, sent.path, sent.query) == ("POST", f"{MESSAGES}/send", {})
     assert sent.body["threadId"] == "t1"
     mail = email.message_from_bytes(base64.urlsafe_b64decode(sent.body["raw"]), policy=email.policy.default)
-    assert (mail["To"], mail["Subject"], mail["In-Reply-To"]) == ("bo@example.com", "Re: Lunch", "<abc@example.com>")
+    assert (mail["To"], mail["Subject"], mail["In-Reply-To"]) == (
+        "bo@example.com",
+        "Re: Lunch",
+        "<abc@example.com>",
+    )
     assert mail.get_content() == "Yes, 1pm.\n"
 
 

@@ -13,9 +13,13 @@ LIST = "/tasks/v1/lists/%40default/tasks"
 
 
 async def test_tasks_list_lists_open_tasks(google: FakeGoogle) -> None:
-    google.respond(reply(body={"items": [{"id": "t1", "title": "Pay rent", "status": "needsAction", "etag": "x"}]}))
+    google.respond(
+        reply(body={"items": [{"id": "t1", "title": "Pay rent", "status": "needsAction", "etag": "x"}]})
+    )
     envelope = await google.call("tasks_list")
-    assert envelope == OkEnvelope(data={"tasks": [{"id": "t1", "title": "Pay rent", "status": "needsAction"}]})
+    assert envelope == OkEnvelope(
+        data={"tasks": [{"id": "t1", "title": "Pay rent", "status": "needsAction"}]}
+    )
     assert google.sent == [Sent("GET", TASKS, LIST, {"showCompleted": "false", "maxResults": "50"}, None)]
 
 
@@ -40,7 +44,8 @@ async def test_tasks_update_patches_the_fields_given(google: FakeGoogle) -> None
     assert envelope == OkEnvelope(data={"id": "t1", "title": "Pay rent today"})
     assert google.sent == [Sent("PATCH", TASKS, f"{LIST}/t1", {}, {"title": "Pay rent today"})]
     empty = await google.call("tasks_update", call_id="c2", taskListId="@default", taskId="t1")
-    assert isinstance(empty, ErrorEnvelope) and empty.error.code == "INVALID_ARGS"
+    assert isinstance(empty, ErrorEnvelope)
+    assert empty.error.code == "INVALID_ARGS"
 
 
 async def test_tasks_complete_sets_the_status(google: FakeGoogle) -> None:

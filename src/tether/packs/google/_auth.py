@@ -89,12 +89,15 @@ class GoogleAuth:
                 asks for the address the browser ended on (for machines without a browser).
             ask: How to ask for that address (the terminal's `input` by default).
         """
-        from google_auth_oauthlib.flow import InstalledAppFlow  # the google extra
+        from google_auth_oauthlib import flow as oauth_flow  # the google extra
 
         urls = [google_scope_url(short_name(s)) for s in scopes]
-        flow = InstalledAppFlow.from_client_secrets_file(str(self.secrets_path()), scopes=urls)
+        installed: Any = oauth_flow.InstalledAppFlow  # untyped
+        flow: Any = installed.from_client_secrets_file(str(self.secrets_path()), scopes=urls)
         if browser:
-            credentials = flow.run_local_server(port=0, open_browser=True, access_type="offline", prompt="consent")
+            credentials = flow.run_local_server(
+                port=0, open_browser=True, access_type="offline", prompt="consent"
+            )
         else:
             flow.redirect_uri = "http://localhost:1/"
             url, state = flow.authorization_url(access_type="offline", prompt="consent")
@@ -126,18 +129,24 @@ class GoogleAuth:
         """
         from google.auth.exceptions import RefreshError  # the google extra
         from google.auth.transport.requests import Request
-        from google.oauth2.credentials import Credentials
+        from google.oauth2 import credentials as oauth2
+
+        user_credentials: Any = oauth2.Credentials  # untyped
 
         if not self.token_path.is_file():
-            raise GoogleFailure(reauth_envelope("No Google account is connected (run `tether auth google`).", ()))
+            raise GoogleFailure(
+                reauth_envelope("No Google account is connected (run `tether auth google`).", ())
+            )
         data = json.loads(self.token_path.read_text(encoding="utf-8"))
-        credentials = Credentials.from_authorized_user_info(data)
+        credentials: Any = user_credentials.from_authorized_user_info(data)
         if not credentials.valid:
             try:
                 credentials.refresh(Request())
             except RefreshError as error:
                 granted = [short_name(s) for s in data.get("scopes") or ()]
-                raise GoogleFailure(reauth_envelope(f"Google refused to renew the sign-in: {error}", granted)) from None
+                raise GoogleFailure(
+                    reauth_envelope(f"Google refused to renew the sign-in: {error}", granted)
+                ) from None
             self.save(credentials)
         return credentials
 
@@ -164,9 +173,13 @@ class GoogleAuth:
                     pass
             except urllib.error.HTTPError as error:
                 if error.code != 400:  # 400: already revoked or expired, which is what was wanted
-                    raise UserError(f"Google did not revoke the token ({error.code}); try again later.") from None
+                    raise UserError(
+                        f"Google did not revoke the token ({error.code}); try again later."
+                    ) from None
             except OSError as error:
-                raise UserError(f"Could not reach Google to revoke the token: {error}. Try again later.") from None
+                raise UserError(
+                    f"Could not reach Google to revoke the token: {error}. Try again later."
+                ) from None
         self.token_path.unlink()
         return True
 
@@ -176,7 +189,7 @@ def stored_credentials() -> Any:
     return GoogleAuth().credentials()
 
 
-def google_principal(auth: GoogleAuth | None = None, *, id: str = "google-user") -> Principal:  # noqa: A002
+def google_principal(auth: GoogleAuth | None = None, *, id: str = "google-user") -> Principal:
     """A principal holding the tether scopes the saved Google sign-in satisfies (anonymous without one)."""
     granted = (auth or GoogleAuth()).granted()
     if not granted:
@@ -194,7 +207,9 @@ def _code(answer: str, state: str) -> str:
     if query.get("error"):
         raise UserError(f"Google did not grant access: {query['error'][0]}. Run `tether auth google` again.")
     if query.get("state", [state])[0] != state:
-        raise UserError("The pasted address belongs to another sign-in attempt; run `tether auth google` again.")
+        raise UserError(
+            "The pasted address belongs to another sign-in attempt; run `tether auth google` again."
+        )
     codes = query.get("code")
     if not codes:
         raise UserError("The pasted address has no `code=`; paste the whole address the browser ended on.")

@@ -37,8 +37,10 @@ class GoogleApi:
         cache: dict[tuple[str, str], Any] = self._local.__dict__.setdefault("services", {})
         found = cache.get((name, version))
         if found is None:
-            from googleapiclient.discovery import build  # the google extra
+            from googleapiclient import discovery  # the google extra
 
+            client: Any = discovery  # untyped
+            build = client.build
             if self._http is not None:
                 found = build(name, version, http=self._http, static_discovery=True, cache_discovery=False)
             else:
@@ -50,7 +52,5 @@ class GoogleApi:
 
     def _signed_in(self) -> Any:
         if self._credentials is None:
-            raise GoogleFailure(
-                reauth_envelope("No Google account is connected.", ())
-            )
+            raise GoogleFailure(reauth_envelope("No Google account is connected.", ()))
         return self._credentials()

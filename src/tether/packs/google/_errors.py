@@ -1,13 +1,13 @@
 """Google's failures as envelopes the model can act on, built in one place.
 
-    401                         -> UNAUTHORIZED, with `details.needs` asking the user to re-authorise
-    403 insufficient scopes     -> SCOPES_MISSING (naming the scope and the command that grants it)
-    403 rate limits             -> RATE_LIMITED (Google reports per-user quotas as 403)
-    403 otherwise               -> PERMISSION_DENIED
-    404 / 410                   -> NOT_FOUND
-    409                         -> CONFLICT
-    429, 5xx                    -> RATE_LIMITED, recoverable, `details.retry_after_s` from `Retry-After`
-    other 4xx                   -> INVALID_ARGS with Google's own message
+401                         -> UNAUTHORIZED, with `details.needs` asking the user to re-authorise
+403 insufficient scopes     -> SCOPES_MISSING (naming the scope and the command that grants it)
+403 rate limits             -> RATE_LIMITED (Google reports per-user quotas as 403)
+403 otherwise               -> PERMISSION_DENIED
+404 / 410                   -> NOT_FOUND
+409                         -> CONFLICT
+429, 5xx                    -> RATE_LIMITED, recoverable, `details.retry_after_s` from `Retry-After`
+other 4xx                   -> INVALID_ARGS with Google's own message
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _DEFAULT_RETRY_AFTER_S = 1.0
-_RATE_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded", "RATE_LIMIT_EXCEEDED"})
+_RATE_REASONS = frozenset(
+    {"rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded", "RATE_LIMIT_EXCEEDED"}
+)
 _SCOPE_REASONS = frozenset({"insufficientPermissions", "ACCESS_TOKEN_SCOPE_INSUFFICIENT"})
 
 
@@ -168,8 +170,8 @@ def _seconds(retry_after: str | None) -> float:
         return max(0.0, float(retry_after))
     except ValueError:
         pass
-    from email.utils import parsedate_to_datetime
     from datetime import UTC, datetime
+    from email.utils import parsedate_to_datetime
 
     try:
         when = parsedate_to_datetime(retry_after)

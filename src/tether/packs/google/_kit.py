@@ -17,9 +17,7 @@ from tether.types import SandboxPolicy, SideEffects, ToolCall, ToolSpec
 
 __all__ = ["DEFAULT_CONFIRM", "Kit", "creation_key", "page_size"]
 
-DEFAULT_CONFIRM = frozenset(
-    {"gmail_send", "drive_delete", "calendar_delete", "tasks_delete", "sheets_clear"}
-)
+DEFAULT_CONFIRM = frozenset({"gmail_send", "drive_delete", "calendar_delete", "tasks_delete", "sheets_clear"})
 """Tools that ask for the user's confirmation (a `needs`) before acting: sending mail and deleting anything."""
 
 _POLICY = SandboxPolicy(network=True, timeout_ms=60_000)
@@ -48,14 +46,13 @@ class Kit:
 
         def declare(function: Callable[..., Any]) -> Tool[..., Any]:
             return tool(
-                translating(needed)(function),
                 name=name,
                 category="google",
                 side_effects=side_effects,
                 scopes=[tether_scope(s) for s in needed],
                 sandbox=_POLICY,
                 idempotency_fields=idempotency_fields,
-            )
+            )(translating(needed)(function))
 
         return declare
 
@@ -73,7 +70,9 @@ def creation_key(
     Called outside an executor (no context), the key comes from `arguments` alone."""
     spec = ToolSpec(name=name, idempotency_fields=fields)
     if context is None:
-        return idempotency_key(ToolCall(id="", name=name, arguments=arguments), spec, principal=None, scope="")
+        return idempotency_key(
+            ToolCall(id="", name=name, arguments=arguments), spec, principal=None, scope=""
+        )
     return idempotency_key(context.call, spec, principal=context.principal, scope=context.session_id or "")
 
 

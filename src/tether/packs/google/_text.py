@@ -50,7 +50,9 @@ def docs_markdown(document: dict[str, Any]) -> str:
             for row in element["table"].get("tableRows", []):
                 cells = [
                     " ".join(
-                        _paragraph(c["paragraph"]).strip() for c in cell.get("content", []) if "paragraph" in c
+                        _paragraph(c["paragraph"]).strip()
+                        for c in cell.get("content", [])
+                        if "paragraph" in c
                     )
                     for cell in row.get("tableCells", [])
                 ]
@@ -59,9 +61,7 @@ def docs_markdown(document: dict[str, Any]) -> str:
 
 
 def _paragraph(paragraph: dict[str, Any]) -> str:
-    text = "".join(
-        e.get("textRun", {}).get("content", "") for e in paragraph.get("elements", [])
-    )
+    text = "".join(e.get("textRun", {}).get("content", "") for e in paragraph.get("elements", []))
     style = paragraph.get("paragraphStyle", {}).get("namedStyleType", "")
     if style == "TITLE":
         return "# " + text

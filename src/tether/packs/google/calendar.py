@@ -12,9 +12,9 @@ import hashlib
 from typing import Any
 
 from tether.packs.google._errors import GoogleFailure, error_envelope
-from tether.types import ErrorCode, ErrorEnvelope
 from tether.packs.google._kit import Kit, creation_key, page_size
 from tether.tools import Tool, ToolContext
+from tether.types import ErrorCode, ErrorEnvelope
 
 __all__ = ["calendar_tools", "event_id"]
 
@@ -127,7 +127,8 @@ def calendar_tools(kit: Kit) -> list[Tool[..., Any]]:
         try:
             created = calendar().events().insert(calendarId=calendarId, body=body).execute()
         except HttpError as error:
-            if int(error.resp.status) != 409:
+            response: Any = error.resp
+            if int(response.status) != 409:
                 raise
             existing = calendar().events().get(calendarId=calendarId, eventId=eid).execute()
             if existing.get("status") == "cancelled":

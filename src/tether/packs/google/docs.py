@@ -18,7 +18,7 @@ def docs_tools(kit: Kit) -> list[Tool[..., Any]]:
         return kit.api.service("docs", "v1")
 
     def insert(document_id: str, text: str) -> None:
-        request = {"insertText": {"text": text, "endOfSegmentLocation": {}}}
+        request: dict[str, Any] = {"insertText": {"text": text, "endOfSegmentLocation": {}}}
         docs().documents().batchUpdate(documentId=document_id, body={"requests": [request]}).execute()
 
     @kit.tool("docs_read", ("documents.readonly",), "none")
@@ -62,7 +62,9 @@ def docs_tools(kit: Kit) -> list[Tool[..., Any]]:
         return {"documentId": documentId, "appendedChars": len(text)}
 
     @kit.tool("docs_replace", _WRITE, "mutating")
-    def docs_replace(documentId: str, findText: str, replaceText: str, matchCase: bool = True) -> dict[str, Any]:
+    def docs_replace(
+        documentId: str, findText: str, replaceText: str, matchCase: bool = True
+    ) -> dict[str, Any]:
         """Replace every occurrence of a text in a Google Doc.
 
         Args:

@@ -79,7 +79,9 @@ def drive_tools(kit: Kit) -> list[Tool[..., Any]]:
         return out
 
     @kit.tool("drive_list", _READ, "none")
-    def drive_list(folderId: str | None = None, maxResults: int = 20, pageToken: str | None = None) -> dict[str, Any]:
+    def drive_list(
+        folderId: str | None = None, maxResults: int = 20, pageToken: str | None = None
+    ) -> dict[str, Any]:
         """List files, newest first: in one folder, or everywhere.
 
         Args:
@@ -168,7 +170,9 @@ def drive_tools(kit: Kit) -> list[Tool[..., Any]]:
             confirmed: The user has approved deleting this file.
         """
         kit.confirm_first("drive_delete", confirmed, f"Move the Drive file {fileId} to the trash?")
-        done = drive().files().update(fileId=fileId, body={"trashed": True}, fields="id,name,trashed").execute()
+        done = (
+            drive().files().update(fileId=fileId, body={"trashed": True}, fields="id,name,trashed").execute()
+        )
         return {**done, "deleted": True}
 
     return [drive_list, drive_search, drive_read, drive_create, drive_update, drive_delete]

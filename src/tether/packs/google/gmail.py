@@ -25,7 +25,9 @@ def gmail_tools(kit: Kit) -> list[Tool[..., Any]]:
     def gmail() -> Any:
         return kit.api.service("gmail", "v1")
 
-    def summaries(query: str | None, labelIds: list[str] | None, maxResults: int, pageToken: str | None) -> dict[str, Any]:
+    def summaries(
+        query: str | None, labelIds: list[str] | None, maxResults: int, pageToken: str | None
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {"userId": "me", "maxResults": page_size(maxResults)}
         if query:
             params["q"] = query
@@ -50,7 +52,9 @@ def gmail_tools(kit: Kit) -> list[Tool[..., Any]]:
         return out
 
     @kit.tool("gmail_list", _READ, "none")
-    def gmail_list(maxResults: int = 10, labelIds: list[str] | None = None, pageToken: str | None = None) -> dict[str, Any]:
+    def gmail_list(
+        maxResults: int = 10, labelIds: list[str] | None = None, pageToken: str | None = None
+    ) -> dict[str, Any]:
         """List the newest emails: sender, subject, date and a snippet of each.
 
         Args:

@@ -21,7 +21,7 @@ def sheets_tools(kit: Kit) -> list[Tool[..., Any]]:
         return kit.api.service("sheets", "v4").spreadsheets().values()
 
     @kit.tool("sheets_read", ("spreadsheets.readonly",), "none")
-    def sheets_read(spreadsheetId: str, range: str, offset: int = 0) -> dict[str, Any]:  # noqa: A002 - seed 000's name
+    def sheets_read(spreadsheetId: str, range: str, offset: int = 0) -> dict[str, Any]:
         """Read a range as rows of cells (as the sheet shows them).
 
         Args:
@@ -42,7 +42,7 @@ def sheets_tools(kit: Kit) -> list[Tool[..., Any]]:
         return out
 
     @kit.tool("sheets_write", _WRITE, "idempotent")
-    def sheets_write(spreadsheetId: str, range: str, values: list[list[Cell]]) -> dict[str, Any]:  # noqa: A002
+    def sheets_write(spreadsheetId: str, range: str, values: list[list[Cell]]) -> dict[str, Any]:
         """Write rows into a range, replacing what is there (formulas like `=SUM(A1:A3)` are evaluated).
 
         Args:
@@ -52,14 +52,19 @@ def sheets_tools(kit: Kit) -> list[Tool[..., Any]]:
         """
         done = (
             ranges()
-            .update(spreadsheetId=spreadsheetId, range=range, valueInputOption="USER_ENTERED", body={"values": values})
+            .update(
+                spreadsheetId=spreadsheetId,
+                range=range,
+                valueInputOption="USER_ENTERED",
+                body={"values": values},
+            )
             .execute()
         )
         keys = ("updatedRange", "updatedRows", "updatedCells")
         return {k: done[k] for k in keys if k in done}
 
     @kit.tool("sheets_append", _WRITE, "mutating")
-    def sheets_append(spreadsheetId: str, range: str, values: list[list[Cell]]) -> dict[str, Any]:  # noqa: A002
+    def sheets_append(spreadsheetId: str, range: str, values: list[list[Cell]]) -> dict[str, Any]:
         """Add rows after the last row of a table.
 
         Args:
@@ -89,11 +94,17 @@ def sheets_tools(kit: Kit) -> list[Tool[..., Any]]:
             title: Its title.
         """
         sheets = kit.api.service("sheets", "v4").spreadsheets()
-        created = sheets.create(body={"properties": {"title": title}}, fields="spreadsheetId,spreadsheetUrl,properties.title").execute()
-        return {"spreadsheetId": created.get("spreadsheetId"), "url": created.get("spreadsheetUrl"), "title": title}
+        created = sheets.create(
+            body={"properties": {"title": title}}, fields="spreadsheetId,spreadsheetUrl,properties.title"
+        ).execute()
+        return {
+            "spreadsheetId": created.get("spreadsheetId"),
+            "url": created.get("spreadsheetUrl"),
+            "title": title,
+        }
 
     @kit.tool("sheets_clear", _WRITE, "idempotent")
-    def sheets_clear(spreadsheetId: str, range: str, confirmed: bool = False) -> dict[str, Any]:  # noqa: A002
+    def sheets_clear(spreadsheetId: str, range: str, confirmed: bool = False) -> dict[str, Any]:
         """Erase the values in a range (formatting stays).
 
         Args:

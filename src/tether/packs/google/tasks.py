@@ -21,7 +21,10 @@ def tasks_tools(kit: Kit) -> list[Tool[..., Any]]:
 
     @kit.tool("tasks_list", ("tasks.readonly",), "none")
     def tasks_list(
-        taskListId: str = "@default", showCompleted: bool = False, maxResults: int = 50, pageToken: str | None = None
+        taskListId: str = "@default",
+        showCompleted: bool = False,
+        maxResults: int = 50,
+        pageToken: str | None = None,
     ) -> dict[str, Any]:
         """List the tasks of a task list (open ones unless asked otherwise).
 
@@ -55,7 +58,9 @@ def tasks_tools(kit: Kit) -> list[Tool[..., Any]]:
         return _task(tasks().get(tasklist=taskListId, task=taskId).execute())
 
     @kit.tool("tasks_create", _WRITE, "mutating")
-    def tasks_create(taskListId: str, title: str, notes: str | None = None, due: str | None = None) -> dict[str, Any]:
+    def tasks_create(
+        taskListId: str, title: str, notes: str | None = None, due: str | None = None
+    ) -> dict[str, Any]:
         """Add a task.
 
         Args:
@@ -73,7 +78,11 @@ def tasks_tools(kit: Kit) -> list[Tool[..., Any]]:
 
     @kit.tool("tasks_update", _WRITE, "idempotent")
     def tasks_update(
-        taskListId: str, taskId: str, title: str | None = None, notes: str | None = None, due: str | None = None
+        taskListId: str,
+        taskId: str,
+        title: str | None = None,
+        notes: str | None = None,
+        due: str | None = None,
     ) -> dict[str, Any]:
         """Change a task: only the fields given change.
 
