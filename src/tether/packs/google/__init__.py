@@ -19,6 +19,8 @@ construction (see `calendar` and `drive`). Importing this package imports nothin
 entry point is loaded whenever tether lists packs.
 """
 
+from tether.packs.google._auth import ALL_SCOPES as ALL_SCOPES
+from tether.packs.google._auth import READ_SCOPES as READ_SCOPES
 from tether.packs.google._auth import GoogleAuth as GoogleAuth
 from tether.packs.google._auth import google_principal as google_principal
 from tether.packs.google._client import GoogleApi as GoogleApi
@@ -29,8 +31,10 @@ from tether.packs.google._scopes import principal_scopes as principal_scopes
 from tether.packs.google.calendar import event_id as event_id
 
 __all__ = [
+    "ALL_SCOPES",
     "DEFAULT_CONFIRM",
     "GOOGLE_PACK",
+    "READ_SCOPES",
     "GoogleApi",
     "GoogleAuth",
     "event_id",

@@ -25,7 +25,7 @@ from typing import Any
 
 from tether.exceptions import UserError
 from tether.execution import Principal
-from tether.packs.google._errors import GoogleFailure, reauth_envelope
+from tether.packs.google._errors import GoogleFailure, missing_extra, reauth_envelope
 from tether.packs.google._scopes import google_scope_url, principal_scopes, short_name
 
 __all__ = ["ALL_SCOPES", "READ_SCOPES", "GoogleAuth", "google_principal", "stored_credentials"]
@@ -61,11 +61,14 @@ class GoogleAuth:
         directory: Where `token.json` (and by default `client_secret.json`) are kept.
         client_secrets: The OAuth client file from the Google Cloud console.
         revoke_uri: Google's revocation endpoint (tests point it at a local fake).
+        token_uri: Where to refresh tokens instead of Google's endpoint (tests); never read from the token
+            file, so a tampered file cannot send the refresh token elsewhere.
     """
 
     directory: Path = field(default_factory=config_dir)
     client_secrets: Path | None = None
     revoke_uri: str = REVOKE_URI
+    token_uri: str | None = None
 
     @property
     def token_path(self) -> Path:
@@ -81,7 +84,9 @@ class GoogleAuth:
             )
         return path
 
-    def login(self, scopes: Iterable[str] = ALL_SCOPES, *, browser: bool = True, ask: Ask = input) -> Any:
+    def login(
+        self, scopes: Iterable[str] = ALL_SCOPES, *, browser: bool = True, ask: Ask | None = None
+    ) -> Any:
         """Run the installed-app flow for `scopes` (short names or URLs), save the token, and return it.
 
         Args:
@@ -89,7 +94,10 @@ class GoogleAuth:
                 asks for the address the browser ended on (for machines without a browser).
             ask: How to ask for that address (the terminal's `input` by default).
         """
-        from google_auth_oauthlib import flow as oauth_flow  # the google extra
+        try:
+            from google_auth_oauthlib import flow as oauth_flow  # the google extra
+        except ImportError as error:
+            raise missing_extra(error) from None
 
         urls = [google_scope_url(short_name(s)) for s in scopes]
         installed: Any = oauth_flow.InstalledAppFlow  # untyped
@@ -101,7 +109,7 @@ class GoogleAuth:
         else:
             flow.redirect_uri = "http://localhost:1/"
             url, state = flow.authorization_url(access_type="offline", prompt="consent")
-            answer = ask(
+            answer = (ask or input)(
                 f"Open this address in any browser, allow access, then paste the address it ends on "
                 f"(it will not load; that is expected):\n{url}\n> "
             ).strip()
@@ -139,6 +147,10 @@ class GoogleAuth:
             )
         data = json.loads(self.token_path.read_text(encoding="utf-8"))
         credentials: Any = user_credentials.from_authorized_user_info(data)
+        if self.token_uri is not None:
+            expiry = credentials.expiry
+            credentials = credentials.with_token_uri(self.token_uri)
+            credentials.expiry = expiry  # the copy forgets it
         if not credentials.valid:
             try:
                 credentials.refresh(Request())

@@ -17,9 +17,17 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, ParamSpec, TypeVar, cast
 
+from tether.exceptions import UserError
 from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo
 
-__all__ = ["GoogleFailure", "envelope_for_status", "error_envelope", "reauth_envelope", "translating"]
+__all__ = [
+    "GoogleFailure",
+    "envelope_for_status",
+    "error_envelope",
+    "missing_extra",
+    "reauth_envelope",
+    "translating",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -37,6 +45,13 @@ class GoogleFailure(Exception):
     def __init__(self, envelope: ErrorEnvelope):
         super().__init__(envelope.error.message)
         self.envelope = envelope
+
+
+def missing_extra(error: ImportError) -> UserError:
+    """What to tell a developer who uses the pack without its extra."""
+    return UserError(
+        f"The google pack needs the google extra ({error.name} is missing): pip install 'tether[google]'."
+    )
 
 
 def error_envelope(
@@ -129,7 +144,10 @@ def from_http_error(error: Any, scopes: Iterable[str]) -> ErrorEnvelope:
 
 def translating(scopes: Iterable[str]) -> Callable[[Callable[P, R]], Callable[P, R | ErrorEnvelope]]:
     """Wrap a tool's function so Google's errors (and `GoogleFailure`) become its envelope result."""
-    from googleapiclient.errors import HttpError  # the google extra, imported when the pack is built
+    try:
+        from googleapiclient.errors import HttpError  # the google extra, imported when the pack is built
+    except ImportError as error:
+        raise missing_extra(error) from None
 
     needed = tuple(scopes)
 
