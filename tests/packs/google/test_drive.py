@@ -1,5 +1,8 @@
 """Drive tools through the real client: exact requests, exports as text, and creates that never duplicate."""
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from tether.types import NeedsEnvelope, OkEnvelope
@@ -115,3 +118,28 @@ async def test_drive_delete_asks_first_then_moves_the_file_to_the_trash(google: 
     assert google.sent == [
         Sent("PATCH", DRIVE, f"{FILES}/f1", {"fields": "id,name,trashed"}, {"trashed": True})
     ]
+
+
+async def test_file_upload_sends_a_workspace_file_once_and_refuses_paths_outside(tmp_path: Path) -> None:
+    from googleapiclient.http import HttpMockSequence
+
+    from tether.execution import Executor, Principal, Run
+    from tether.packs.google import google_pack, principal_scopes
+    from tether.types import ErrorEnvelope, ToolCall
+
+    (tmp_path / "report.csv").write_text("a,b\n1,2\n")
+    created = {"id": "u1", "name": "report.csv", "mimeType": "text/csv"}
+    http = HttpMockSequence([reply(body={"files": []}), reply(body=created)])
+    executor = Executor(google_pack(http=http, roots=[tmp_path]))
+    run = Run(principal=Principal(id="ana", scopes=principal_scopes(["drive.file"])))
+    envelope = await executor.execute(
+        ToolCall(id="u", name="file_upload", arguments={"path": "report.csv"}), run
+    )
+    assert envelope == OkEnvelope(data={**created, "alreadyExisted": False})
+    mock: Any = http  # untyped
+    body = mock.request_sequence[1][2].decode()
+    assert "\n\na,b\n1,2\n\n--" in body
+    assert '"mimeType": "text/csv"' in body
+    outside = await executor.execute(ToolCall(id="v", name="file_upload", arguments={"path": "../x"}), run)
+    assert isinstance(outside, ErrorEnvelope)
+    assert outside.error.code == "PERMISSION_DENIED"

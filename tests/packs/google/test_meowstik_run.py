@@ -40,7 +40,7 @@ async def test_list_read_draft_and_end_turn(google: FakeGoogle) -> None:
             ),
             turn(("gmail_read", "g2", {"messageId": "m1"})),
             turn(("send_chat", "c2", {"content": draft}), ("end_turn", "e1", {})),
-        ]  # fmt: skip
+        ]
     )
     agent = Agent(
         model, google.tools, dialect="json_calls", termination=EndTurn(), principal=google.principal

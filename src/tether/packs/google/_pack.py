@@ -1,17 +1,18 @@
-"""`google_pack`: the 30 Google Workspace tools of seed 000, and its registration as the `google` pack."""
+"""`google_pack`: the 30 Google Workspace tools of seed 000 (and file_upload to Drive), registered as `google`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tether.builtin import PackConfig, ToolPack
+from tether.builtin import PackConfig, Roots, ToolPack
 from tether.packs.google._client import CredentialsSource, GoogleApi
 from tether.packs.google._kit import DEFAULT_CONFIRM, Kit
 from tether.packs.google._text import MAX_CHARS
 from tether.packs.google.calendar import calendar_tools
 from tether.packs.google.docs import docs_tools
-from tether.packs.google.drive import drive_tools
+from tether.packs.google.drive import drive_tools, file_upload_tool
 from tether.packs.google.gmail import gmail_tools
 from tether.packs.google.sheets import sheets_tools
 from tether.packs.google.tasks import tasks_tools
@@ -26,6 +27,7 @@ def google_pack(
     http: Any = None,
     confirm: Iterable[str] = DEFAULT_CONFIRM,
     max_chars: int = MAX_CHARS,
+    roots: Sequence[str | os.PathLike[str]] = (),
 ) -> Toolset:
     """Gmail, Drive, Calendar, Docs, Sheets and Tasks tools on the official client.
 
@@ -36,6 +38,7 @@ def google_pack(
         confirm: Tools that answer with a `needs` asking the user to confirm before they act (default:
             sending mail and every delete); pass `()` to act at once.
         max_chars: The most characters of a body, file or document one call returns.
+        roots: Workspace folders `file_upload` may send files from (no file_upload without them).
     """
     if credentials is None and http is None:
         from tether.packs.google._auth import stored_credentials
@@ -43,12 +46,15 @@ def google_pack(
         credentials = stored_credentials
     kit = Kit(GoogleApi(credentials, http=http), frozenset(confirm), max_chars)
     families = (gmail_tools, drive_tools, calendar_tools, docs_tools, sheets_tools, tasks_tools)
-    return Toolset(*(t for family in families for t in family(kit)))
+    tools = [t for family in families for t in family(kit)]
+    if roots:
+        tools.append(file_upload_tool(kit, Roots(roots)))
+    return Toolset(*tools)
 
 
 def _build(config: PackConfig) -> Toolset:
     confirm = config.options.get("google_confirm", DEFAULT_CONFIRM)
-    return google_pack(confirm=confirm)
+    return google_pack(confirm=confirm, roots=config.roots)
 
 
 GOOGLE_PACK = ToolPack(

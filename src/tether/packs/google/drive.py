@@ -13,13 +13,17 @@ Drive for a file already carrying that key: a repeat answers with the file the f
 
 from __future__ import annotations
 
+import mimetypes
+import os
 from typing import Any
 
+from tether.builtin import Roots
+from tether.exceptions import ToolError
 from tether.packs.google._kit import Kit, creation_key, page_size
 from tether.packs.google._text import page_of
 from tether.tools import Tool, ToolContext
 
-__all__ = ["drive_tools", "drive_upload"]
+__all__ = ["drive_tools", "drive_upload", "file_upload_tool"]
 
 _READ = ("drive.readonly",)
 _FIELDS = "id,name,mimeType,modifiedTime,size,webViewLink,parents"
@@ -176,3 +180,41 @@ def drive_tools(kit: Kit) -> list[Tool[..., Any]]:
         return {**done, "deleted": True}
 
     return [drive_list, drive_search, drive_read, drive_create, drive_update, drive_delete]
+
+
+_UPLOAD_FIELDS = ("path", "folderId", "name")
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+"""The largest file file_upload sends (a single multipart request)."""
+
+
+def file_upload_tool(kit: Kit, roots: Roots) -> Tool[..., Any]:
+    """Meowstik's `file_upload`: a workspace file to Drive, once per path, folder and name."""
+
+    @kit.tool("file_upload", ("drive.file",), "mutating", idempotency_fields=_UPLOAD_FIELDS)
+    def file_upload(
+        path: str, folderId: str | None = None, name: str | None = None, context: ToolContext | None = None
+    ) -> dict[str, Any]:
+        """Upload a file from the workspace to Google Drive; a retried call returns the file already uploaded.
+
+        Args:
+            path: The file, relative to the workspace.
+            folderId: The Drive folder (default: My Drive).
+            name: The name in Drive (default: the file's own name).
+        """
+        fd = roots.open(path, os.O_RDONLY, what="file")
+        with os.fdopen(fd, "rb") as source:
+            data = source.read(MAX_UPLOAD_BYTES + 1)
+        if len(data) > MAX_UPLOAD_BYTES:
+            raise ToolError(
+                "TOO_LARGE",
+                f"{path} is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB",
+                recoverable=False,
+                suggestion="Tell the user to upload it to Drive themselves.",
+            )
+        title = name or os.path.basename(path)
+        mime = mimetypes.guess_type(title)[0] or "application/octet-stream"
+        arguments = {"path": path, "folderId": folderId, "name": name}
+        key = creation_key(context, "file_upload", _UPLOAD_FIELDS, arguments)
+        return drive_upload(kit, title, data, mime, folderId, key)
+
+    return file_upload
