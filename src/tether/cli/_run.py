@@ -56,7 +56,10 @@ BaseUrlOption = Annotated[
     str | None, typer.Option(help="The provider's server URL, e.g. an OpenAI-compatible one (Ollama, vLLM).")
 ]
 ToolsOption = Annotated[list[str] | None, typer.Option("--tools", "-t", help="Tool sources (repeatable).")]
-PackOption = Annotated[list[str] | None, typer.Option(help="Tool packs: fs, search, exec, memory, web; google, meowstik (the google extra).")]
+PackOption = Annotated[
+    list[str] | None,
+    typer.Option(help="Tool packs: fs, search, exec, memory, web; google, meowstik (the google extra)."),
+]
 RootOption = Annotated[list[str] | None, typer.Option(help="Folders the packs may use (default: .).")]
 McpOption = Annotated[
     list[str] | None,
