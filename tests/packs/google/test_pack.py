@@ -8,7 +8,7 @@ import pytest
 from tether.builtin import PackConfig, build_tools, packs
 from tether.tools import export_tools
 
-SEED_000 = {
+SEED_000: dict[str, set[str]] = {
     "gmail_list": {"maxResults", "labelIds"}, "gmail_read": {"messageId"}, "gmail_send": {"to", "subject", "body"},
     "gmail_search": {"query", "maxResults"}, "drive_list": {"folderId", "maxResults"}, "drive_read": {"fileId"},
     "drive_create": {"name", "content", "mimeType"}, "drive_update": {"fileId", "content"},
