@@ -27,9 +27,13 @@ async def test_drive_list_lists_one_folder_newest_first(google: FakeGoogle) -> N
 
 
 async def test_drive_search_escapes_the_query_so_it_cannot_widen_the_search(google: FakeGoogle) -> None:
-    google.respond(reply(body={"files": []}))
-    await google.call("drive_search", query="x' or name contains '")
-    assert google.sent[0].query["q"] == "fullText contains 'x\\' or name contains \\'' and trashed = false"
+    google.respond(reply(body={"files": [{"id": "f2", "name": "x.txt"}]}))
+    envelope = await google.call("drive_search", query="x' or name contains '", maxResults=3)
+    assert envelope == OkEnvelope(data={"files": [{"id": "f2", "name": "x.txt"}]})
+    assert google.sent == [
+        Sent("GET", DRIVE, FILES, {"q": "fullText contains 'x\\' or name contains \\'' and trashed = false",
+             "pageSize": "3", "fields": f"nextPageToken,files({FIELDS})", "orderBy": "modifiedTime desc"}, None)
+    ]  # fmt: skip
 
 
 async def test_drive_read_exports_a_google_doc_as_markdown(google: FakeGoogle) -> None:

@@ -6,7 +6,7 @@ import email.policy
 
 import pytest
 
-from tether.types import NeedsEnvelope, OkEnvelope
+from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope
 
 from .conftest import FakeGoogle, Sent, reply
 
@@ -174,3 +174,23 @@ async def test_gmail_send_is_mutating_and_read_tools_ask_only_for_the_read_scope
     assert specs["gmail_send"].scopes == ("google:gmail.send",)
     for name in ("gmail_list", "gmail_read", "gmail_search"):
         assert (specs[name].side_effects, specs[name].scopes) == ("none", ("google:gmail.readonly",))
+
+
+@pytest.mark.parametrize("field", ["to", "subject", "cc", "inReplyTo"])
+async def test_a_line_break_in_a_header_cannot_add_recipients(google: FakeGoogle, field: str) -> None:
+    arguments = {"to": "bo@example.com", "subject": "Hi", "body": "Hello", "confirmed": True}
+    arguments[field] = "bo@example.com\r\nBcc: attacker@example.com"
+    envelope = await google.call("gmail_send", **arguments)
+    assert isinstance(envelope, ErrorEnvelope)
+    assert envelope.error.code == "INVALID_ARGS"
+    assert google.sent == []
+
+
+async def test_scripts_styles_and_tracking_images_do_not_reach_the_model(google: FakeGoogle) -> None:
+    html = '<style>p{}</style><script>alert(1)</script><p>Hi <img src="https://track.example/p.gif">there</p>'
+    google.respond(
+        reply(body={"id": "m1", "payload": {"mimeType": "text/html", "body": {"data": b64(html)}}})
+    )
+    envelope = await google.call("gmail_read", messageId="m1")
+    assert isinstance(envelope, OkEnvelope)
+    assert envelope.data["body"]["text"] == "Hi there"

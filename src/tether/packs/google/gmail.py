@@ -11,9 +11,11 @@ import base64
 from email.message import EmailMessage
 from typing import Any
 
+from tether.exceptions import ToolError
 from tether.packs.google._kit import Kit, page_size
 from tether.packs.google._text import html_text, page_of
 from tether.tools import Tool
+from tether.types import ErrorCode
 
 __all__ = ["gmail_tools"]
 
@@ -117,6 +119,13 @@ def gmail_tools(kit: Kit) -> list[Tool[..., Any]]:
             inReplyTo: The Message-ID header of the email answered (keeps the reply threaded for others).
             confirmed: The user has seen and approved this exact email.
         """
+        for field, value in (("to", to), ("cc", cc), ("subject", subject), ("inReplyTo", inReplyTo)):
+            if value and ("\r" in value or "\n" in value):  # a line break would start a header of its own
+                raise ToolError(
+                    ErrorCode.INVALID_ARGS,
+                    f"`{field}` must be one line: a line break in a header could add recipients or headers",
+                    suggestion=f"Call again with `{field}` on one line.",
+                )
         kit.confirm_first("gmail_send", confirmed, f"Send the email {subject!r} to {to}?")
         mail = EmailMessage()
         mail["To"] = to
