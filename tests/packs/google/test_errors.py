@@ -122,3 +122,18 @@ async def test_without_a_sign_in_every_tool_answers_unauthorized_with_the_comman
     assert isinstance(envelope, ErrorEnvelope)
     assert envelope.error.code == "UNAUTHORIZED"
     assert envelope.error.message == "No Google account is connected (run `tether auth google`)."
+
+
+async def test_an_unreachable_google_is_connection_inactive_and_recoverable() -> None:
+    pytest.importorskip("googleapiclient", reason="the google extra is not installed")
+    from tether.packs.google import google_pack
+
+    class Down:  # an httplib2-like transport whose every request fails to connect
+        def request(self, *args: object, **kwargs: object) -> object:
+            raise ConnectionRefusedError(111, "Connection refused")
+
+    executor = Executor(google_pack(http=Down()))
+    run = Run(principal=Principal(id="ana", scopes=frozenset({"google:tasks.readonly"})))
+    envelope = await executor.execute(ToolCall(id="c1", name="tasks_list", arguments={}), run)
+    assert isinstance(envelope, ErrorEnvelope)
+    assert (envelope.error.code, envelope.error.recoverable) == ("CONNECTION_INACTIVE", True)

@@ -3,6 +3,7 @@
 import base64
 import email
 import email.policy
+from typing import Any
 
 import pytest
 
@@ -178,7 +179,7 @@ async def test_gmail_send_is_mutating_and_read_tools_ask_only_for_the_read_scope
 
 @pytest.mark.parametrize("field", ["to", "subject", "cc", "inReplyTo"])
 async def test_a_line_break_in_a_header_cannot_add_recipients(google: FakeGoogle, field: str) -> None:
-    arguments = {"to": "bo@example.com", "subject": "Hi", "body": "Hello", "confirmed": True}
+    arguments: dict[str, Any] = {"to": "bo@example.com", "subject": "Hi", "body": "Hello", "confirmed": True}
     arguments[field] = "bo@example.com\r\nBcc: attacker@example.com"
     envelope = await google.call("gmail_send", **arguments)
     assert isinstance(envelope, ErrorEnvelope)

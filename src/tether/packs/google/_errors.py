@@ -144,8 +144,10 @@ def from_http_error(error: Any, scopes: Iterable[str]) -> ErrorEnvelope:
 
 def translating(scopes: Iterable[str]) -> Callable[[Callable[P, R]], Callable[P, R | ErrorEnvelope]]:
     """Wrap a tool's function so Google's errors (and `GoogleFailure`) become its envelope result."""
-    try:
-        from googleapiclient.errors import HttpError  # the google extra, imported when the pack is built
+    try:  # the google extra, imported when the pack is built
+        from google.auth.exceptions import RefreshError, TransportError
+        from googleapiclient.errors import HttpError
+        from httplib2 import HttpLib2Error
     except ImportError as error:
         raise missing_extra(error) from None
 
@@ -160,10 +162,23 @@ def translating(scopes: Iterable[str]) -> Callable[[Callable[P, R]], Callable[P,
                 return failure.envelope
             except HttpError as error:
                 return from_http_error(error, needed)
+            except RefreshError as error:  # the saved sign-in was revoked or expired for good mid-call
+                return reauth_envelope(f"Google refused to renew the sign-in: {error}", needed)
+            except (TransportError, HttpLib2Error, OSError) as error:
+                return unreachable(error)
 
         return run
 
     return wrap
+
+
+def unreachable(error: BaseException) -> ErrorEnvelope:
+    return error_envelope(
+        ErrorCode.CONNECTION_INACTIVE,
+        f"Google could not be reached: {type(error).__name__}: {error}",
+        recoverable=True,
+        suggestion="Try again in a moment; if it keeps failing, tell the user Google is unreachable.",
+    )
 
 
 def _reason(content: bytes) -> str:
