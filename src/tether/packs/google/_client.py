@@ -2,7 +2,7 @@
 
 `build(..., static_discovery=True)` never fetches a discovery document, so building a service needs no
 network. httplib2 connections are not thread-safe and sync tools run in threads, so each thread gets its own
-services (credentials are shared: google-auth refreshes them under its own lock).
+services and collections (credentials are shared: google-auth refreshes them under its own lock).
 """
 
 from __future__ import annotations
@@ -32,8 +32,21 @@ class GoogleApi:
         self._http = http
         self._local = threading.local()
 
+    def resource(self, name: str, version: str, *path: str) -> Any:
+        """A collection of one API, e.g. `resource("gmail", "v1", "users", "messages")`, made once per thread:
+        the client builds every method of a collection each time one is asked for (~12 ms for Tasks)."""
+        cache: dict[tuple[str, ...], Any] = self._local.__dict__.setdefault("resources", {})
+        key = (name, version, *path)
+        found = cache.get(key)
+        if found is None:
+            found = self.service(name, version)
+            for step in path:
+                found = getattr(found, step)()
+            cache[key] = found
+        return found
+
     def service(self, name: str, version: str) -> Any:
-        """The client's resource for one API, e.g. `service("gmail", "v1")`."""
+        """The client's service object for one API, e.g. `service("gmail", "v1")`."""
         cache: dict[tuple[str, str], Any] = self._local.__dict__.setdefault("services", {})
         found = cache.get((name, version))
         if found is None:

@@ -41,13 +41,13 @@ def when(value: str, time_zone: str | None) -> dict[str, str]:
 
 
 def calendar_tools(kit: Kit) -> list[Tool[..., Any]]:
-    def calendar() -> Any:
-        return kit.api.service("calendar", "v3")
+    def events() -> Any:
+        return kit.api.resource("calendar", "v3", "events")
 
     @kit.tool("calendar_list", ("calendar.readonly",), "none")
     def calendar_list() -> dict[str, Any]:
         """List the user's calendars (their ids are what calendar_events takes)."""
-        found = calendar().calendarList().list().execute()
+        found = kit.api.resource("calendar", "v3", "calendarList").list().execute()
         keys = ("id", "summary", "primary", "accessRole", "timeZone")
         return {"calendars": [{k: c[k] for k in keys if k in c} for c in found.get("items", [])]}
 
@@ -78,7 +78,7 @@ def calendar_tools(kit: Kit) -> list[Tool[..., Any]]:
         }
         optional = {"timeMin": timeMin, "timeMax": timeMax, "q": query, "pageToken": pageToken}
         params.update({k: v for k, v in optional.items() if v})
-        found = calendar().events().list(**params).execute()
+        found = events().list(**params).execute()
         out: dict[str, Any] = {"events": [_event(e) for e in found.get("items", [])]}
         if found.get("nextPageToken"):
             out["nextPageToken"] = found["nextPageToken"]
@@ -125,12 +125,12 @@ def calendar_tools(kit: Kit) -> list[Tool[..., Any]]:
         from googleapiclient.errors import HttpError  # the google extra
 
         try:
-            created = calendar().events().insert(calendarId=calendarId, body=body).execute()
+            created = events().insert(calendarId=calendarId, body=body).execute()
         except HttpError as error:
             response: Any = error.resp
             if int(response.status) != 409:
                 raise
-            existing = calendar().events().get(calendarId=calendarId, eventId=eid).execute()
+            existing = events().get(calendarId=calendarId, eventId=eid).execute()
             if existing.get("status") == "cancelled":
                 raise GoogleFailure(_deleted_before(eid)) from None
             return {**_event(existing), "alreadyExisted": True}
@@ -172,7 +172,7 @@ def calendar_tools(kit: Kit) -> list[Tool[..., Any]]:
             patch["end"] = when(end, timeZone)
         if not patch:
             raise GoogleFailure(_nothing_to_change())
-        updated = calendar().events().patch(calendarId=calendarId, eventId=eventId, body=patch).execute()
+        updated = events().patch(calendarId=calendarId, eventId=eventId, body=patch).execute()
         return _event(updated)
 
     @kit.tool("calendar_delete", _WRITE, "mutating")
@@ -185,7 +185,7 @@ def calendar_tools(kit: Kit) -> list[Tool[..., Any]]:
             confirmed: The user has approved deleting this event.
         """
         kit.confirm_first("calendar_delete", confirmed, f"Delete the calendar event {eventId}?")
-        calendar().events().delete(calendarId=calendarId, eventId=eventId).execute()
+        events().delete(calendarId=calendarId, eventId=eventId).execute()
         return {"id": eventId, "deleted": True}
 
     return [calendar_list, calendar_events, calendar_create, calendar_update, calendar_delete]

@@ -14,12 +14,12 @@ _WRITE = ("documents",)
 
 
 def docs_tools(kit: Kit) -> list[Tool[..., Any]]:
-    def docs() -> Any:
-        return kit.api.service("docs", "v1")
+    def documents() -> Any:
+        return kit.api.resource("docs", "v1", "documents")
 
     def insert(document_id: str, text: str) -> None:
         request: dict[str, Any] = {"insertText": {"text": text, "endOfSegmentLocation": {}}}
-        docs().documents().batchUpdate(documentId=document_id, body={"requests": [request]}).execute()
+        documents().batchUpdate(documentId=document_id, body={"requests": [request]}).execute()
 
     @kit.tool("docs_read", ("documents.readonly",), "none")
     def docs_read(documentId: str, offset: int = 0) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def docs_tools(kit: Kit) -> list[Tool[..., Any]]:
             documentId: The document's id (the long part of its URL).
             offset: Where to start reading a long document (the `nextOffset` of a truncated read).
         """
-        document = docs().documents().get(documentId=documentId).execute()
+        document = documents().get(documentId=documentId).execute()
         return {
             "documentId": document.get("documentId", documentId),
             "title": document.get("title", ""),
@@ -44,7 +44,7 @@ def docs_tools(kit: Kit) -> list[Tool[..., Any]]:
             title: The document's title.
             text: Its first text.
         """
-        created = docs().documents().create(body={"title": title}).execute()
+        created = documents().create(body={"title": title}).execute()
         document_id = str(created["documentId"])
         if text:
             insert(document_id, text)
@@ -79,7 +79,7 @@ def docs_tools(kit: Kit) -> list[Tool[..., Any]]:
                 "replaceText": replaceText,
             }
         }
-        done = docs().documents().batchUpdate(documentId=documentId, body={"requests": [request]}).execute()
+        done = documents().batchUpdate(documentId=documentId, body={"requests": [request]}).execute()
         replies: list[dict[str, Any]] = done.get("replies", [{}])
         changed = replies[0].get("replaceAllText", {}).get("occurrencesChanged", 0) if replies else 0
         return {"documentId": documentId, "occurrencesChanged": changed}

@@ -49,9 +49,9 @@ def drive_upload(
     """Create a Drive file holding `data` once per `key` (see the module's docstring)."""
     from googleapiclient.http import MediaInMemoryUpload  # the google extra
 
-    drive = kit.api.service("drive", "v3")
+    files = kit.api.resource("drive", "v3", "files")
     query = f"appProperties has {{ key='{_KEY}' and value={quoted(key)} }} and trashed = false"
-    found = drive.files().list(q=query, pageSize=1, fields=f"files({_FIELDS})").execute().get("files", [])
+    found = files.list(q=query, pageSize=1, fields=f"files({_FIELDS})").execute().get("files", [])
     if found:
         return {**found[0], "alreadyExisted": True}
     body: dict[str, Any] = {"name": name, "mimeType": mime_type, "appProperties": {_KEY: key}}
@@ -59,13 +59,13 @@ def drive_upload(
         body["parents"] = [folder_id]
     upload_type = "text/plain" if mime_type.startswith("application/vnd.google-apps.") else mime_type
     media = MediaInMemoryUpload(data, mimetype=upload_type, resumable=False)
-    created = drive.files().create(body=body, media_body=media, fields=_FIELDS).execute()
+    created = files.create(body=body, media_body=media, fields=_FIELDS).execute()
     return {**created, "alreadyExisted": False}
 
 
 def drive_tools(kit: Kit) -> list[Tool[..., Any]]:
-    def drive() -> Any:
-        return kit.api.service("drive", "v3")
+    def files() -> Any:
+        return kit.api.resource("drive", "v3", "files")
 
     def listing(query: str, maxResults: int, pageToken: str | None) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -76,7 +76,7 @@ def drive_tools(kit: Kit) -> list[Tool[..., Any]]:
         }
         if pageToken:
             params["pageToken"] = pageToken
-        found = drive().files().list(**params).execute()
+        found = files().list(**params).execute()
         out: dict[str, Any] = {"files": found.get("files", [])}
         if found.get("nextPageToken"):
             out["nextPageToken"] = found["nextPageToken"]
@@ -115,13 +115,12 @@ def drive_tools(kit: Kit) -> list[Tool[..., Any]]:
             fileId: The file's id (from drive_list or drive_search).
             offset: Where to start reading a long file (the `nextOffset` of a truncated read).
         """
-        files = drive().files()
-        meta = files.get(fileId=fileId, fields=_FIELDS).execute()
+        meta = files().get(fileId=fileId, fields=_FIELDS).execute()
         mime = str(meta.get("mimeType", ""))
         if mime in _EXPORTS:
-            raw = files.export(fileId=fileId, mimeType=_EXPORTS[mime]).execute()
+            raw = files().export(fileId=fileId, mimeType=_EXPORTS[mime]).execute()
         elif mime.startswith("text/") or mime in _TEXT_TYPES:
-            raw = files.get_media(fileId=fileId).execute()
+            raw = files().get_media(fileId=fileId).execute()
         else:
             return {**meta, "content": None, "notice": f"{mime} is not text; it was not read."}
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else str(raw)
@@ -158,12 +157,11 @@ def drive_tools(kit: Kit) -> list[Tool[..., Any]]:
         """
         from googleapiclient.http import MediaInMemoryUpload  # the google extra
 
-        files = drive().files()
-        meta = files.get(fileId=fileId, fields="mimeType").execute()
+        meta = files().get(fileId=fileId, fields="mimeType").execute()
         mime = str(meta.get("mimeType", "text/plain"))
         upload = "text/plain" if mime.startswith("application/vnd.google-apps.") else mime
         media = MediaInMemoryUpload(content.encode(), mimetype=upload, resumable=False)
-        return files.update(fileId=fileId, media_body=media, fields=_FIELDS).execute()
+        return files().update(fileId=fileId, media_body=media, fields=_FIELDS).execute()
 
     @kit.tool("drive_delete", ("drive",), "mutating")
     def drive_delete(fileId: str, confirmed: bool = False) -> dict[str, Any]:
@@ -174,9 +172,7 @@ def drive_tools(kit: Kit) -> list[Tool[..., Any]]:
             confirmed: The user has approved deleting this file.
         """
         kit.confirm_first("drive_delete", confirmed, f"Move the Drive file {fileId} to the trash?")
-        done = (
-            drive().files().update(fileId=fileId, body={"trashed": True}, fields="id,name,trashed").execute()
-        )
+        done = files().update(fileId=fileId, body={"trashed": True}, fields="id,name,trashed").execute()
         return {**done, "deleted": True}
 
     return [drive_list, drive_search, drive_read, drive_create, drive_update, drive_delete]

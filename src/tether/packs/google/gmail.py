@@ -24,8 +24,8 @@ _HEADERS = ("From", "To", "Cc", "Subject", "Date")
 
 
 def gmail_tools(kit: Kit) -> list[Tool[..., Any]]:
-    def gmail() -> Any:
-        return kit.api.service("gmail", "v1")
+    def messages() -> Any:
+        return kit.api.resource("gmail", "v1", "users", "messages")
 
     def summaries(
         query: str | None, labelIds: list[str] | None, maxResults: int, pageToken: str | None
@@ -37,18 +37,16 @@ def gmail_tools(kit: Kit) -> list[Tool[..., Any]]:
             params["labelIds"] = labelIds
         if pageToken:
             params["pageToken"] = pageToken
-        listing = gmail().users().messages().list(**params).execute()
-        messages = [
+        listing = messages().list(**params).execute()
+        found = [
             _summary(
-                gmail()
-                .users()
-                .messages()
+                messages()
                 .get(userId="me", id=m["id"], format="metadata", metadataHeaders=list(_HEADERS))
                 .execute()
             )
             for m in listing.get("messages", [])
         ]
-        out: dict[str, Any] = {"messages": messages}
+        out: dict[str, Any] = {"messages": found}
         if listing.get("nextPageToken"):
             out["nextPageToken"] = listing["nextPageToken"]
         return out
@@ -85,7 +83,7 @@ def gmail_tools(kit: Kit) -> list[Tool[..., Any]]:
             messageId: The message's id (from gmail_list or gmail_search).
             offset: Where to start reading a long body (the `nextOffset` of a truncated read).
         """
-        message = gmail().users().messages().get(userId="me", id=messageId, format="full").execute()
+        message = messages().get(userId="me", id=messageId, format="full").execute()
         payload: dict[str, Any] = message.get("payload", {})
         plain, html, attachments = _walk(payload)
         body = plain if plain.strip() else html_text(html) if html else ""
@@ -139,7 +137,7 @@ def gmail_tools(kit: Kit) -> list[Tool[..., Any]]:
         request: dict[str, Any] = {"raw": base64.urlsafe_b64encode(mail.as_bytes()).decode()}
         if threadId:
             request["threadId"] = threadId
-        sent = gmail().users().messages().send(userId="me", body=request).execute()
+        sent = messages().send(userId="me", body=request).execute()
         return {"id": sent.get("id"), "threadId": sent.get("threadId"), "labelIds": sent.get("labelIds", [])}
 
     return [gmail_list, gmail_search, gmail_read, gmail_send]

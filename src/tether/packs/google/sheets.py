@@ -18,7 +18,7 @@ Cell = str | int | float | bool | None
 
 def sheets_tools(kit: Kit) -> list[Tool[..., Any]]:
     def ranges() -> Any:  # `values` is the seed's parameter name
-        return kit.api.service("sheets", "v4").spreadsheets().values()
+        return kit.api.resource("sheets", "v4", "spreadsheets", "values")
 
     @kit.tool("sheets_read", ("spreadsheets.readonly",), "none")
     def sheets_read(spreadsheetId: str, range: str, offset: int = 0) -> dict[str, Any]:
@@ -93,7 +93,7 @@ def sheets_tools(kit: Kit) -> list[Tool[..., Any]]:
         Args:
             title: Its title.
         """
-        sheets = kit.api.service("sheets", "v4").spreadsheets()
+        sheets = kit.api.resource("sheets", "v4", "spreadsheets")
         created = sheets.create(
             body={"properties": {"title": title}}, fields="spreadsheetId,spreadsheetUrl,properties.title"
         ).execute()

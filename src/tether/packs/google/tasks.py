@@ -17,7 +17,7 @@ _TASK_KEYS = ("id", "title", "notes", "status", "due", "completed", "parent", "w
 
 def tasks_tools(kit: Kit) -> list[Tool[..., Any]]:
     def tasks() -> Any:
-        return kit.api.service("tasks", "v1").tasks()
+        return kit.api.resource("tasks", "v1", "tasks")
 
     @kit.tool("tasks_list", ("tasks.readonly",), "none")
     def tasks_list(
