@@ -39,16 +39,20 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(help="The OAuth client JSON ('Desktop app') from the Google Cloud console."),
         ] = None,
+        keyring: Annotated[
+            bool,
+            typer.Option("--keyring", help="Keep the token in the OS keyring (needs the keyring package)."),
+        ] = False,
         logout: Annotated[
             bool, typer.Option("--logout", help="Revoke the saved token and delete it.")
         ] = False,
     ) -> None:
-        """Connect a Google account for the google pack: the token is kept in your config directory (0600)
-        and refreshed as needed."""
+        """Connect a Google account for the google pack: the token is kept in your config directory (0600),
+        or with --keyring in the OS keyring, and refreshed as needed."""
         from tether.packs.google import ALL_SCOPES, READ_SCOPES, GoogleAuth
 
         console = plain_console()
-        store = GoogleAuth(client_secrets=client_secrets)
+        store = GoogleAuth(client_secrets=client_secrets, keyring=keyring)
         if logout:
             revoked = store.logout()
             console.print(

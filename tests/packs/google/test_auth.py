@@ -254,3 +254,65 @@ def test_tether_auth_google_without_a_client_file_names_the_fix(
     result = CliRunner().invoke(app, ["auth", "google", "--no-browser"])
     assert result.exit_code == 2
     assert "create an OAuth client of type 'Desktop app'" in result.output.replace("\n", " ")
+
+
+class FakeKeyring:
+    """The `keyring` package's module interface, over a dict, with a backend of the given priority."""
+
+    def __init__(self, priority: float = 5.0) -> None:
+        self.secrets: dict[tuple[str, str], str] = {}
+        self.backend = type("Backend", (), {"priority": priority})()
+
+    def get_keyring(self) -> Any:
+        return self.backend
+
+    def set_password(self, service: str, user: str, secret: str) -> None:
+        self.secrets[(service, user)] = secret
+
+    def get_password(self, service: str, user: str) -> str | None:
+        return self.secrets.get((service, user))
+
+    def delete_password(self, service: str, user: str) -> None:
+        del self.secrets[(service, user)]
+
+
+def test_with_keyring_the_token_lives_in_the_os_keyring_and_only_a_marker_on_disk(
+    auth: GoogleAuth, server: FakeAuthServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+    import sys
+
+    keyring = FakeKeyring()
+    monkeypatch.setitem(sys.modules, "keyring", keyring)
+    in_keyring = dataclasses.replace(auth, keyring=True)
+    in_keyring.login(["gmail.readonly", "tasks"], browser=False, ask=consent)
+    assert json.loads(keyring.secrets[("tether", "google-token")])["refresh_token"] == "refresh-1"
+    assert not auth.token_path.exists()
+    assert "refresh-1" not in in_keyring.keyring_marker.read_text()
+    assert auth.granted() == ("gmail.readonly", "tasks")  # the marker says where to look, flag or not
+    assert auth.location == "the OS keyring (service 'tether')"
+    assert auth.logout() is True
+    assert keyring.secrets == {}
+    assert not auth.keyring_marker.exists()
+
+
+def test_keyring_without_a_usable_backend_names_the_fallback(
+    auth: GoogleAuth, server: FakeAuthServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+    import sys
+
+    monkeypatch.setitem(sys.modules, "keyring", FakeKeyring(priority=0))
+    with pytest.raises(UserError, match="sign in without --keyring"):
+        dataclasses.replace(auth, keyring=True).login(["gmail.readonly", "tasks"], browser=False, ask=consent)
+
+
+def test_a_corrupt_token_file_means_signing_in_again(auth: GoogleAuth) -> None:
+    from tether.packs.google._errors import GoogleFailure
+
+    auth.directory.mkdir(parents=True)
+    auth.token_path.write_text("{not json")
+    with pytest.raises(GoogleFailure) as raised:
+        auth.credentials()
+    assert raised.value.envelope.error.code == "UNAUTHORIZED"
+    assert auth.granted() == ()

@@ -69,3 +69,14 @@ def test_without_the_extra_building_the_pack_names_the_fix() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "pip install 'tether[google]'" in out
+
+
+def test_a_collection_is_made_once_per_thread() -> None:
+    pytest.importorskip("googleapiclient", reason="the google extra is not installed")
+    from googleapiclient.http import HttpMockSequence
+
+    from tether.packs.google import GoogleApi
+
+    api = GoogleApi(http=HttpMockSequence([]))
+    assert api.resource("tasks", "v1", "tasks") is api.resource("tasks", "v1", "tasks")
+    assert api.resource("gmail", "v1", "users", "messages") is not api.resource("gmail", "v1", "users")

@@ -4,7 +4,8 @@
 server catches the code; without one (a server over SSH), the user opens the printed URL anywhere and
 pastes back the address their browser was sent to (or just its `code`). The token is saved as JSON in the
 user's config directory (`$XDG_CONFIG_HOME/tether/google/token.json`, else `~/.config/...`), created 0600
-in a 0700 directory. `credentials()` refreshes an expired access token with the refresh token and saves it
+in a 0700 directory, or with `keyring=True` (`--keyring`) in the OS keyring through the `keyring` package.
+`credentials()` refreshes an expired access token with the refresh token and saves it
 again; `logout()` revokes the token at Google and deletes the file.
 
 The OAuth client (an "installed app" client id and secret from the Google Cloud console) is read from
@@ -13,6 +14,7 @@ The OAuth client (an "installed app" client id and secret from the Google Cloud 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import urllib.error
@@ -21,7 +23,7 @@ import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tether.exceptions import UserError
 from tether.execution import Principal
@@ -43,6 +45,8 @@ ALL_SCOPES = (*READ_SCOPES, "gmail.send", "drive", "calendar.events", "documents
 """What every tool of the pack needs."""
 
 REVOKE_URI = "https://oauth2.googleapis.com/revoke"
+_KEYRING_SERVICE = "tether"
+_KEYRING_USER = "google-token"
 
 Ask = Callable[[str], str]
 """Shows the user a prompt and returns their answer (the pasted redirect address, for `browser=False`)."""
@@ -63,16 +67,30 @@ class GoogleAuth:
         revoke_uri: Google's revocation endpoint (tests point it at a local fake).
         token_uri: Where to refresh tokens instead of Google's endpoint (tests); never read from the token
             file, so a tampered file cannot send the refresh token elsewhere.
+        keyring: Keep the token in the OS keyring (the `keyring` package and a desktop session) instead of
+            the file; only a marker saying so is written to `directory`.
     """
 
     directory: Path = field(default_factory=config_dir)
     client_secrets: Path | None = None
     revoke_uri: str = REVOKE_URI
     token_uri: str | None = None
+    keyring: bool = False
 
     @property
     def token_path(self) -> Path:
         return self.directory / "token.json"
+
+    @property
+    def keyring_marker(self) -> Path:
+        return self.directory / "token-in-keyring"
+
+    @property
+    def location(self) -> str:
+        """Where the token is kept, for people."""
+        if self.keyring or self.keyring_marker.exists():
+            return f"the OS keyring (service {_KEYRING_SERVICE!r})"
+        return f"{self.token_path} (mode 0600)"
 
     def secrets_path(self) -> Path:
         chosen = self.client_secrets or os.environ.get("TETHER_GOOGLE_CLIENT_SECRETS")
@@ -119,14 +137,37 @@ class GoogleAuth:
         return credentials
 
     def save(self, credentials: Any) -> None:
-        """Write the token, readable by this user only (0600 in a 0700 directory)."""
+        """Keep the token where this store keeps it: the OS keyring, or a file readable by this user only
+        (0600 in a 0700 directory)."""
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.directory, 0o700)
-        temporary = self.token_path.with_suffix(".tmp")
+        if self.keyring or self.keyring_marker.exists():
+            _os_keyring().set_password(_KEYRING_SERVICE, _KEYRING_USER, credentials.to_json())
+            self._write(self.keyring_marker, "the Google token is in the OS keyring\n")
+            self.token_path.unlink(missing_ok=True)
+            return
+        self._write(self.token_path, credentials.to_json())
+
+    def _write(self, path: Path, text: str) -> None:
+        temporary = path.with_suffix(".tmp")
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-            out.write(credentials.to_json())
-        os.replace(temporary, self.token_path)
+            out.write(text)
+        os.replace(temporary, path)
+
+    def _load(self) -> dict[str, Any] | None:
+        """The saved token's JSON; `None` when there is none (or it is unreadable: sign in again)."""
+        if self.keyring_marker.exists():
+            text = _os_keyring().get_password(_KEYRING_SERVICE, _KEYRING_USER)
+        elif self.token_path.is_file():
+            text = self.token_path.read_text(encoding="utf-8")
+        else:
+            return None
+        try:
+            data: Any = json.loads(text) if text else None
+        except ValueError:
+            return None
+        return cast(dict[str, Any], data) if isinstance(data, dict) else None
 
     def credentials(self) -> Any:
         """The saved credentials, refreshed (and saved again) if expired.
@@ -141,11 +182,11 @@ class GoogleAuth:
 
         user_credentials: Any = oauth2.Credentials  # untyped
 
-        if not self.token_path.is_file():
+        data = self._load()
+        if data is None:
             raise GoogleFailure(
                 reauth_envelope("No Google account is connected (run `tether auth google`).", ())
             )
-        data = json.loads(self.token_path.read_text(encoding="utf-8"))
         credentials: Any = user_credentials.from_authorized_user_info(data)
         if self.token_uri is not None:
             expiry = credentials.expiry
@@ -164,16 +205,17 @@ class GoogleAuth:
 
     def granted(self) -> tuple[str, ...]:
         """The Google scopes of the saved token (short names); empty when no one signed in."""
-        if not self.token_path.is_file():
+        data = self._load()
+        if data is None:
             return ()
-        data = json.loads(self.token_path.read_text(encoding="utf-8"))
         return tuple(short_name(s) for s in data.get("scopes") or ())
 
     def logout(self) -> bool:
         """Revoke the saved token at Google and delete it; `False` when there was none."""
-        if not self.token_path.is_file():
+        data = self._load()
+        if data is None:
+            self.token_path.unlink(missing_ok=True)
             return False
-        data = json.loads(self.token_path.read_text(encoding="utf-8"))
         token = data.get("refresh_token") or data.get("token")
         if token:
             body = urllib.parse.urlencode({"token": token}).encode()
@@ -192,8 +234,27 @@ class GoogleAuth:
                 raise UserError(
                     f"Could not reach Google to revoke the token: {error}. Try again later."
                 ) from None
-        self.token_path.unlink()
+        if self.keyring_marker.exists():
+            _os_keyring().delete_password(_KEYRING_SERVICE, _KEYRING_USER)
+            self.keyring_marker.unlink()
+        self.token_path.unlink(missing_ok=True)
         return True
+
+
+def _os_keyring() -> Any:
+    """The `keyring` package, when it is installed and this machine has a keyring it can use."""
+    try:  # by name: optional, installed by the users who want it
+        module: Any = importlib.import_module("keyring")
+    except ImportError:
+        raise UserError(
+            "Keeping the token in the OS keyring needs the keyring package: pip install keyring."
+        ) from None
+    if getattr(module.get_keyring(), "priority", 0) <= 0:
+        raise UserError(
+            "No usable OS keyring here (a server without a desktop session?): sign in without --keyring to keep "
+            "the token in a 0600 file instead."
+        )
+    return module
 
 
 def stored_credentials() -> Any:
