@@ -38,6 +38,7 @@ from tether.cli._run import (
     ToolsOption,
     agent_tools,
     guarded,
+    pack_principal,
     termination_named,
 )
 from tether.exceptions import UserError
@@ -233,5 +234,6 @@ def register(app: typer.Typer) -> None:
             system_prompt=system,
             limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
             executor=guarded(toolset, journal=journal, approval=approval, session_log=session_log),
+            principal=pack_principal(pack or []),
         )
         _chat(agent, printer)

@@ -18,7 +18,7 @@ from tether.cli._journal import open_journal
 from tether.cli._printer import EventPrinter, stopped
 from tether.dialects import dialect_names
 from tether.exceptions import UserError
-from tether.execution import Executor, SessionLog
+from tether.execution import Executor, Principal, SessionLog
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, RunResult, Termination
 from tether.models import Model, RecordingModel, load_cassette, model_from_name
 from tether.tools import AbstractToolset, Toolset, load_tools
@@ -56,7 +56,10 @@ BaseUrlOption = Annotated[
     str | None, typer.Option(help="The provider's server URL, e.g. an OpenAI-compatible one (Ollama, vLLM).")
 ]
 ToolsOption = Annotated[list[str] | None, typer.Option("--tools", "-t", help="Tool sources (repeatable).")]
-PackOption = Annotated[list[str] | None, typer.Option(help="Built-in packs: fs, search, exec, memory, web.")]
+PackOption = Annotated[
+    list[str] | None,
+    typer.Option(help="Tool packs: fs, search, exec, memory, web; google, meowstik (the google extra)."),
+]
 RootOption = Annotated[list[str] | None, typer.Option(help="Folders the packs may use (default: .).")]
 McpOption = Annotated[
     list[str] | None,
@@ -165,6 +168,16 @@ def agent_tools(
     if read_only:
         toolset = toolset.filtered(lambda t: t.spec.side_effects == "none")
     return toolset
+
+
+def pack_principal(packs: list[str]) -> Principal | None:
+    """Who the packs act for: with the google pack, the signed-in Google account and the tether scopes its
+    grant satisfies (`tether auth google`); otherwise the agent's anonymous default."""
+    if "google" not in packs:
+        return None
+    from tether.packs.google import google_principal  # imports nothing of Google's
+
+    return google_principal()
 
 
 def guarded(
@@ -285,6 +298,7 @@ def register(app: typer.Typer) -> None:
             termination=termination_named(until),
             limits=Limits(max_turns, max_calls, max_tokens, max_seconds),
             executor=guarded(toolset, journal=journal, approval=approval, session_log=session_log),
+            principal=pack_principal(packs),
         )
         _run(agent, prompt, printer)
 

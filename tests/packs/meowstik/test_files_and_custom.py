@@ -1,0 +1,94 @@
+"""file_put (workspace), file_ingest (knowledge layer, or an envelope saying it is missing) and custom."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether.exceptions import UserError
+from tether.execution import Executor
+from tether.packs.meowstik import meowstik_tools
+from tether.tools import ToolContext, tool
+from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
+
+pytestmark = pytest.mark.anyio
+
+
+async def run(tools: Any, name: str, /, **arguments: Any) -> Any:
+    return await Executor(tools).execute(ToolCall(id="f1", name=name, arguments=arguments))
+
+
+async def test_file_put_writes_inside_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    envelope = await run(
+        meowstik_tools(roots=[tmp_path]), "file_put", path="notes/today.md", content="# Today"
+    )
+    assert envelope == OkEnvelope(data={"path": "notes/today.md", "bytes": 7})
+    assert (tmp_path / "notes" / "today.md").read_text() == "# Today"
+
+
+@pytest.mark.parametrize("path", ["../escape.txt", "/etc/passwd", "notes/../../escape.txt"])
+async def test_file_put_refuses_paths_outside_the_workspace(tmp_path: Path, path: str) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    envelope = await run(meowstik_tools(roots=[root]), "file_put", path=path, content="x")
+    assert isinstance(envelope, ErrorEnvelope)
+    assert envelope.error.code == "PERMISSION_DENIED"
+    assert not (tmp_path / "escape.txt").exists()
+
+
+async def test_file_ingest_without_a_knowledge_base_says_what_is_missing(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A")
+    envelope = await run(meowstik_tools(roots=[tmp_path]), "file_ingest", path="a.md")
+    assert isinstance(envelope, ErrorEnvelope)
+    assert (envelope.error.code, envelope.error.recoverable) == ("NOT_AVAILABLE", False)
+    assert "tether[knowledge]" in (envelope.error.suggestion or "")
+
+
+async def test_file_ingest_hands_the_file_to_the_knowledge_base(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A")
+
+    class Knowledge:  # the part of tether.knowledge.KnowledgeBase file_ingest uses
+        def __init__(self) -> None:
+            self.ingested: list[tuple[list[str], str, str]] = []
+
+        def ingest(self, paths: list[str], *, index: str, namespace: str) -> dict[str, int]:
+            self.ingested.append((paths, index, namespace))
+            return {"chunks": 1}
+
+    kb = Knowledge()
+    envelope = await run(
+        meowstik_tools(roots=[tmp_path], knowledge=kb), "file_ingest", path="a.md", namespace="docs"
+    )
+    assert envelope == OkEnvelope(
+        data={"path": "a.md", "index": "meowstik", "namespace": "docs", "report": {"chunks": 1}}
+    )
+    assert kb.ingested == [([str(tmp_path / "a.md")], "meowstik", "docs")]
+
+
+@tool(side_effects="none")
+def weather(city: str, days: int = 1) -> dict[str, Any]:
+    """The forecast."""
+    return {"city": city, "days": days}
+
+
+async def test_custom_runs_the_users_tool_by_name_with_its_own_validation() -> None:
+    tools = meowstik_tools(custom={"weather": weather})
+    assert await run(tools, "custom", name="weather", parameters={"city": "Lisbon"}) == OkEnvelope(
+        data={"city": "Lisbon", "days": 1}
+    )
+    bad = await run(tools, "custom", name="weather", parameters={"city": "Lisbon", "days": "many"})
+    assert isinstance(bad, ErrorEnvelope)
+    assert bad.error.code == "INVALID_ARGS"
+    unknown = await run(tools, "custom", name="stocks")
+    assert isinstance(unknown, ErrorEnvelope)
+    assert (unknown.error.code, unknown.error.suggestion) == ("UNKNOWN_TOOL", "Use one of: weather.")
+
+
+def test_custom_refuses_tools_whose_guards_it_could_not_apply() -> None:
+    @tool(scopes=["admin"])
+    def wipe(context: ToolContext) -> None:
+        """Wipe."""
+
+    with pytest.raises(UserError, match="give it to the agent as a tool of its own"):
+        meowstik_tools(custom={"wipe": wipe})
