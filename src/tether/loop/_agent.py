@@ -1,4 +1,4 @@
-"""The agent loop: model turn -> parse (while streaming) -> execute -> results back -> repeat until done."""
+"""An agent: a model, a dialect, tools and the rules its runs follow (each run is an `AgentRun`, in `_loop`)."""
 
 from __future__ import annotations
 
