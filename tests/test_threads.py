@@ -111,3 +111,20 @@ def gone(pool: threads._Pool) -> None:  # pyright: ignore[reportPrivateUsage] - 
     deadline = time.monotonic() + 5
     while pool.threads and time.monotonic() < deadline:
         time.sleep(0.01)
+
+
+async def test_a_job_abandoned_while_it_waits_for_a_worker_never_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(threads, "LIMIT", 1)
+    release = threading.Event()
+    ran: list[str] = []
+    busy = asyncio.create_task(run_in_worker(release.wait))
+    await asyncio.sleep(0.02)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.02):
+            await run_in_worker(lambda: ran.append("late"))  # e.g. a mutating tool already answered TIMEOUT
+    release.set()
+    await busy
+    assert await run_in_worker(lambda: "next") == "next"
+    assert ran == []

@@ -7,9 +7,10 @@ than the rest of a tool turn. Here a job is a queue put, one worker wakes, and o
 brings the result back (~90 µs, most of it the two cross-thread wake-ups, which no hop avoids).
 
 Workers are made on demand up to `LIMIT` at once and leave after `IDLE_S` without work. A caller that stops
-waiting (a timeout, a cancelled run) abandons its job: the thread cannot be stopped (Python has no way to),
-so it stops counting against `LIMIT` and leaves once its function returns; a hung function never takes the
-pool's capacity with it.
+waiting (a timeout, a cancelled run) abandons its job: a job still queued never runs (a mutating tool
+answered `TIMEOUT` must not take effect later); a running one cannot be stopped (Python has no way to), so
+its thread stops counting against `LIMIT` and leaves once the function returns: a hung function never takes
+the pool's capacity with it.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ IDLE_S = 10.0
 
 
 class _Job:
-    __slots__ = ("abandoned", "context", "finished", "function", "future", "loop")
+    __slots__ = ("abandoned", "context", "finished", "function", "future", "loop", "started")
 
     def __init__(
         self, function: Callable[[], Any], loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]
@@ -42,6 +43,7 @@ class _Job:
         self.loop = loop
         self.future = future
         self.context = contextvars.copy_context()  # the tool sees the caller's context variables
+        self.started = False
         self.finished = False
         self.abandoned = False
 
@@ -73,6 +75,8 @@ class _Pool:
             if job.finished:
                 return
             job.abandoned = True
+            if not job.started:  # still queued: it will never run, and holds no thread
+                return
             self.threads -= 1  # its thread no longer counts against the limit
             if self.idle < 0:  # a job waits for a worker: one starts in the abandoned one's place
                 self.idle += 1
@@ -89,6 +93,11 @@ class _Pool:
                         self.threads -= 1
                         return
                 continue
+            with self.lock:
+                if job.abandoned:  # its caller stopped waiting before it started: it must not run
+                    self.idle += 1
+                    continue
+                job.started = True
             try:
                 result, error = job.context.run(job.function), None
             except BaseException as e:  # a tool's sys.exit() or ^C ends its call only, as anything else
