@@ -112,7 +112,11 @@ class Calls:
                 answered[later[index].id] = envelope
                 await self.finish(later[index], envelope)
 
-            await self._execute_all(_journaled(later, self.turn), done)
+            journaled = _journaled(later, self.turn)
+            if self.agent.core_executor is None:  # the usual case, without a coroutine more a turn
+                await self.agent.executor.execute_all(journaled, self.run, on_result=done)
+            else:
+                await self._execute_all(journaled, done)
         return [answered[c.id] for c in calls]
 
     async def cut_off(self, calls: Sequence[ToolCall], why: str) -> list[AnyEnvelope]:
@@ -158,10 +162,11 @@ class Calls:
         await self.finish(call, envelope)
 
     async def _execute_all(self, calls: list[ToolCall], on_result: OnResult) -> None:
-        """A batch through the agent's executor; core tools it does not have through the loop's own."""
+        """A batch through the agent's executor, and the core tools it does not have through the loop's."""
         agent = self.agent
         core = agent.core_executor
-        if core is None or not any(c.name in agent.core_routed for c in calls):
+        assert core is not None
+        if not any(c.name in agent.core_routed for c in calls):
             await agent.executor.execute_all(calls, self.run, on_result=on_result)
             return
         for executor, indices in (
