@@ -35,6 +35,7 @@ from tether.execution import Run
 from tether.loop._calls import Calls
 from tether.loop._context import context_sources, with_context
 from tether.loop._conversation import Conversation
+from tether.loop._envelopes import AnyEnvelope
 from tether.loop._events import EventHandler, Events
 from tether.loop._limits import Budget, LimitReached
 from tether.loop._modes import Mode
@@ -379,7 +380,8 @@ def _written(event: ParseEvent) -> int:
     return len(event.arguments_delta) if isinstance(event, CallDelta) else 0
 
 
-def _results(calls: Sequence[ToolCall], envelopes: Sequence[Any]) -> list[ToolResultMessage]:
+def _results(calls: Sequence[ToolCall], envelopes: Sequence[AnyEnvelope]) -> list[ToolResultMessage]:
+    """Each call's result as the message that follows its call in the conversation."""
     return [
         ToolResultMessage(call_id=c.id, name=c.name, envelope=e)
         for c, e in zip(calls, envelopes, strict=True)
