@@ -37,6 +37,7 @@ def test_execution_exports() -> None:
         "SessionLog",
         "kalygo_record",
         "refusal",
+        "stopped_suggestion",
     ]
 
 

@@ -525,3 +525,24 @@ def test_reasoning_open_needs_a_text_dialect_with_a_reasoning_block(dialect: str
     model = ScriptedModel(["Hi"], native_dialect="openai") if dialect is None else ScriptedModel(["Hi"])
     with pytest.raises(UserError, match=fix):
         Agent(model, [lookup], dialect=dialect, reasoning_open=True)
+
+
+async def test_fifty_calls_of_one_turn_all_run_at_once_with_the_default_settings() -> None:
+    arrived: list[int] = []
+    everyone = anyio.Event()
+
+    @tool(side_effects="none")
+    async def wait_for_all(n: int) -> int:
+        """Wait until all fifty calls are running."""
+        arrived.append(n)
+        if len(arrived) == 50:
+            everyone.set()
+        with anyio.fail_after(5):  # only if they could not all start together
+            await everyone.wait()
+        return n
+
+    model = ScriptedModel([calls(*(("wait_for_all", {"n": n}) for n in range(50))), "done"])
+    result = await Agent(model, [wait_for_all], dialect="json_calls").run("go")
+    assert result.reason == "no_calls"
+    envelopes = [m.envelope for m in result.messages if isinstance(m, ToolResultMessage)]
+    assert envelopes == [OkEnvelope(data=n) for n in range(50)]

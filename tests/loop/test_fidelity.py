@@ -121,7 +121,7 @@ async def test_say_runs_alongside_and_never_delays_the_next_model_turn(
         await anyio.sleep(0.3)  # a speech engine taking its time
         spoken_at.append(time.monotonic())
 
-    monkeypatch.setattr("tether.loop._agent.synthesize", slow_engine)
+    monkeypatch.setattr("tether.loop._speech.synthesize", slow_engine)
     asked_at: list[float] = []
 
     def reply(request: ModelRequest) -> str:
@@ -156,7 +156,7 @@ async def test_utterances_are_spoken_one_at_a_time_in_the_order_they_were_said(
         await anyio.sleep(0.05 if utterance == "first" else 0.01)
         running.remove(utterance)
 
-    monkeypatch.setattr("tether.loop._agent.synthesize", engine)
+    monkeypatch.setattr("tether.loop._speech.synthesize", engine)
     turn = calls(*(("say", {"utterance": u}) for u in ("first", "second", "third")), ("end_turn", {}))
     agent = Agent(
         ScriptedModel([turn]),

@@ -38,6 +38,7 @@ from tether.execution._records import kalygo_record as kalygo_record
 from tether.execution._run import Principal as Principal
 from tether.execution._run import Run as Run
 from tether.execution._session_log import SessionLog as SessionLog
+from tether.execution._suggestions import stopped_suggestion as stopped_suggestion
 from tether.execution.guards import Attempt as Attempt
 from tether.execution.guards import Guard as Guard
 
@@ -58,4 +59,5 @@ __all__ = [
     "SessionLog",
     "kalygo_record",
     "refusal",
+    "stopped_suggestion",
 ]

@@ -17,8 +17,11 @@ class Policy(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    max_concurrency: int = Field(default=8, gt=0)
-    """How many independent calls of one batch may run at the same time."""
+    max_concurrency: int = Field(default=64, gt=0)
+    """How many independent calls of one batch may run at the same time. The default lets a model's usual
+    fan-out (tens of calls in a turn) overlap fully: what makes concurrency safe is bounded elsewhere, per
+    call and per run (rate limits, quotas, `Limits.max_tool_calls`, sync tools' worker threads); lower it for
+    tools that share a scarce resource, e.g. `isolation="process"` tools on a small machine."""
     default_timeout_s: float | None = Field(default=60.0, gt=0)
     """Timeout for tools whose sandbox policy sets none; `None` lets them run for ever."""
     require_principal: bool = False

@@ -20,10 +20,9 @@ from collections.abc import Coroutine, Generator
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
-import anyio.to_thread
 import pydantic_core
 
+from tether._threads import run_in_worker
 from tether.exceptions import NeedsInput, ToolCrashed, ToolError
 from tether.execution._process import run_in_process
 from tether.execution._suggestions import DEFAULT_SUGGESTIONS, stopped_suggestion
@@ -59,9 +58,7 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
             result = await _until(function(**kwargs), timer)
         else:
             async with timer:
-                result = await anyio.to_thread.run_sync(
-                    functools.partial(function, **kwargs), abandon_on_cancel=True
-                )
+                result = await run_in_worker(functools.partial(function, **kwargs))
     except TimeoutError:
         if not timer.expired():
             return _internal(tool.name, "it raised TimeoutError", traceback.format_exc())

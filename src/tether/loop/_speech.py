@@ -7,6 +7,7 @@ default voice rather than to silence.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -15,7 +16,10 @@ from pathlib import Path
 
 import anyio
 
-__all__ = ["STYLES", "has_engine", "synthesize", "valid_voice"]
+from tether.loop._events import Events
+from tether.types import SpeechEvent, ToolCall
+
+__all__ = ["STYLES", "Speaker", "has_engine", "synthesize", "valid_voice"]
 
 STYLES: dict[str, tuple[str, ...]] = {
     "neutral": (),
@@ -69,3 +73,71 @@ async def synthesize(utterance: str, voice: str | None = None, style: str | None
             return Path(name)
     Path(name).unlink(missing_ok=True)
     return None
+
+
+class Speaker:
+    """One run's `say` calls, spoken alongside the run in the order the model said them (calls run
+    concurrently and finish in any order), one speech engine at a time; the model's next turn never waits."""
+
+    def __init__(self, events: Events):
+        self.events = events
+        self.speaking: list[asyncio.Task[None]] = []
+        """Utterances being spoken: they run alongside the model's next turns and end before the run does."""
+        self.said: dict[str, asyncio.Future[bool]] = {}
+        """`say` calls given their place, by call id, until their envelope says whether to speak."""
+
+    def book(self, call: ToolCall) -> None:
+        """Give a `say` call its place among the run's utterances (before it starts)."""
+        stale = self.said.get(call.id)
+        if stale is not None and not stale.done():  # a call of a model turn that failed part way
+            stale.set_result(False)
+        self.said[call.id] = self._queue(call)
+
+    def answered(self, call: ToolCall, ok: bool) -> None:
+        """The call's envelope is in: spoken if it is ok (a call never booked takes its place now)."""
+        place = self.said.pop(call.id, None) or self._queue(call)
+        place.set_result(ok)
+
+    async def finish(self) -> None:
+        """Wait for every utterance; calls a failure or a limit stopped before they finished are not spoken."""
+        if not self.speaking:
+            return
+        for place in self.said.values():
+            if not place.done():
+                place.set_result(False)
+        self.said.clear()
+        await asyncio.gather(*self.speaking)
+
+    def cancel(self) -> None:
+        """The run did not end normally: speech still going is not wanted."""
+        for task in self.speaking:
+            task.cancel()
+
+    def _queue(self, call: ToolCall) -> asyncio.Future[bool]:
+        place: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        before = self.speaking[-1] if self.speaking else None
+        self.speaking.append(asyncio.create_task(self._speak(call, place, before)))
+        return place
+
+    async def _speak(
+        self, call: ToolCall, place: asyncio.Future[bool], before: asyncio.Task[None] | None
+    ) -> None:
+        """One utterance, after those said before it."""
+        spoken = await place
+        if before is not None:
+            await asyncio.wait([before])  # its failure is its own
+        if not spoken:
+            return
+        args = call.arguments
+        utterance = str(args.get("utterance", ""))
+        voice, style = args.get("voiceId"), args.get("style")
+        audio = await synthesize(utterance, voice, style)
+        await self.events.emit(
+            SpeechEvent(
+                run_id=self.events.run_id,
+                utterance=utterance,
+                voice_id=voice,
+                style=style,
+                audio=None if audio is None else str(audio),
+            )
+        )

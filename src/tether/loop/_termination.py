@@ -1,33 +1,131 @@
-"""How a run ends: one policy per agent, plus limits that always apply."""
+"""How a run ends: a `Termination` policy judges each model turn; `Limits` end any run whatever the policy.
+
+A policy is a protocol, so an application can write its own: `core_tools` names the loop's core tools the
+model must be offered for it (often none), and `start()` gives a fresh `Judge` for each run (an agent and its
+policy serve many runs at once, so whatever one run must remember lives in its judge). After every model turn
+the loop hands the judge a `TurnResult` and acts on its verdict: `End` the run, or `Continue` (with a message
+to the model, or none). For example, a run that ends as soon as a `book` call succeeds::
+
+    @dataclass(frozen=True)
+    class EndAfterBooking:
+        core_tools: tuple[str, ...] = ()
+
+        def start(self) -> Judge:
+            return self  # it remembers nothing between turns
+
+        def judge(self, turn: TurnResult) -> End | Continue:
+            booked = turn.succeeded("book")
+            return End(booked[-1].arguments, "booked") if booked else Continue()
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
 from tether._literals import loads
 from tether.exceptions import UserError
 from tether.tools import ArgumentValidator
-from tether.types import JsonSchema
+from tether.types import ErrorEnvelope, JsonSchema, NeedsEnvelope, OkEnvelope, ToolCall
 
 __all__ = [
+    "Continue",
+    "End",
     "EndTurn",
     "FinalResponse",
-    "Limits",
+    "Judge",
     "NoCalls",
     "Termination",
-    "core_tool_names",
+    "TurnResult",
+    "Verdict",
     "termination_for",
 ]
 
 
 @dataclass(frozen=True, slots=True)
+class TurnResult:
+    """One model turn as a termination policy sees it: what the model wrote and what its calls returned."""
+
+    content: str
+    """The model's text (without its calls and reasoning)."""
+    calls: Sequence[ToolCall] = ()
+    envelopes: Sequence[OkEnvelope | NeedsEnvelope | ErrorEnvelope] = ()
+    """One per call, in call order."""
+    unreadable: Sequence[str] = ()
+    """Problems with output that looked like calls but could not be read as any (the model is told)."""
+
+    def succeeded(self, name: str) -> list[ToolCall]:
+        """The turn's calls to the tool `name` that returned an ok envelope, in call order."""
+        return [
+            c
+            for c, e in zip(self.calls, self.envelopes, strict=True)
+            if c.name == name and isinstance(e, OkEnvelope)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """The run ends with `output`; `reason` becomes `RunResult.reason` and the `on_chain_end` event's."""
+
+    output: Any
+    reason: str
+    problem: str | None = None
+    """Why the run failed, if it did: an `error` event `{error: REASON, message: problem}` comes first."""
+    reply: bool = False
+    """`output` is the model's reply to the user: with a responder, the responder writes it instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class Continue:
+    """The run goes on with another model turn, after `message` (if any) is added as the user's."""
+
+    message: str | None = None
+
+
+Verdict = End | Continue
+
+
+class Judge(Protocol):
+    """One run's judge: it sees each model turn in order and says whether the run ends."""
+
+    def judge(self, turn: TurnResult) -> Verdict:
+        """The verdict on the turn just taken (its calls have all been answered)."""
+        ...
+
+
+class Termination(Protocol):
+    """A way for runs to end; `NoCalls`, `EndTurn` and `FinalResponse` are tether's, and any object with
+    these two members is one too."""
+
+    @property
+    def core_tools(self) -> tuple[str, ...]:
+        """The loop's core tools (`send_chat`, `say`, `open_url`, `end_turn`, `finalResponse`) the model must
+        be offered for this policy."""
+        ...
+
+    def start(self) -> Judge:
+        """A judge for a new run, remembering nothing of any other run."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
 class NoCalls:
     """The run ends when a model turn makes no tool call (the native default)."""
+
+    core_tools: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def start(self) -> Judge:
+        return self
+
+    def judge(self, turn: TurnResult) -> Verdict:
+        if not turn.calls and not turn.unreadable:
+            return End(turn.content, "no_calls", reply=True)
+        return Continue()
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +136,19 @@ class EndTurn:
     """
 
     reminder: str = "Continue, or call end_turn to hand control back to the user."
+    core_tools: tuple[str, ...] = field(
+        default=("send_chat", "say", "open_url", "end_turn"), init=False, repr=False, compare=False
+    )
+
+    def start(self) -> Judge:
+        return self
+
+    def judge(self, turn: TurnResult) -> Verdict:
+        if turn.succeeded("end_turn"):
+            chats = turn.succeeded("send_chat")
+            output = chats[-1].arguments.get("content") if chats else turn.content
+            return End(output, "end_turn", reply=True)
+        return Continue(None if turn.calls else self.reminder)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +170,10 @@ class FinalResponse:
         "Call finalResponse() when you have everything you need: you will then be told the exact format of "
         "the final answer. Do not answer before calling it."
     )
+    core_tools: tuple[str, ...] = field(default=("finalResponse",), init=False, repr=False, compare=False)
+
+    def start(self) -> Judge:
+        return _FinalAnswer(self)
 
     def json_schema(self) -> JsonSchema | None:
         """The format as a JSON Schema, as the model is shown it."""
@@ -107,37 +222,30 @@ class FinalResponse:
             )
 
 
-Termination = NoCalls | EndTurn | FinalResponse
+class _FinalAnswer:
+    """One run under `FinalResponse`: back to work until `finalResponse()` is called, then the answer is read
+    and asked again, up to `attempts` times, until it matches the format."""
 
+    def __init__(self, policy: FinalResponse):
+        self.policy = policy
+        self.asked = False
+        """`finalResponse()` was called: the next turn is the final answer."""
+        self.attempts = 0
 
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Limits that end any run, each with its own terminal reason; they hold inside a model turn too."""
-
-    max_iterations: int = 20
-    """Model turns per run (`max_iterations`)."""
-    max_tool_calls: int = 100
-    """Tool calls per run (`max_tool_calls`): calls beyond it, even in the turn that reaches it, are refused
-    with `QUOTA_EXCEEDED` rather than run, and the run ends."""
-    max_tokens: int | None = None
-    """Approximate model output tokens per run, counted as characters / 4 (`max_tokens`); a model still
-    streaming when it is reached is stopped (a runaway generation is not waited for)."""
-    max_wall_time_s: float | None = None
-    """Seconds per run (`max_wall_time`): the model or tools still working when it is up are cancelled."""
-    retry_budget: int = 3
-    """Refusals one tool may collect in a run before the run stops (`retry_budget`)."""
-
-    def exceeded(self, *, iterations: int, tool_calls: int, chars: int, elapsed_s: float) -> str | None:
-        """The reason the run must stop now, if a limit is reached."""
-        if iterations >= self.max_iterations:
-            return "max_iterations"
-        if tool_calls >= self.max_tool_calls:
-            return "max_tool_calls"
-        if self.max_tokens is not None and chars / 4 >= self.max_tokens:
-            return "max_tokens"
-        if self.max_wall_time_s is not None and elapsed_s >= self.max_wall_time_s:
-            return "max_wall_time"
-        return None
+    def judge(self, turn: TurnResult) -> Verdict:
+        policy = self.policy
+        if self.asked:
+            value, problem = policy.read(turn.content)
+            if problem is None:
+                return End(value, "final_response")
+            self.attempts += 1
+            if self.attempts >= policy.attempts:
+                return End(None, "invalid_final_response", problem=problem)
+            return Continue(f"{problem}\n\n{policy.request()}")
+        if turn.succeeded("finalResponse"):
+            self.asked = True
+            return Continue(policy.request())
+        return Continue(None if turn.calls else policy.reminder)  # the seed's loop: back to work
 
 
 def termination_for(termination: Termination | None, output_type: Any) -> Termination:
@@ -152,12 +260,3 @@ def termination_for(termination: Termination | None, output_type: Any) -> Termin
         "Agent(output_type=...) ends the run with FinalResponse(schema=output_type): leave termination out, "
         f"or give FinalResponse(...) without a schema (got termination={termination!r})."
     )
-
-
-def core_tool_names(termination: Termination) -> tuple[str, ...]:
-    """The core tools a policy needs the model to have (seed 000's end_turn and kin, seed 003's finalResponse)."""
-    if isinstance(termination, EndTurn):
-        return ("send_chat", "say", "open_url", "end_turn")
-    if isinstance(termination, FinalResponse):
-        return ("finalResponse",)
-    return ()

@@ -1,0 +1,138 @@
+"""Blocking work off the event loop, cheaply: persistent worker threads and a direct handoff.
+
+A sync tool must not run on the event loop (one that blocks would stall every run in the process), so it runs
+in a worker thread. `anyio.to_thread.run_sync` does that through a capacity limiter, a per-loop worker
+registry and a cancel scope; its handoff cost ~160 µs a call on the 2-vCPU VM the benchmarks run on, more
+than the rest of a tool turn. Here a job is a queue put, one worker wakes, and one `call_soon_threadsafe`
+brings the result back (~90 µs, most of it the two cross-thread wake-ups, which no hop avoids).
+
+Workers are made on demand up to `LIMIT` at once and leave after `IDLE_S` without work. A caller that stops
+waiting (a timeout, a cancelled run) abandons its job: a job still queued never runs (a mutating tool
+answered `TIMEOUT` must not take effect later); a running one cannot be stopped (Python has no way to), so
+its thread stops counting against `LIMIT` and leaves once the function returns: a hung function never takes
+the pool's capacity with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["IDLE_S", "LIMIT", "run_in_worker"]
+
+T = TypeVar("T")
+
+LIMIT = 40
+"""Worker threads busy at once (anyio's default too); more jobs wait for one to be free."""
+IDLE_S = 10.0
+"""Seconds a worker waits for work before it leaves."""
+
+
+class _Job:
+    __slots__ = ("abandoned", "context", "finished", "function", "future", "loop", "started")
+
+    def __init__(
+        self, function: Callable[[], Any], loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]
+    ):
+        self.function = function
+        self.loop = loop
+        self.future = future
+        self.context = contextvars.copy_context()  # the tool sees the caller's context variables
+        self.started = False
+        self.finished = False
+        self.abandoned = False
+
+
+class _Pool:
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.threads = 0
+        """Workers counting against `LIMIT`: idle, or busy with a job someone still waits for."""
+        self.idle = 0
+        """Workers waiting for work less the jobs waiting for a worker (below 0: jobs wait at `LIMIT`)."""
+
+    def submit(self, job: _Job) -> None:
+        with self.lock:
+            if self.idle > 0 or self.threads >= LIMIT:
+                self.idle -= 1
+            else:
+                self.start()
+        self.jobs.put(job)
+
+    def start(self) -> None:
+        """One more worker (the lock held); it takes the job its caller is about to queue."""
+        self.threads += 1
+        threading.Thread(target=self.work, name="tether-worker", daemon=True).start()
+
+    def abandon(self, job: _Job) -> None:
+        with self.lock:
+            if job.finished:
+                return
+            job.abandoned = True
+            if not job.started:  # still queued: it will never run, and holds no thread
+                return
+            self.threads -= 1  # its thread no longer counts against the limit
+            if self.idle < 0:  # a job waits for a worker: one starts in the abandoned one's place
+                self.idle += 1
+                self.start()
+
+    def work(self) -> None:
+        while True:
+            try:
+                job = self.jobs.get(timeout=IDLE_S)
+            except queue.Empty:
+                with self.lock:
+                    if self.idle > 0:  # no job is on its way to this worker: leave
+                        self.idle -= 1
+                        self.threads -= 1
+                        return
+                continue
+            with self.lock:
+                if job.abandoned:  # its caller stopped waiting before it started: it must not run
+                    self.idle += 1
+                    continue
+                job.started = True
+            try:
+                result, error = job.context.run(job.function), None
+            except BaseException as e:  # a tool's sys.exit() or ^C ends its call only, as anything else
+                result, error = None, e
+            with self.lock:
+                job.finished = True
+                if not job.abandoned:
+                    self.idle += 1
+            with contextlib.suppress(RuntimeError):  # a closed event loop: nobody waits for the result
+                job.loop.call_soon_threadsafe(_deliver, job.future, result, error)
+            if job.abandoned:
+                return
+            del job, result, error  # not kept alive while the worker waits
+
+
+def _deliver(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():  # abandoned meanwhile
+        return
+    if error is None:
+        future.set_result(result)
+    else:
+        future.set_exception(error)
+
+
+_POOL = _Pool()
+
+
+async def run_in_worker(function: Callable[[], T]) -> T:
+    """`function()` in a worker thread; cancelling the caller abandons the thread (see the module)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    job = _Job(function, loop, future)
+    _POOL.submit(job)
+    try:
+        return await future
+    except asyncio.CancelledError:
+        _POOL.abandon(job)
+        raise

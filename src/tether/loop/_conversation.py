@@ -1,0 +1,56 @@
+"""One run's conversation: the messages so far, saved to the session as they happen, and read back as the
+model sees them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import anyio.to_thread
+
+from tether.loop._session import Session
+from tether.loop._text_view import TextView
+from tether.types import AssistantMessage, Message, ToolCall, ToolResultMessage
+
+__all__ = ["Conversation"]
+
+
+class Conversation:
+    """The messages of a run (the system message first), kept in the session too when there is one."""
+
+    def __init__(self, messages: Sequence[Message], session: Session | None, dialect: str, native: bool):
+        self.messages = list(messages)
+        self.session = session
+        self.native = native
+        self.text = TextView(dialect)
+        """The conversation as a text dialect's model reads it, kept up to date."""
+
+    async def add(self, *messages: Message) -> None:
+        """Append to the conversation, and to the session's store when there is one."""
+        self.messages.extend(messages)
+        session = self.session
+        if session is not None:
+            session.messages.extend(messages)
+            if session.store is not None:
+                await anyio.to_thread.run_sync(session.store.append, session.id, list(messages))
+
+    def for_model(self) -> list[Message]:
+        """The messages as the model reads them: as they are (native), or in the text dialect's form."""
+        return list(self.messages) if self.native else self.text.of(self.messages)
+
+    def as_text(self) -> list[Message]:
+        """The messages as text, tool results in the dialect's feedback format (for a responder)."""
+        return self.text.of(self.messages)
+
+    def turns(self) -> int:
+        """Model turns in the conversation so far."""
+        return sum(isinstance(m, AssistantMessage) for m in self.messages)
+
+    def unanswered(self) -> list[ToolCall]:
+        """Calls of the last assistant message that have no result yet."""
+        messages = self.messages
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if isinstance(message, AssistantMessage):
+                answered = {m.call_id for m in messages[index + 1 :] if isinstance(m, ToolResultMessage)}
+                return [c for c in message.tool_calls if c.id not in answered]
+        return []

@@ -1,0 +1,388 @@
+"""One run of an agent, as four steps a reader can hold in mind:
+
+1. `begin`: answer the calls an earlier run left without results, then add the user's prompt;
+2. `model_turn`: the model streams its output, which is parsed as it comes; calls without side effects start
+   at once, the rest once the turn is stored; every result goes back into the conversation;
+3. `judge`: the limits, then the termination policy's judge, say whether the run ends or goes on (with a
+   message to the model, or none);
+4. `end`: the responder writes the reply if there is one, speech finishes, `on_chain_end`.
+
+Its state is a few small objects, each with one job: `Budget` (limits), the policy's `Judge` (termination),
+`Calls` (scheduling and executing calls), `Conversation` (messages and their persistence), `Events` and
+`Speaker` (what the user sees and hears).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import anyio
+
+from tether.dialects import (
+    CallCompleted,
+    CallDelta,
+    ParseEvent,
+    ReasoningDelta,
+    StreamParser,
+    TextDelta,
+    ToolIndex,
+    stream_parser,
+)
+from tether.exceptions import ModelError, UserError
+from tether.execution import Run
+from tether.loop._calls import Calls
+from tether.loop._context import context_sources, with_context
+from tether.loop._conversation import Conversation
+from tether.loop._envelopes import AnyEnvelope
+from tether.loop._events import EventHandler, Events
+from tether.loop._limits import Budget, LimitReached
+from tether.loop._modes import Mode
+from tether.loop._result import RunResult
+from tether.loop._session import Session
+from tether.loop._speech import Speaker
+from tether.loop._termination import End, TurnResult, Verdict
+from tether.models import Model, ModelChunk, ModelRequest
+from tether.types import (
+    AssistantMessage,
+    ChainEndEvent,
+    ChainStartEvent,
+    ChatModelStartEvent,
+    ChatModelStreamEvent,
+    ErrorEvent,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from tether.loop._agent import Agent
+
+__all__ = ["AgentRun"]
+
+T = TypeVar("T")
+RESPOND = (
+    "Now write the reply to the user from the conversation and the tool results above. Do not call tools."
+)
+
+
+class AgentRun:
+    """One run of an agent to its end."""
+
+    def __init__(self, agent: Agent, on_event: EventHandler | None, session: Session | None, deps: Any):
+        self.agent = agent
+        self.run_state = Run(
+            principal=agent.principal,
+            session_id=session.id if session else None,
+            deps=deps,
+            max_calls=agent.limits.max_tool_calls,
+        )
+        self.run_id = self.run_state.id
+        self.events = Events(self.run_id, on_event)
+        self.speaker = Speaker(self.events)
+        self.calls = Calls(agent, self.run_state, self.events, self.speaker)
+        self.budget = Budget(agent.limits)
+        self.session = session
+        # Read once per run, not per model turn: the tool prompt, the tools offered and the parser's index.
+        self.specs = agent.toolset.specs()
+        self.system_message = agent.system_message(self.specs)
+        self.tool_index = ToolIndex(self.specs)
+        self.context = context_sources(agent.toolset)
+        """What tools add to the system prompt before each model turn (memory.advise's working set)."""
+        self.conversation = Conversation((), session, agent.dialect, agent.native)
+        self.visible = agent.responder is None
+        """Whether the model's text reaches the user: a planner's never does, only its responder's."""
+
+    async def run(self, prompt: str | None, history: Sequence[Message]) -> RunResult:
+        """The run to its end; limits hold inside a turn too: the wall-time limit stops a model or a tool
+        mid-way, the token limit stops the model's stream (calls it started are cancelled)."""
+        wall_time = self.agent.limits.max_wall_time_s
+        timer = None if wall_time is None else asyncio.timeout(wall_time)
+        try:
+            if timer is None:  # no scope at all: entering one costs ~1.6 µs a run
+                return await self.steps(prompt, history)
+            async with timer:
+                return await self.steps(prompt, history)
+        except LimitReached as limit:
+            return await self.end(End(None, limit.reason))
+        except _ModelFailed as failed:
+            return await self.failed(failed.error)
+        except TimeoutError:
+            if timer is None or not timer.expired():
+                raise
+            await self.cut_off(f"the run's time limit ({wall_time:g} s) was reached")
+            return await self.end(End(None, "max_wall_time"))
+        finally:
+            self.speaker.cancel()  # speech still going when the run did not end normally is not wanted
+
+    async def steps(self, prompt: str | None, history: Sequence[Message]) -> RunResult:
+        agent = self.agent
+        await self.begin(prompt, history)
+        judge = agent.termination.start()
+        while True:
+            reason = self.budget.next_turn(self.run_state.calls)
+            if reason is not None:
+                return await self.end(End(None, reason))
+            if agent.planner_backup is None:
+                turn = await self.model_turn(agent.model)
+            else:  # planner -> responder: either stands in for the other
+                turn = await self.first_that_works(agent.model, agent.planner_backup, self.model_turn)
+            verdict: Verdict = self.budget.refused(turn) or judge.judge(turn)
+            if isinstance(verdict, End):
+                return await self.end(verdict)
+            if verdict.message is not None:
+                await self.conversation.add(UserMessage(content=verdict.message))
+
+    # ------------------------------------------------------------------------------------------ step 1
+
+    async def begin(self, prompt: str | None, history: Sequence[Message]) -> None:
+        """The conversation so far, then the prompt. Calls an earlier run left without results (it crashed or
+        was cancelled) are answered first: providers require a call's result right after it, and the
+        journal answers those that ran and refuses those in doubt."""
+        agent, conversation = self.agent, self.conversation
+        conversation.messages = [self.system_message, *history]
+        self.calls.begin(conversation.turns())
+        mode = cast(Mode, agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt or "")
+        self.events.hold = mode == "act_first"
+        await self.events.emit(ChainStartEvent(run_id=self.run_id))
+        unanswered = conversation.unanswered()
+        if unanswered:
+            envelopes = await self.calls.answer(unanswered)
+            await conversation.add(*_results(unanswered, envelopes))
+        if prompt is not None:
+            await conversation.add(UserMessage(content=prompt))
+
+    # ------------------------------------------------------------------------------------------ step 2
+
+    async def model_turn(self, model: Model) -> TurnResult:
+        """One model turn: `model` streams its output while the calls that may start run, then the rest run
+        and every result is added to the conversation."""
+        agent, calls, conversation = self.agent, self.calls, self.conversation
+        calls.begin(calls.turn + 1)
+        await self.events.emit(
+            ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records))
+        )
+        parser = stream_parser(agent.dialect, self.tool_index, reasoning_open=agent.reasoning_open)
+        request = ModelRequest(
+            messages=conversation.for_model(),
+            tools=self.specs if agent.native else (),
+            system=with_context(self.system_message.content, self.context, self.run_state.session_id),
+        )
+        raw: list[str] = []
+        chars = self.budget.chars
+        stream = aiter(model.stream(request))
+        try:
+            while ready := await self.read(stream, parser, raw):
+                for call in ready:
+                    calls.schedule(call)
+            await calls.streamed()
+        except BaseException as error:  # the model failed or the run was cancelled: stop what it started
+            with anyio.CancelScope(shield=True):
+                await calls.abandon()
+                if (aclose := getattr(stream, "aclose", None)) is not None:
+                    await aclose()  # the provider's response is released now, not when collected
+            if isinstance(error, _ModelFailed):  # another model may take the turn over
+                error.before_output = self.budget.chars == chars and not calls.started()
+                calls.turn -= 1
+            raise
+        parser.close()
+        parsed = parser.result
+        # Stored before any mutating call runs: after a crash, `resume` finds these calls and the journal
+        # says which of them ran.
+        await conversation.add(
+            AssistantMessage(
+                content=parsed.content,
+                reasoning=parsed.reasoning,
+                tool_calls=tuple(parsed.calls),
+                raw="".join(raw),
+            )
+        )
+        envelopes = await calls.answer(parsed.calls)
+        await self.events.release()  # act first: the turn's tools are done (or need input), the text can show
+        await conversation.add(*_results(parsed.calls, envelopes))
+        unreadable = [e.message for e in parsed.errors]
+        if unreadable:
+            problems = "; ".join(unreadable)
+            await conversation.add(
+                UserMessage(content=f"Some of your output could not be read as tool calls: {problems}")
+            )
+        return TurnResult(parsed.content, parsed.calls, envelopes, unreadable)
+
+    async def read(
+        self, stream: AsyncIterator[ModelChunk], parser: StreamParser, raw: list[str]
+    ) -> list[ToolCall]:
+        """Feed the model's chunks to the parser, showing its text, until calls that may start now complete
+        (returned) or the stream ends (an empty list)."""
+        following = stream.__anext__
+        budget, calls = self.budget, self.calls
+        while True:
+            try:  # `_next`, inlined: a coroutine call per chunk costs ~0.3 µs
+                chunk = await following()
+            except StopAsyncIteration:
+                return []
+            except UserError:
+                raise
+            except Exception as e:
+                raise _ModelFailed(e) from e
+            text = isinstance(chunk, str)
+            written = 0
+            if text:
+                raw.append(chunk)
+                written = len(chunk)
+                events = parser.feed(chunk)
+            else:
+                events = parser.feed_event(chunk)
+            ready: list[ToolCall] = []
+            for event in events:
+                if not text:  # a provider's event: count what the model wrote in it
+                    written += _written(event)
+                if isinstance(event, TextDelta):
+                    if event.text and self.visible:
+                        await self.events.show(ChatModelStreamEvent(run_id=self.run_id, data=event.text))
+                elif isinstance(event, CallCompleted) and calls.streamable(event.call):
+                    ready.append(event.call)
+            budget.wrote(written)
+            if ready:
+                return ready
+
+    # ------------------------------------------------------------------------------------------ step 4
+
+    async def end(self, verdict: End) -> RunResult:
+        output = verdict.output
+        if verdict.problem is not None:
+            data = {"error": verdict.reason.upper(), "message": verdict.problem}
+            await self.events.emit(ErrorEvent(run_id=self.run_id, data=data))
+        if verdict.reply and self.agent.responder is not None:
+            output = await self.respond()
+        await self.speaker.finish()
+        await self.events.emit(
+            ChainEndEvent(
+                run_id=self.run_id, data=output, toolCalls=list(self.run_state.records), reason=verdict.reason
+            )
+        )
+        return RunResult(output, verdict.reason, self.conversation.messages, self.events.all, self.calls.lags)
+
+    async def failed(self, error: Exception) -> RunResult:
+        """The model failed (and so did its stand-in, if any): `error`, then `on_chain_end` (seed 004)."""
+        message = str(error) if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
+        await self.events.emit(
+            ErrorEvent(run_id=self.run_id, data={"error": "MODEL_ERROR", "message": message})
+        )
+        result = await self.end(End(None, "model_error"))
+        result.error = error
+        return result
+
+    async def cut_off(self, why: str) -> None:
+        """Answer the calls a limit stopped before they finished (`TIMEOUT`), keeping the envelopes of those
+        that did finish, so that the conversation stays well-formed for the next run."""
+        unanswered = self.conversation.unanswered()
+        if unanswered:
+            envelopes = await self.calls.cut_off(unanswered, why)
+            await self.conversation.add(*_results(unanswered, envelopes))
+
+    async def respond(self) -> str:
+        """Planner -> executor -> responder: the responder writes the reply from the whole conversation; the
+        planner stands in when it fails before writing anything."""
+        agent = self.agent
+        assert agent.responder is not None
+        request = ModelRequest(
+            messages=[*self.conversation.as_text(), UserMessage(content=RESPOND)],
+            system=agent.system_prompt,
+        )
+
+        async def reply(model: Model) -> str:
+            await self.events.emit(
+                ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records))
+            )
+            parts: list[str] = []
+            parser = stream_parser(model.native_dialect, self.tool_index) if model.native_dialect else None
+            stream = aiter(model.stream(request))
+            try:
+                while (chunk := await _next(stream)) is not None:
+                    if isinstance(chunk, str):
+                        texts = [chunk]
+                    else:  # a provider's event: its text
+                        assert parser is not None
+                        texts = [e.text for e in parser.feed_event(chunk) if isinstance(e, TextDelta)]
+                    for text in texts:
+                        if text:
+                            parts.append(text)
+                            await self.events.emit(ChatModelStreamEvent(run_id=self.run_id, data=text))
+            except _ModelFailed as failed:
+                failed.before_output = not parts
+                raise
+            finally:
+                if (aclose := getattr(stream, "aclose", None)) is not None:
+                    await aclose()
+            return "".join(parts)
+
+        text = await self.first_that_works(agent.responder, agent.model, reply)
+        await self.conversation.add(AssistantMessage(content=text))
+        return text
+
+    # ------------------------------------------------------------------------------- model fallback
+
+    async def first_that_works(
+        self, first: Model, backup: Model | None, attempt: Callable[[Model], Awaitable[T]]
+    ) -> T:
+        """`attempt(first)`, or `attempt(backup)` when `first` fails before any output (or is skipped while
+        its circuit breaker is open); the last model's failure is raised."""
+        fallback = self.agent.fallback
+        *others, last = fallback.order(first, backup)
+        for model in others:
+            try:
+                result = await attempt(model)
+            except _ModelFailed as failed:
+                fallback.failed(model)
+                if not failed.before_output:
+                    raise
+                continue
+            fallback.succeeded(model)
+            return result
+        try:
+            result = await attempt(last)
+        except _ModelFailed:
+            fallback.failed(last)
+            raise
+        fallback.succeeded(last)
+        return result
+
+
+class _ModelFailed(Exception):
+    """The model (or its provider) raised while streaming a turn."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
+        self.before_output = False
+        """It failed before writing anything or starting a call: another model may take the turn over."""
+
+
+async def _next(stream: AsyncIterator[ModelChunk]) -> ModelChunk | None:
+    """The model's next chunk, None at the end; what the model raises becomes `_ModelFailed` (a `UserError`
+    is a developer's mistake and stays one)."""
+    try:
+        return await anext(stream)
+    except StopAsyncIteration:
+        return None
+    except UserError:
+        raise
+    except Exception as e:
+        raise _ModelFailed(e) from e
+
+
+def _written(event: ParseEvent) -> int:
+    """Characters of model output in a parse event: its text, reasoning or argument fragment."""
+    if isinstance(event, TextDelta | ReasoningDelta):
+        return len(event.text)
+    return len(event.arguments_delta) if isinstance(event, CallDelta) else 0
+
+
+def _results(calls: Sequence[ToolCall], envelopes: Sequence[AnyEnvelope]) -> list[ToolResultMessage]:
+    """Each call's result as the message that follows its call in the conversation."""
+    return [
+        ToolResultMessage(call_id=c.id, name=c.name, envelope=e)
+        for c, e in zip(calls, envelopes, strict=True)
+    ]

@@ -1,0 +1,130 @@
+"""Worker threads for blocking work: results and errors come back, a hung function never takes the pool's
+capacity with it, the limit holds, and idle workers leave."""
+
+import asyncio
+import contextvars
+import threading
+import time
+
+import pytest
+
+import tether._threads as threads
+from tether._threads import run_in_worker
+
+pytestmark = pytest.mark.anyio
+
+REQUEST = contextvars.ContextVar("REQUEST", default="none")
+
+
+@pytest.fixture(autouse=True)
+def fresh_pool(monkeypatch: pytest.MonkeyPatch) -> threads._Pool:  # pyright: ignore[reportPrivateUsage] - the pool under test
+    pool = threads._Pool()  # pyright: ignore[reportPrivateUsage] - the pool under test
+    monkeypatch.setattr(threads, "_POOL", pool)
+    return pool
+
+
+async def test_a_function_runs_off_the_event_loop_with_the_callers_context() -> None:
+    REQUEST.set("r1")
+    loop_thread = threading.get_ident()
+    ran_on, seen = await run_in_worker(lambda: (threading.get_ident(), REQUEST.get()))
+    assert ran_on != loop_thread
+    assert seen == "r1"
+
+
+async def test_what_the_function_raises_is_raised_to_the_caller_even_system_exit() -> None:
+    def fail() -> None:
+        raise SystemExit(3)
+
+    with pytest.raises(SystemExit):
+        await run_in_worker(fail)
+    assert await run_in_worker(lambda: "still working") == "still working"
+
+
+async def test_a_hung_function_abandoned_by_a_timeout_does_not_take_the_only_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(threads, "LIMIT", 1)
+    release = threading.Event()
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.05):
+            await run_in_worker(release.wait)
+    try:
+        async with asyncio.timeout(5):
+            assert await run_in_worker(lambda: 42) == 42
+    finally:
+        release.set()
+
+
+async def test_a_job_waiting_for_a_worker_gets_one_when_the_busy_one_is_abandoned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(threads, "LIMIT", 1)
+    release = threading.Event()
+    hung = asyncio.create_task(run_in_worker(release.wait))
+    await asyncio.sleep(0.02)
+    waiting = asyncio.create_task(run_in_worker(lambda: "served"))
+    await asyncio.sleep(0.02)
+    assert not waiting.done()  # the limit holds
+    hung.cancel()
+    try:
+        async with asyncio.timeout(5):
+            assert await waiting == "served"
+    finally:
+        release.set()
+
+
+async def test_no_more_than_the_limit_run_at_once_and_every_job_is_served(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(threads, "LIMIT", 2)
+    lock = threading.Lock()
+    running, most = 0, 0
+
+    def job(n: int) -> int:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.01)
+        with lock:
+            running -= 1
+        return n
+
+    assert await asyncio.gather(*(run_in_worker(lambda n=n: job(n)) for n in range(8))) == list(range(8))
+    assert most == 2
+
+
+async def test_idle_workers_leave(monkeypatch: pytest.MonkeyPatch, fresh_pool: threads._Pool) -> None:  # pyright: ignore[reportPrivateUsage] - the pool under test
+    monkeypatch.setattr(threads, "IDLE_S", 0.02)
+    await asyncio.gather(*(run_in_worker(nap) for _ in range(3)))
+    assert fresh_pool.threads == 3
+    await asyncio.to_thread(gone, fresh_pool)
+    assert fresh_pool.threads == 0
+
+
+def nap() -> None:
+    time.sleep(0.01)
+
+
+def gone(pool: threads._Pool) -> None:  # pyright: ignore[reportPrivateUsage] - the pool under test
+    """Wait (up to 5 s) until every worker has left."""
+    deadline = time.monotonic() + 5
+    while pool.threads and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+async def test_a_job_abandoned_while_it_waits_for_a_worker_never_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(threads, "LIMIT", 1)
+    release = threading.Event()
+    ran: list[str] = []
+    busy = asyncio.create_task(run_in_worker(release.wait))
+    await asyncio.sleep(0.02)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.02):
+            await run_in_worker(lambda: ran.append("late"))  # e.g. a mutating tool already answered TIMEOUT
+    release.set()
+    await busy
+    assert await run_in_worker(lambda: "next") == "next"
+    assert ran == []
