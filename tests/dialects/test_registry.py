@@ -41,7 +41,7 @@ class _Angle(RegionParser):
     openers = (Opener("<<", ends=(">>",)),)
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        self.call(body.strip(), {}, span)
+        self._emit.call(body.strip(), {}, span)
 
 
 class _AngleDialect(Dialect):

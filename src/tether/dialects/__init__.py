@@ -12,10 +12,7 @@ from tether.dialects._api import parse as parse
 from tether.dialects._api import render_results as render_results
 from tether.dialects._api import render_tools as render_tools
 from tether.dialects._api import stream_parser as stream_parser
-from tether.dialects._base import Dialect as Dialect
-from tether.dialects._base import Opener as Opener
-from tether.dialects._base import RegionParser as RegionParser
-from tether.dialects._base import StreamParser as StreamParser
+from tether.dialects._dialect import Dialect as Dialect
 from tether.dialects._events import CallCompleted as CallCompleted
 from tether.dialects._events import CallDelta as CallDelta
 from tether.dialects._events import CallFailed as CallFailed
@@ -26,6 +23,9 @@ from tether.dialects._events import ParseResult as ParseResult
 from tether.dialects._events import PartialCall as PartialCall
 from tether.dialects._events import ReasoningDelta as ReasoningDelta
 from tether.dialects._events import TextDelta as TextDelta
+from tether.dialects._parser import StreamParser as StreamParser
+from tether.dialects._regions import Opener as Opener
+from tether.dialects._regions import RegionParser as RegionParser
 from tether.dialects._registry import dialect_names as dialect_names
 from tether.dialects._registry import get_dialect as get_dialect
 from tether.dialects._registry import register_dialect as register_dialect

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tether._literals import Flavor, LooseValue, parse_value, skip_ws
-from tether.dialects._base import Balancer
+from tether.dialects._regions import Balancer
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair
 

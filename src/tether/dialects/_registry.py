@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from tether.dialects._base import Dialect
+from tether.dialects._dialect import Dialect
 from tether.exceptions import UserError
 
 __all__ = ["dialect_names", "get_dialect", "register_dialect"]

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
-from tether.dialects._base import Dialect
+from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolResultMessage
@@ -28,9 +28,9 @@ class _Parser(NativeParser):
         elif kind == "content_block_delta":
             d = _d(event.get("delta"))
             if d.get("type") == "text_delta":
-                self.text(str(d.get("text") or ""))
+                self._emit.text(str(d.get("text") or ""))
             elif d.get("type") == "thinking_delta":
-                self.reasoning(str(d.get("thinking") or ""))
+                self._emit.reasoning(str(d.get("thinking") or ""))
             elif d.get("type") == "input_json_delta":
                 self.add_arguments(
                     self.pending(("b", event.get("index", 0))), str(d.get("partial_json") or "")
@@ -49,9 +49,9 @@ class _Parser(NativeParser):
     def _block(self, index: Any, block: dict[str, Any], *, streaming: bool) -> None:
         kind = block.get("type")
         if kind == "text":
-            self.text(str(block.get("text") or ""))
+            self._emit.text(str(block.get("text") or ""))
         elif kind == "thinking":
-            self.reasoning(str(block.get("thinking") or ""))
+            self._emit.reasoning(str(block.get("thinking") or ""))
         elif kind in ("tool_use", "server_tool_use"):
             key = ("b", index) if streaming else index
             call = self.pending(key, block.get("id") or None, block.get("name"))

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import loads
-from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolResultMessage
 
@@ -46,7 +47,7 @@ class _Parser(RegionParser):
     def _read_call(self, body: str, span: tuple[int, int], complete: bool) -> None:
         head, sep, rest = body.partition(SEP)
         if not sep:
-            self.fail("a DeepSeek tool call needs the tool sep token", span, body)
+            self._emit.fail("a DeepSeek tool call needs the tool sep token", span, body)
             return
         head = head.strip()
         if head == "function" or head.endswith(("function", "type")):  # V3: the name follows the separator
@@ -55,19 +56,19 @@ class _Parser(RegionParser):
             name = head
         name = name.strip()
         if not name:
-            self.fail("a DeepSeek tool call needs a name", span, body)
+            self._emit.fail("a DeepSeek tool call needs a name", span, body)
             return
         extra = [] if complete else [Repair(kind="unterminated", message="the call's end marker is missing")]
         parsed = loads(rest) if rest.strip() else None
         if parsed is None:
-            self.call(name, {}, span, extra)
+            self._emit.call(name, {}, span, extra)
             return
         value: Any = parsed.value
         if not parsed.ok or not isinstance(value, dict):
-            self.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, body)
+            self._emit.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, body)
             return
         repairs = [r for r in parsed.repairs if r.kind != "code_fence"]  # the V3 format fences by design
-        self.call(name, cast(dict[str, Any], value), span, [*extra, *repairs])
+        self._emit.call(name, cast(dict[str, Any], value), span, [*extra, *repairs])
 
 
 # R1 writes the section's begin token in several spellings; its calls may lack their own begin token.
@@ -92,7 +93,7 @@ class _R1Parser(_Parser):
             return
         calls = [c.replace(CALL_BEGIN, "").strip() for c in body.split(CALL_END)]
         if not any(calls):
-            self.fail("no tool call in the tool calls section", span, body)
+            self._emit.fail("no tool call in the tool calls section", span, body)
         for n, call in enumerate(calls):
             if call:  # only the last one can lack its end token
                 self._read_call(call, span, complete or n < len(calls) - 1)

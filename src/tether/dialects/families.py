@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import parse_value, skip_ws
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
 from tether.dialects._calls import emit_json_calls
+from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._tools import ToolIndex, coerce_text_value
 from tether.dialects.glm45 import Glm45, arg_pairs
 from tether.dialects.json_objects import OBJECT_GUARD, OBJECT_VIABLE
@@ -47,11 +48,11 @@ class _TaggedJsonParser(RegionParser):
             v = parse_value(body, i)
             if not v.ok:
                 if not found:
-                    emit_json_calls(self, body[i:], span, complete, single_key=self.single_key)
+                    emit_json_calls(self._emit, body[i:], span, complete, single_key=self.single_key)
                 else:
-                    self.text(body[i:])
+                    self._emit.text(body[i:])
                 return
-            emit_json_calls(self, body[i : v.end], span, complete, single_key=self.single_key)
+            emit_json_calls(self._emit, body[i : v.end], span, complete, single_key=self.single_key)
             found = True
             i = skip_ws(body, v.end)
             if body.startswith("</s>", i):
@@ -222,7 +223,9 @@ class _SeedParser(RegionParser):
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        read_xml_functions(self, body, span, complete, value_lines=False)  # Seed-OSS writes values inline
+        read_xml_functions(
+            self._emit, body, span, complete, value_lines=False
+        )  # Seed-OSS writes values inline
 
 
 class SeedOss(Qwen3CoderXml):
@@ -237,9 +240,9 @@ class _Lfm2Parser(RegionParser):
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
         if body.lstrip()[:1] == "{" or body.lstrip().replace(" ", "")[:2] == "[{":  # LFM2 may emit JSON calls
-            emit_json_calls(self, body, span, complete)
+            emit_json_calls(self._emit, body, span, complete)
         else:
-            emit_pythonic(self, body, span, complete, speculative=False)
+            emit_pythonic(self._emit, body, span, complete, speculative=False)
 
 
 class Lfm2(Dialect):
@@ -267,17 +270,17 @@ class _HunyuanParser(RegionParser):
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
         if body.lstrip()[:1] in ("[", "{"):
-            emit_json_calls(self, body, span, complete)
+            emit_json_calls(self._emit, body, span, complete)
             return
         parts = body.split("<tool_call>")[1:]
         if not parts:
-            self.fail("no <tool_call> in <tool_calls>", span, body)
+            self._emit.fail("no <tool_call> in <tool_calls>", span, body)
         for part in parts:
             part = part.split("</tool_call>", 1)[0]
             name, sep, rest = part.partition("<tool_sep>")
             name = name.strip()
             if not sep or not name:
-                self.fail("a call needs name<tool_sep>arguments", span, part)
+                self._emit.fail("a call needs name<tool_sep>arguments", span, part)
                 continue
             if "<arg_key>" in rest:
                 pairs = arg_pairs(rest, 0)
@@ -287,14 +290,14 @@ class _HunyuanParser(RegionParser):
                     args[key], repair = coerce_text_value(raw, self.tools.param_schema(name, key), f"$.{key}")
                     if repair is not None:
                         repairs.append(repair)
-                self.call(name, args, span, repairs)
+                self._emit.call(name, args, span, repairs)
                 continue
             v = parse_value(rest) if rest.strip() else None
             value: Any = v.value if v is not None else {}
             if v is not None and (not v.ok or not isinstance(value, dict)):
-                self.fail(f"arguments of {name} are not a JSON object", span, part)
+                self._emit.fail(f"arguments of {name} are not a JSON object", span, part)
                 continue
-            self.call(name, cast(dict[str, Any], value), span, v.repairs if v is not None else [])
+            self._emit.call(name, cast(dict[str, Any], value), span, v.repairs if v is not None else [])
 
 
 class HunyuanA13b(Dialect):
@@ -325,7 +328,7 @@ class _InvokeParser(RegionParser):
         pattern = re.compile(re.escape(cls.invoke) + r'\s+name="([^"]+)"\s*(/?)>')
         matches = list(pattern.finditer(body))
         if not matches:
-            self.fail("no invoke in the tool calls", span, body)
+            self._emit.fail("no invoke in the tool calls", span, body)
             return
         for n, m in enumerate(matches):
             limit = matches[n + 1].start() if n + 1 < len(matches) else len(body)
@@ -342,12 +345,12 @@ class _InvokeParser(RegionParser):
             v = parse_value(inner, skip_ws(inner, 0))
             value: Any = v.value
             if isinstance(value, dict):
-                self.call(name, cast(dict[str, Any], value), span, [*repairs, *v.repairs])
+                self._emit.call(name, cast(dict[str, Any], value), span, [*repairs, *v.repairs])
             else:
-                self.fail(f"arguments of {name} are not an object", span, inner)
+                self._emit.fail(f"arguments of {name} are not an object", span, inner)
             return
         if re.search(re.escape(cls.param) + r"\s*>", inner):
-            self.fail(f"a parameter of {name} has no name", span, inner)
+            self._emit.fail(f"a parameter of {name} has no name", span, inner)
             return
         args: dict[str, Any] = {}
         param = re.compile(re.escape(cls.param) + r'\s+name="([^"]+)"([^>]*)>')
@@ -366,7 +369,7 @@ class _InvokeParser(RegionParser):
             args[key], repair = coerce_text_value(raw, schema, f"$.{key}")
             if repair is not None:
                 repairs.append(repair)
-        self.call(name, args, span, repairs)
+        self._emit.call(name, args, span, repairs)
 
 
 def _invoke_dialect(

@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from tether._literals import skip_ws
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._pycall import bind_arguments, parse_call
+from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._tools import ToolIndex
 from tether.dialects._typescript import signature
 from tether.types import Repair, ToolResultMessage
@@ -31,7 +32,7 @@ class _Parser(RegionParser):
         extra = [] if complete else [Repair(kind="unterminated", message="the closing code fence is missing")]
         i, end = 0, len(body)
         if body[:1] not in "\n\r \t":
-            self.fail("a tool block starts with ```tool and a newline", span, body)
+            self._emit.fail("a tool block starts with ```tool and a newline", span, body)
             return
         while True:
             i = skip_ws(body, i)
@@ -43,7 +44,7 @@ class _Parser(RegionParser):
             c = parse_call(body, i, end, "js")
             cspan = (base + c.start, base + c.end)
             if c.error:
-                self.fail(c.error, cspan, body[c.start : max(c.end, c.start + 1)])
+                self._emit.fail(c.error, cspan, body[c.start : max(c.end, c.start + 1)])
                 nl = body.find("\n", max(c.end, i + 1))
                 if nl < 0:
                     return
@@ -51,9 +52,9 @@ class _Parser(RegionParser):
                 continue
             args, repairs, error = bind_arguments(c, self.tools)
             if error:
-                self.fail(error, cspan, body[c.start : c.end])
+                self._emit.fail(error, cspan, body[c.start : c.end])
             else:
-                self.call(c.name, args, cspan, [*extra, *c.repairs, *repairs])
+                self._emit.call(c.name, args, cspan, [*extra, *c.repairs, *repairs])
             i = skip_ws(body, c.end)
             if i < end and body[i] == ";":
                 i += 1

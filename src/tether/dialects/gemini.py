@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
-from tether.dialects._base import Dialect
+from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolResultMessage
@@ -40,9 +40,9 @@ class _Parser(NativeParser):
             self.finish(key)
         elif isinstance(part.get("text"), str):
             if part.get("thought"):
-                self.reasoning(part["text"])
+                self._emit.reasoning(part["text"])
             else:
-                self.text(part["text"])
+                self._emit.text(part["text"])
 
 
 class Gemini(Dialect):

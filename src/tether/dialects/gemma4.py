@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import parse_value, skip_ws
-from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolResultMessage
 
@@ -57,18 +58,18 @@ class _Parser(RegionParser):
                 break
             m = _CALL.match(text, pos)
             if not m:
-                self.fail("expected call:name{...}", span, body)
+                self._emit.fail("expected call:name{...}", span, body)
                 return
             v = parse_value(text, m.end(), flavor="js")
             value: Any = v.value
             if not v.ok or not isinstance(value, dict):
-                self.fail(f"arguments of {m.group(1)} are not an object: {v.error}", span, body)
+                self._emit.fail(f"arguments of {m.group(1)} are not an object: {v.error}", span, body)
                 return
             found = True
-            self.call(m.group(1), cast(dict[str, Any], value), span, [*extra, *v.repairs])
+            self._emit.call(m.group(1), cast(dict[str, Any], value), span, [*extra, *v.repairs])
             pos = v.end
         if not found:
-            self.fail("a tool call with no call:name{...}", span, body)
+            self._emit.fail("a tool call with no call:name{...}", span, body)
 
 
 class Gemma4(Dialect):

@@ -10,8 +10,9 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._tools import ToolIndex
 from tether.dialects._xmlargs import typed_arguments
 from tether.types import Repair, ToolResultMessage
@@ -54,13 +55,13 @@ class _Parser(RegionParser):
         k = body.find("<arg_key>")
         name = (body if k < 0 else body[:k]).strip()
         if not _NAME.fullmatch(name):
-            self.fail("a tool call needs a function name", span, body)
+            self._emit.fail("a tool call needs a function name", span, body)
             return
         pairs = arg_pairs(body, max(k, 0))
         args, repairs = typed_arguments(self.tools, name, pairs)
         if not complete:
             repairs.append(Repair(kind="unterminated", message="the call's closing tag is missing"))
-        self.call(name, args, span, repairs)
+        self._emit.call(name, args, span, repairs)
 
 
 class Glm45(Dialect):

@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
 from tether.dialects._calls import JsonAnnouncer, emit_json_calls
+from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolResultMessage
 
@@ -26,7 +27,7 @@ class _Parser(RegionParser):
 
     def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
         if self._announcer is None:
-            self._announcer = JsonAnnouncer(self, len("</tool_call>") - 1)
+            self._announcer = JsonAnnouncer(self._emit, len("</tool_call>") - 1)
         self._announcer.progress(chunk)
 
     def partial_calls(self) -> list[PartialCall]:
@@ -36,7 +37,7 @@ class _Parser(RegionParser):
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
         announced = self._announcer.finish(body) if self._announcer else None
         self._announcer = None
-        emit_json_calls(self, body, span, complete, announced=announced)
+        emit_json_calls(self._emit, body, span, complete, announced=announced)
 
 
 class Hermes(Dialect):

@@ -8,10 +8,11 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
 from tether.dialects._calls import JsonAnnouncer, emit_json_calls
+from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolResultMessage
 
@@ -31,7 +32,7 @@ class _Parser(RegionParser):
     def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
         if opener.tag != "fenced":
             if self._announcer is None:
-                self._announcer = JsonAnnouncer(self, 0)
+                self._announcer = JsonAnnouncer(self._emit, 0)
             self._announcer.progress(chunk)
 
     def partial_calls(self) -> list[PartialCall]:
@@ -43,7 +44,7 @@ class _Parser(RegionParser):
         self._announcer = None
         if opener.tag == "fenced":
             body = body[4:] if body.startswith("json") else body
-        emit_json_calls(self, body, span, complete, announced=announced)
+        emit_json_calls(self._emit, body, span, complete, announced=announced)
 
 
 class _Llama3Parser(_Parser):
@@ -68,7 +69,7 @@ class _Llama3Parser(_Parser):
     def after_text(self, text: str) -> None:
         held = self._after_call
         if held is None:
-            self.text(text)
+            self._emit.text(text)
             return
         text = held + text
         rest = text.lstrip()
@@ -76,11 +77,11 @@ class _Llama3Parser(_Parser):
             self._after_call = text
             return
         self._after_call = None
-        self.text(rest[1:] if rest[0] == ";" else text)
+        self._emit.text(rest[1:] if rest[0] == ";" else text)
 
     def _flush(self) -> None:
         if self._after_call:
-            self.text(self._after_call)
+            self._emit.text(self._after_call)
         self._after_call = None
 
     def _close(self) -> None:

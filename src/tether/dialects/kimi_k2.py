@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import loads
-from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolResultMessage
 
@@ -33,18 +34,18 @@ class _Parser(RegionParser):
         name = call_id.removeprefix("functions.")
         name = name.rsplit(":", 1)[0] if ":" in name else name
         if not sep or not name:
-            self.fail(
+            self._emit.fail(
                 "a Kimi tool call needs `functions.name:index` and <|tool_call_argument_begin|>", span, body
             )
             return
         extra = [] if complete else [Repair(kind="unterminated", message="the call's end marker is missing")]
         if not rest.strip():
-            self.call(name, {}, span, extra, call_id=call_id or None)
+            self._emit.call(name, {}, span, extra, call_id=call_id or None)
             return
         parsed = loads(rest)
         value: Any = parsed.value
         if not parsed.ok or not isinstance(value, dict):
-            self.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, body)
+            self._emit.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, body)
             return
         args = cast(dict[str, Any], value)
         if name.isdigit():  # a bare counter: the tool is the one whose parameters fit the arguments
@@ -54,7 +55,9 @@ class _Parser(RegionParser):
                 if args and set(args) <= set(self.tools.parameters(s.name))
             ]
             if len(fits) != 1:
-                self.fail(f"call {call_id} names no tool and its arguments fit {len(fits)} tools", span, body)
+                self._emit.fail(
+                    f"call {call_id} names no tool and its arguments fit {len(fits)} tools", span, body
+                )
                 return
             name = fits[0]
             extra.append(
@@ -62,7 +65,7 @@ class _Parser(RegionParser):
                     kind="inferred_name", message=f"named the call {name}, the only tool whose parameters fit"
                 )
             )
-        self.call(name, args, span, [*extra, *parsed.repairs], call_id=call_id or None)
+        self._emit.call(name, args, span, [*extra, *parsed.repairs], call_id=call_id or None)
 
 
 class KimiK2(Dialect):

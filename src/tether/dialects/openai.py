@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import loads
-from tether.dialects._base import Dialect
+from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
 from tether.dialects._prompt import openai_tool_json
 from tether.dialects._tools import ToolIndex
@@ -52,9 +52,9 @@ class _Parser(NativeParser):
     def _message(self, m: dict[str, Any]) -> None:
         reasoning = m.get("reasoning_content") or m.get("reasoning")
         if isinstance(reasoning, str):
-            self.reasoning(reasoning)
+            self._emit.reasoning(reasoning)
         if isinstance(m.get("content"), str):
-            self.text(m["content"])
+            self._emit.text(m["content"])
         for n, tc in enumerate(_l(m.get("tool_calls"))):
             t = _d(tc)
             fn = _d(t.get("function"))
@@ -69,9 +69,9 @@ class _Parser(NativeParser):
     def _delta(self, d: dict[str, Any]) -> None:
         reasoning = d.get("reasoning_content") or d.get("reasoning")
         if isinstance(reasoning, str):
-            self.reasoning(reasoning)
+            self._emit.reasoning(reasoning)
         if isinstance(d.get("content"), str):
-            self.text(d["content"])
+            self._emit.text(d["content"])
         for tc in _l(d.get("tool_calls")):
             t = _d(tc)
             key = ("d", t.get("index", 0))
@@ -109,11 +109,11 @@ class _Parser(NativeParser):
             for part in _l(item.get("content")):
                 p = _d(part)
                 if p.get("type") == "output_text" and isinstance(p.get("text"), str):
-                    self.text(p["text"])
+                    self._emit.text(p["text"])
         elif kind == "reasoning":
             for part in _l(item.get("summary")):
                 if isinstance(_d(part).get("text"), str):
-                    self.reasoning(_d(part)["text"])
+                    self._emit.reasoning(_d(part)["text"])
 
     def _response_event(self, e: Mapping[str, Any]) -> None:
         kind = e["type"]
@@ -132,7 +132,7 @@ class _Parser(NativeParser):
             if item.get("type") == "function_call":
                 self._item(item)
         elif kind == "response.output_text.delta":
-            self.text(str(e.get("delta") or ""))
+            self._emit.text(str(e.get("delta") or ""))
         elif kind == "response.completed":
             self.finish_all()
 

@@ -11,9 +11,11 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._pycall import bind_arguments, parse_call_list
+from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolResultMessage
 
@@ -25,31 +27,29 @@ _BARE_VIABLE = re.compile(r"[A-Za-z_][\w.:\-]*")
 _LIST_VIABLE = re.compile(r"\[\s*(?:[A-Za-z_][\w.:\-]*\s*)?")
 
 
-def emit_pythonic(
-    parser: RegionParser, body: str, span: tuple[int, int], complete: bool, speculative: bool
-) -> None:
+def emit_pythonic(out: Emitter, body: str, span: tuple[int, int], complete: bool, speculative: bool) -> None:
     """Record the calls of a pythonic call list; a speculative region that is no call list stays text."""
     calls, error, repairs = parse_call_list(body)
     if error or not calls or (speculative and any(c.error for c in calls) and len(calls) == 1):
         if speculative and not any(not c.error for c in calls):
-            parser.text(body)
+            out.text(body)
             return
         if error or not calls:
-            parser.fail(error or "no call found", span, body)
+            out.fail(error or "no call found", span, body)
             return
     extra: list[Repair] = list(repairs)
     if not complete and not extra:
         extra.append(Repair(kind="unterminated", message="the call list's end marker is missing"))
     for c in calls:
-        cspan = (span[0] + c.start, span[0] + c.end) if speculative or parser.dialect == "pythonic" else span
+        cspan = (span[0] + c.start, span[0] + c.end) if speculative or out.dialect == "pythonic" else span
         if c.error:
-            parser.fail(c.error, cspan, body[c.start : c.end + 1])
+            out.fail(c.error, cspan, body[c.start : c.end + 1])
             continue
-        args, bind_repairs, bind_error = bind_arguments(c, parser.tools)
+        args, bind_repairs, bind_error = bind_arguments(c, out.tools)
         if bind_error:
-            parser.fail(bind_error, cspan, body[c.start : c.end])
+            out.fail(bind_error, cspan, body[c.start : c.end])
             continue
-        parser.call(c.name, args, cspan, [*extra, *c.repairs, *bind_repairs])
+        out.call(c.name, args, cspan, [*extra, *c.repairs, *bind_repairs])
 
 
 class _PythonicParser(RegionParser):
@@ -64,7 +64,7 @@ class _PythonicParser(RegionParser):
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        emit_pythonic(self, body, span, complete, speculative=True)
+        emit_pythonic(self._emit, body, span, complete, speculative=True)
 
 
 class Pythonic(Dialect):
@@ -97,7 +97,7 @@ class _OlmoParser(RegionParser):
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        emit_pythonic(self, body, span, complete, speculative=False)
+        emit_pythonic(self._emit, body, span, complete, speculative=False)
 
 
 class Olmo3Pythonic(Dialect):

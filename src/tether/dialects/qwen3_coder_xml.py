@@ -10,8 +10,10 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._tools import ToolIndex
 from tether.dialects._xmlargs import typed_arguments
 from tether.types import Repair, ToolResultMessage
@@ -23,7 +25,7 @@ _PARAM_END = re.compile(r"</parameter>|(?=<parameter=)|(?=</function>)")
 
 
 def read_xml_functions(
-    parser: RegionParser, body: str, span: tuple[int, int], complete: bool, *, value_lines: bool = True
+    out: Emitter, body: str, span: tuple[int, int], complete: bool, *, value_lines: bool = True
 ) -> None:
     """Record each `<function=...>` of a body (a call without them is an error).
 
@@ -53,12 +55,12 @@ def read_xml_functions(
                 value = value.removeprefix("\n").removesuffix("\n")
             pairs.append((key, value))
             i = close.end() if close and close.end() > stop else stop
-        args, repairs = typed_arguments(parser.tools, name, pairs)
+        args, repairs = typed_arguments(out.tools, name, pairs)
         if end < 0 or not complete:
             repairs.append(Repair(kind="unterminated", message="the call's closing tag is missing"))
-        parser.call(name, args, span, repairs)
+        out.call(name, args, span, repairs)
     if not matches:
-        parser.fail("no <function=...> in the tool call", span, body)
+        out.fail("no <function=...> in the tool call", span, body)
 
 
 class _Parser(RegionParser):
@@ -71,7 +73,7 @@ class _Parser(RegionParser):
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
         if opener.tag == "bare":
             body = "<function=" + body + "</function>"
-        read_xml_functions(self, body, span, complete)
+        read_xml_functions(self._emit, body, span, complete)
 
 
 class Qwen3CoderXml(Dialect):

@@ -1,0 +1,45 @@
+"""`Dialect`: a tool-call format, as the registry holds it: how to teach it, read it, and feed results back."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import ClassVar
+
+from tether.dialects._parser import StreamParser
+from tether.dialects._tools import ToolIndex
+from tether.types import ToolResultMessage
+
+__all__ = ["Dialect", "render_envelope"]
+
+
+class Dialect(ABC):
+    """A tool-call format: how to teach it, how to read it, how to feed results back."""
+
+    name: ClassVar[str]
+    """The name `parse(..., dialect=name)` uses."""
+    description: ClassVar[str] = ""
+
+    @abstractmethod
+    def stream_parser(self, tools: ToolIndex) -> StreamParser:
+        """A fresh incremental parser for one model output."""
+
+    def detect(self, text: str) -> int | None:
+        """Where this format's first unmistakable marker is in `text`, if any (for `auto`)."""
+        return None
+
+    @abstractmethod
+    def render_tools(self, tools: ToolIndex) -> str:
+        """The system-prompt text that teaches a model this format for these tools."""
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        """Tool results as the text fed back to the model (default: one tagged JSON envelope per result)."""
+        return "\n".join(
+            f'<tool_response name="{r.name}" id="{r.call_id}">\n{render_envelope(r)}\n</tool_response>'
+            for r in results
+        )
+
+
+def render_envelope(result: ToolResultMessage) -> str:
+    """The result's envelope as compact JSON."""
+    return result.envelope.model_dump_json(exclude_none=True)
