@@ -18,7 +18,7 @@ from tether.dialects import (
     stream_parser,
 )
 from tether.exceptions import UserError
-from tether.types import OkEnvelope, ToolResultMessage, ToolSpec
+from tether.types import OkEnvelope, ToolCall, ToolResultMessage, ToolSpec
 
 ISSUE_DIALECTS = {
     "json_calls", "fenced", "yaml", "pythonic", "olmo3_pythonic", "hermes", "mistral", "llama3_json",
@@ -52,6 +52,9 @@ class _AngleDialect(Dialect):
 
     def render_tools(self, tools: ToolIndex) -> str:
         return "Write <<tool>>."
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f"<<{c.name}>>" for c in calls)
 
 
 def test_a_plugin_dialect_registers_like_a_builtin() -> None:

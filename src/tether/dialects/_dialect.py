@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from tether.dialects._parser import StreamParser
 from tether.dialects._tools import ToolIndex
-from tether.types import ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["Dialect", "render_envelope"]
 
@@ -31,6 +31,11 @@ class Dialect(ABC):
     @abstractmethod
     def render_tools(self, tools: ToolIndex) -> str:
         """The system-prompt text that teaches a model this format for these tools."""
+
+    @abstractmethod
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """The calls as a model writes them in this format (native dialects: the provider's JSON message), so
+        that `parse` reads them back; empty for no calls."""
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         """Tool results as the text fed back to the model (default: one tagged JSON envelope per result)."""

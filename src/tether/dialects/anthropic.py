@@ -8,8 +8,9 @@ from typing import Any, ClassVar, cast
 
 from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["Anthropic"]
 
@@ -90,3 +91,10 @@ class Anthropic(Dialect):
             for r in results
         ]
         return json.dumps({"role": "user", "content": blocks}, ensure_ascii=False)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """An assistant message of `tool_use` blocks, as JSON."""
+        if not calls:
+            return ""
+        blocks = [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in calls]
+        return json_text({"role": "assistant", "content": blocks})

@@ -23,7 +23,7 @@ from tether.dialects._regions import marker_pattern
 from tether.dialects._registry import get_dialect
 from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
-from tether.types import ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["CANDIDATES", "Auto"]
 
@@ -397,3 +397,7 @@ class Auto(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return get_dialect("hermes").render_results(results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """As `hermes` writes them (the first format `auto` tries)."""
+        return get_dialect("hermes").render_calls(calls)

@@ -15,8 +15,9 @@ from tether._literals import loads
 from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["DeepSeekR1", "DeepSeekV3", "DeepSeekV31"]
 
@@ -124,6 +125,15 @@ class DeepSeekV3(Dialect):
             f"{OUTPUT_BEGIN}{r.envelope.model_dump_json(exclude_none=True)}{OUTPUT_END}" for r in results
         )
 
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        if not calls:
+            return ""
+        body = "".join(
+            f"{CALL_BEGIN}function{SEP}{c.name}\n```json\n{json_text(c.arguments)}\n```{CALL_END}"
+            for c in calls
+        )
+        return f"{CALLS_BEGIN}{body}{CALLS_END}"
+
 
 class DeepSeekV31(DeepSeekV3):
     """DeepSeek V3.1 (name before the separator, bare JSON arguments)."""
@@ -139,6 +149,12 @@ class DeepSeekV31(DeepSeekV3):
             f"## Tools\n\n{tool_json_lines(tools)}\n\nTo call a function, write:\n"
             f"{CALLS_BEGIN}{CALL_BEGIN}<name>{SEP}<json arguments>{CALL_END}{CALLS_END}"
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        if not calls:
+            return ""
+        body = "".join(f"{CALL_BEGIN}{c.name}{SEP}{json_text(c.arguments)}{CALL_END}" for c in calls)
+        return f"{CALLS_BEGIN}{body}{CALLS_END}"
 
 
 class DeepSeekR1(DeepSeekV3):

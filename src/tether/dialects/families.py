@@ -22,12 +22,13 @@ from tether.dialects._calls import emit_json_calls
 from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_calls, json_text, text_value
 from tether.dialects._tools import ToolIndex, coerce_text_value
 from tether.dialects.glm45 import Glm45, arg_pairs
 from tether.dialects.json_objects import OBJECT_GUARD, OBJECT_VIABLE
-from tether.dialects.pythonic import emit_pythonic
-from tether.dialects.qwen3_coder_xml import Qwen3CoderXml, read_xml_functions
-from tether.types import Repair, ToolResultMessage
+from tether.dialects.pythonic import emit_pythonic, python_call
+from tether.dialects.qwen3_coder_xml import Qwen3CoderXml, read_xml_functions, xml_function
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["FAMILIES"]
 
@@ -70,6 +71,9 @@ class TaggedJson(Dialect):
     """The reasoning block's start and end markers."""
     also: ClassVar[tuple[Opener, ...]] = ()
     """More openers (another form of call or reasoning), tried before the reasoning block."""
+    name_key: ClassVar[str] = "name"
+    args_key: ClassVar[str] = "arguments"
+    """The keys a call's name and arguments go under, as the family writes them."""
 
     def stream_parser(self, tools: ToolIndex) -> RegionParser:
         cls = type(self)
@@ -97,6 +101,17 @@ class TaggedJson(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """One JSON list of calls between the markers."""
+        if not calls:
+            return ""
+        if self.single_key:
+            body = json_text([{c.name: c.arguments} for c in calls])
+        else:
+            body = json_calls(calls, name_key=self.name_key, args_key=self.args_key)
+        end = self.ends[0] if self.ends and self.ends[0] != self.start else ""  # a next call's start ends one
+        return f"{self.start}{body}{end}"
 
 
 class Ernie45(TaggedJson):
@@ -167,6 +182,7 @@ class CommandR(TaggedJson):
     name: ClassVar[str] = "command_r"
     start, ends = "<|START_ACTION|>", ("<|END_ACTION|>",)
     thinking = ("<|START_THINKING|>", "<|END_THINKING|>")
+    name_key, args_key = "tool_name", "parameters"
     also = (Opener("Action: ```json", ends=("```",), line_start=True),)
     drops = ("<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>")
 
@@ -234,6 +250,11 @@ class SeedOss(Qwen3CoderXml):
     def stream_parser(self, tools: ToolIndex) -> RegionParser:
         return _SeedParser(self.name, tools)
 
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(
+            f"<seed:tool_call>\n{xml_function(c, value_lines=False)}\n</seed:tool_call>\n" for c in calls
+        )
+
 
 class _Lfm2Parser(RegionParser):
     openers = (Opener("<|tool_call_start|>", ends=("<|tool_call_end|>",)), THINK)
@@ -256,6 +277,11 @@ class Lfm2(Dialect):
             f"List of tools: <|tool_list_start|>{tool_json_lines(tools)}<|tool_list_end|>\n"
             "To call, write <|tool_call_start|>[func(param=value)]<|tool_call_end|>"
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        if not calls:
+            return ""
+        return f"<|tool_call_start|>[{', '.join(python_call(c) for c in calls)}]<|tool_call_end|>"
 
 
 class _HunyuanParser(RegionParser):
@@ -311,6 +337,9 @@ class HunyuanA13b(Dialect):
             f"You can call these functions:\n{tool_json_lines(tools)}\n\n"
             'To call, write <tool_calls>[{"name": "NAME", "arguments": {...}}]</tool_calls>'
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return f"<tool_calls>{json_calls(calls)}</tool_calls>" if calls else ""
 
 
 class _InvokeParser(RegionParser):
@@ -373,7 +402,15 @@ class _InvokeParser(RegionParser):
 
 
 def _invoke_dialect(
-    name: str, start: str, end: str, invoke: str, param: str, invoke_end: str, param_end: str
+    name: str,
+    start: str,
+    end: str,
+    invoke: str,
+    param: str,
+    invoke_end: str,
+    param_end: str,
+    *,
+    typed: bool = False,
 ) -> Dialect:
     openers = (Opener(start, ends=(end,)), THINK)
     attrs = {
@@ -395,8 +432,27 @@ def _invoke_dialect(
                 f'{invoke} name="NAME">{param} name="KEY">VALUE{param_end}{invoke_end}{end}'
             )
 
+        def render_calls(self, calls: Sequence[ToolCall]) -> str:
+            body = "".join(
+                f'{invoke} name="{c.name}">'
+                + "".join(
+                    f'{param} name="{k}"{_string_attr(v) if typed else ""}>{text_value(v)}{param_end}'
+                    for k, v in c.arguments.items()
+                )
+                + invoke_end
+                for c in calls
+            )
+            if start == invoke or not calls:  # each call is a region of its own
+                return body
+            return f"{start}{body}{end}"
+
     _Invoke.name = name
     return _Invoke()
+
+
+def _string_attr(value: Any) -> str:
+    """DSML marks which values are strings (the rest are JSON)."""
+    return f' string="{str(isinstance(value, str)).lower()}"'
 
 
 _DSML = "<\uff5cDSML\uff5c"
@@ -438,6 +494,7 @@ FAMILIES: tuple[Dialect, ...] = (
         f"{_DSML}parameter",
         f"</{_DSML[1:]}invoke>",
         f"</{_DSML[1:]}parameter>",
+        typed=True,
     ),
     _invoke_dialect(
         "deepseek_v4",
@@ -447,6 +504,7 @@ FAMILIES: tuple[Dialect, ...] = (
         f"{_DSML}parameter",
         f"</{_DSML[1:]}invoke>",
         f"</{_DSML[1:]}parameter>",
+        typed=True,
     ),
 )
 """Instances of the extra families, for registration."""

@@ -15,9 +15,10 @@ from tether._literals import skip_ws
 from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._pycall import bind_arguments, parse_call
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
 from tether.dialects._typescript import signature
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Fenced"]
 
@@ -88,3 +89,10 @@ class Fenced(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"```tool_result {r.name} {r.call_id}\n{render_envelope(r)}\n```" for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """One block per call, its arguments passed by name as one object."""
+        return "".join(
+            f"```tool\nreturn {c.name}({json_text(c.arguments) if c.arguments else ''});\n```\n"
+            for c in calls
+        )

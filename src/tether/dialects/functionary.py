@@ -19,8 +19,9 @@ from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["FunctionaryV31", "FunctionaryV32"]
 
@@ -93,6 +94,9 @@ class FunctionaryV31(Dialect):
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(render_envelope(r) for r in results)
 
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f"<function={c.name}>{json_text(c.arguments)}</function>" for c in calls)
+
 
 class _V32Parser(RegionParser):
     openers = (
@@ -145,3 +149,6 @@ class FunctionaryV32(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(render_envelope(r) for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f">>>{c.name}\n{json_text(c.arguments)}\n" for c in calls)

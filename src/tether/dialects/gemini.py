@@ -8,8 +8,9 @@ from typing import Any, ClassVar, cast
 
 from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["Gemini"]
 
@@ -74,3 +75,10 @@ class Gemini(Dialect):
             for r in results
         ]
         return json.dumps({"role": "user", "parts": parts}, ensure_ascii=False)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """A model turn of `functionCall` parts, as JSON."""
+        if not calls:
+            return ""
+        parts = [{"functionCall": {"id": c.id, "name": c.name, "args": c.arguments}} for c in calls]
+        return json_text({"role": "model", "parts": parts})

@@ -14,8 +14,9 @@ from tether._literals import parse_value, skip_ws
 from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Gemma4"]
 
@@ -39,6 +40,18 @@ def _unquote(body: str) -> str:
             return "".join(out)
         out.append(json.dumps(body[j + len(QUOTE) : k], ensure_ascii=False))
         i = k + len(QUOTE)
+
+
+def _gemma_value(value: Any) -> str:
+    """A value as Gemma 4 writes it: bare keys, strings between `<|"|>` marks, the rest JSON-like."""
+    if isinstance(value, dict):
+        items = cast(dict[str, Any], value).items()
+        return "{" + ",".join(f"{k}:{_gemma_value(v)}" for k, v in items) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_gemma_value(v) for v in cast(list[Any], value)) + "]"
+    if isinstance(value, str):
+        return QUOTE + value + QUOTE
+    return json_text(value)
 
 
 class _Parser(RegionParser):
@@ -95,3 +108,6 @@ class Gemma4(Dialect):
             f"<|tool_response>response:{r.name}{r.envelope.model_dump_json(exclude_none=True)}<tool_response|>"
             for r in results
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f"<|tool_call>call:{c.name}{_gemma_value(c.arguments)}<tool_call|>" for c in calls)

@@ -13,9 +13,10 @@ from typing import ClassVar
 from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import text_value
 from tether.dialects._tools import ToolIndex
 from tether.dialects._xmlargs import typed_arguments
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Glm45", "arg_pairs"]
 
@@ -86,3 +87,14 @@ class Glm45(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(
+            f"<tool_call>{c.name}\n"
+            + "".join(
+                f"<arg_key>{k}</arg_key>\n<arg_value>{text_value(v)}</arg_value>\n"
+                for k, v in c.arguments.items()
+            )
+            + "</tool_call>\n"
+            for c in calls
+        )

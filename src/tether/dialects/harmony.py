@@ -22,8 +22,9 @@ from tether._literals import loads
 from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Harmony"]
 
@@ -213,4 +214,11 @@ class Harmony(Dialect):
             f"<|start|>{'' if '.' in r.name else 'functions.'}{r.name} to=assistant<|channel|>commentary<|message|>"
             f"{r.envelope.model_dump_json(exclude_none=True)}<|end|>"
             for r in results
+        )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(
+            f"<|start|>assistant<|channel|>commentary to=functions.{c.name} <|constrain|>json<|message|>"
+            f"{json_text(c.arguments)}<|call|>"
+            for c in calls
         )

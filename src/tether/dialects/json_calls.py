@@ -20,8 +20,9 @@ from tether._literals import loads, strict_object
 from tether.dialects._calls import RepairScopes
 from tether.dialects._dialect import Dialect
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["JsonCalls"]
 
@@ -245,3 +246,9 @@ class JsonCalls(Dialect):
             for r in results
         ]
         return json.dumps({"toolResults": items}, ensure_ascii=False)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        if not calls:
+            return ""
+        items = [{"type": c.name, "id": c.id, "parameters": c.arguments} for c in calls]
+        return json_text({"toolCalls": items})

@@ -13,8 +13,9 @@ from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_call, json_calls
 from tether.dialects._tools import ToolIndex
-from tether.types import ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["OBJECT_GUARD", "OBJECT_VIABLE", "JsonToolList", "Llama3Json", "Xlam"]
 
@@ -127,11 +128,16 @@ class Llama3Json(Dialect):
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(render_envelope(r) for r in results)
 
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "\n".join(json_call(c, args_key="parameters") for c in calls)
+
 
 class JsonToolList(Dialect):
     """A JSON list of `{"name", "parameters"}` calls (tool_choice=required style)."""
 
     name: ClassVar[str] = "json_tool_list"
+    args_key: ClassVar[str] = "parameters"
+    """The key its calls hold their arguments under, as its prompt teaches."""
 
     def stream_parser(self, tools: ToolIndex) -> _Parser:
         return _ListParser(self.name, tools)
@@ -147,11 +153,15 @@ class JsonToolList(Dialect):
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(render_envelope(r) for r in results)
 
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return json_calls(calls, args_key=self.args_key) if calls else ""
+
 
 class Xlam(JsonToolList):
     """Salesforce xLAM: a JSON list of calls, possibly fenced or tagged."""
 
     name: ClassVar[str] = "xlam"
+    args_key: ClassVar[str] = "arguments"
 
     def stream_parser(self, tools: ToolIndex) -> _Parser:
         return _XlamParser(self.name, tools)

@@ -12,8 +12,9 @@ from tether._literals import loads
 from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["KimiK2"]
 
@@ -90,3 +91,14 @@ class KimiK2(Dialect):
         return "\n".join(
             f"## Return of {r.call_id}\n{r.envelope.model_dump_json(exclude_none=True)}" for r in results
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """Each call's id is the format's own, `functions.<name>:<index>`."""
+        if not calls:
+            return ""
+        body = "".join(
+            f"<|tool_call_begin|>functions.{c.name}:{n}<|tool_call_argument_begin|>"
+            f"{json_text(c.arguments)}<|tool_call_end|>"
+            for n, c in enumerate(calls)
+        )
+        return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"

@@ -12,8 +12,9 @@ from tether.dialects._calls import emit_json_calls
 from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Mistral"]
 
@@ -95,3 +96,6 @@ class Mistral(Dialect):
             f"[TOOL_RESULTS]{r.call_id}[TOOL_CONTENT]{r.envelope.model_dump_json(exclude_none=True)}[/TOOL_RESULTS]"
             for r in results
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f"[TOOL_CALLS]{c.name}[ARGS]{json_text(c.arguments)}" for c in calls)

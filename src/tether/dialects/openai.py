@@ -14,8 +14,9 @@ from tether._literals import loads
 from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
 from tether.dialects._prompt import openai_tool_json
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["OpenAI"]
 
@@ -161,3 +162,17 @@ class OpenAI(Dialect):
             )
             for r in results
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """An assistant message with `tool_calls` (arguments as JSON strings), as JSON."""
+        if not calls:
+            return ""
+        tool_calls = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json_text(c.arguments)},
+            }
+            for c in calls
+        ]
+        return json_text({"role": "assistant", "content": None, "tool_calls": tool_calls})

@@ -16,10 +16,11 @@ from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._pycall import bind_arguments, parse_call_list
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import python_literal
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
-__all__ = ["Olmo3Pythonic", "Pythonic"]
+__all__ = ["Olmo3Pythonic", "Pythonic", "emit_pythonic", "python_call"]
 
 _LIST = re.compile(r"\[\s*[A-Za-z_][\w.:\-]*\s*\(")
 _BARE = re.compile(r"[A-Za-z_][\w.:\-]*\(")
@@ -50,6 +51,12 @@ def emit_pythonic(out: Emitter, body: str, span: tuple[int, int], complete: bool
             out.fail(bind_error, cspan, body[c.start : c.end])
             continue
         out.call(c.name, args, cspan, [*extra, *c.repairs, *bind_repairs])
+
+
+def python_call(call: ToolCall) -> str:
+    """`name(key=value, ...)` with Python literals."""
+    args = ", ".join(f"{k}={python_literal(v)}" for k, v in call.arguments.items())
+    return f"{call.name}({args})"
 
 
 class _PythonicParser(RegionParser):
@@ -89,6 +96,9 @@ class Pythonic(Dialect):
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"{r.name}(...) -> {render_envelope(r)}" for r in results)
 
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return f"[{', '.join(python_call(c) for c in calls)}]" if calls else ""
+
 
 class _OlmoParser(RegionParser):
     openers = (
@@ -121,3 +131,8 @@ class Olmo3Pythonic(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"<function_results>\n{render_envelope(r)}\n</function_results>" for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        if not calls:
+            return ""
+        return "<function_calls>" + "\n".join(python_call(c) for c in calls) + "</function_calls>"

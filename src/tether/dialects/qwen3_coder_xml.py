@@ -14,11 +14,12 @@ from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import text_value
 from tether.dialects._tools import ToolIndex
 from tether.dialects._xmlargs import typed_arguments
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
-__all__ = ["Qwen3CoderXml"]
+__all__ = ["Qwen3CoderXml", "read_xml_functions", "xml_function"]
 
 _FUNCTION = re.compile(r"<function=([^>\n]+)>")
 _PARAM_END = re.compile(r"</parameter>|(?=<parameter=)|(?=</function>)")
@@ -63,6 +64,16 @@ def read_xml_functions(
         out.fail("no <function=...> in the tool call", span, body)
 
 
+def xml_function(call: ToolCall, *, value_lines: bool) -> str:
+    """`<function=name><parameter=key>value</parameter></function>`, each value on lines of its own when
+    `value_lines` (as Qwen3-Coder writes them)."""
+    nl = "\n" if value_lines else ""
+    params = "".join(
+        f"<parameter={k}>{nl}{text_value(v)}{nl}</parameter>\n" for k, v in call.arguments.items()
+    )
+    return f"<function={call.name}>\n{params}</function>"
+
+
 class _Parser(RegionParser):
     openers = (
         Opener("<tool_call>", ends=("</tool_call>",), announce=re.compile(r"\s*<function=([^<>\n]+)>")),
@@ -98,3 +109,6 @@ class Qwen3CoderXml(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f"<tool_call>\n{xml_function(c, value_lines=True)}\n</tool_call>\n" for c in calls)

@@ -16,7 +16,7 @@ import yaml
 from tether.dialects._dialect import Dialect
 from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Yaml"]
 
@@ -142,3 +142,16 @@ class Yaml(Dialect):
             for r in results
         ]
         return "```yaml\n" + yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True).strip() + "\n```"
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """One fenced block per call."""
+        return "".join(
+            "```yaml\n"
+            + yaml.safe_dump(
+                {"type": "tool_call", "tool": c.name, "args": c.arguments},
+                allow_unicode=True,
+                sort_keys=False,
+            )
+            + "```\n"
+            for c in calls
+        )
