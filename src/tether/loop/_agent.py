@@ -641,6 +641,7 @@ class _Turn:
             messages=list(self.messages) if agent.native else self.text.of(self.messages),
             tools=self.specs if agent.native else (),
             system=with_context(self.system_message.content, self.context, self.run_state.session_id),
+            dialect=agent.dialect,
         )
         answered: dict[str, AnyEnvelope] = {}
         self.answered = answered
