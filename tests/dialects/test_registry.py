@@ -1,4 +1,6 @@
 from collections.abc import Sequence
+from importlib.metadata import EntryPoint
+from pathlib import Path
 from typing import Any, ClassVar, cast
 
 import pytest
@@ -9,6 +11,7 @@ from tether.dialects import (
     Opener,
     RegionParser,
     ToolIndex,
+    _registry,
     dialect_names,
     get_dialect,
     parse,
@@ -89,3 +92,72 @@ def test_every_dialect_renders_its_tool_prompt_and_results(name: str) -> None:
 def test_an_unknown_dialect_is_a_clear_error(wrong: object) -> None:
     with pytest.raises(UserError, match=r"unknown dialect .*; known dialects: .*hermes"):
         stream_parser(cast(Any, wrong))
+
+
+_PLUGIN = """
+from tether.dialects import Dialect, Opener, RegionParser
+
+
+class _Braces(RegionParser):
+    openers = (Opener("{{", ends=("}}",)),)
+
+    def on_region(self, opener, body, span, complete):
+        self._emit.call(body.strip(), {}, span)
+
+
+class Braces(Dialect):
+    name = "test_braces"
+
+    def stream_parser(self, tools):
+        return _Braces(self.name, tools)
+
+    def render_tools(self, tools):
+        return "Write {{tool}}."
+
+    def render_calls(self, calls):
+        return "".join("{{" + c.name + "}}" for c in calls)
+
+
+NOT_A_DIALECT = 42
+"""
+
+
+def _installed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, value: str, *, module: str = "tether_test_braces"
+) -> None:
+    """A plugin module on the path and an entry point naming `value` in it, as an installed package has."""
+    (tmp_path / f"{module}.py").write_text(_PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))  # pyright: ignore[reportUnknownMemberType] - untyped in pytest
+    point = EntryPoint(name="braces", value=f"{module}:{value}", group="tether.dialects")
+
+    def points(*, group: str) -> list[EntryPoint]:
+        return [point] if group == "tether.dialects" else []
+
+    monkeypatch.setattr(_registry, "entry_points", points)
+    monkeypatch.setattr(_registry, "_entry_points_loaded", False)
+    monkeypatch.setattr(_registry, "_DIALECTS", dict(_registry._DIALECTS))  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_dialect_from_an_entry_point_is_found_by_name(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _installed(monkeypatch, tmp_path, "Braces")
+    assert [c.name for c in parse("a {{ping}} b", "test_braces").calls] == ["ping"]
+    assert "test_braces" in dialect_names()
+
+
+def test_an_entry_point_naming_no_dialect_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _installed(monkeypatch, tmp_path, "NOT_A_DIALECT", module="tether_test_braces_bad")
+    with pytest.raises(UserError, match="must name a Dialect"):
+        dialect_names()
+
+
+def test_an_entry_point_cannot_take_a_builtin_dialects_name(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _installed(monkeypatch, tmp_path, "Braces", module="tether_test_braces_clash")
+    monkeypatch.setattr(_registry, "_DIALECTS", {**_registry._DIALECTS, "test_braces": get_dialect("hermes")})  # pyright: ignore[reportPrivateUsage]
+    with pytest.raises(UserError, match="already taken"):
+        dialect_names()
