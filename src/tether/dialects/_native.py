@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from tether._literals import loads, strict_object
+from tether._syntax import Balancer
 from tether.dialects._events import ParseEvent, PartialCall
 from tether.dialects._parser import StreamParser
-from tether.dialects._regions import Balancer
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair
 

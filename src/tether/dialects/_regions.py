@@ -17,12 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
+from tether._syntax import Balancer
 from tether.dialects._events import ParseEvent, TextDelta
 from tether.dialects._parser import StreamParser
 from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
 
-__all__ = ["Balancer", "Opener", "RegionParser", "marker_pattern"]
+__all__ = ["Opener", "RegionParser", "marker_pattern"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,42 +65,6 @@ class Opener:
     tag: str = ""
     """A name for the dialect's own use (to tell openers apart)."""
     announce: re.Pattern[str] | None = None
-
-
-class Balancer:
-    """Tracks bracket depth across chunks, ignoring brackets inside strings."""
-
-    __slots__ = ("depth", "escape", "quote", "quotes")
-
-    def __init__(self, quotes: str):
-        self.quotes = quotes
-        self.depth = 0
-        self.quote = ""
-        self.escape = False
-
-    def feed(self, s: str, start: int = 0) -> int:
-        """Consume `s[start:]`; returns the index just past the bracket that balances, or -1."""
-        quote, escape, depth, quotes = self.quote, self.escape, self.depth, self.quotes
-        for i in range(start, len(s)):
-            c = s[i]
-            if quote:
-                if escape:
-                    escape = False
-                elif c == "\\":
-                    escape = True
-                elif c == quote:
-                    quote = ""
-            elif c in quotes:
-                quote = c
-            elif c in "[{(":
-                depth += 1
-            elif c in "]})":
-                depth -= 1
-                if depth <= 0:
-                    self.quote, self.escape, self.depth = quote, escape, 0
-                    return i + 1
-        self.quote, self.escape, self.depth = quote, escape, depth
-        return -1
 
 
 @dataclass(slots=True)

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from tether._literals import skip_ws
+from tether._syntax import parse_call
 from tether.dialects._dialect import Dialect, render_envelope
-from tether.dialects._pycall import bind_arguments, parse_call
 from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._render import json_text
-from tether.dialects._tools import ToolIndex
-from tether.dialects._typescript import signature
+from tether.dialects._tools import ToolIndex, bind_arguments
+from tether.dialects._ts_signatures import signature
 from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Fenced"]

@@ -11,13 +11,13 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
+from tether._syntax import parse_call_list
 from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._pycall import bind_arguments, parse_call_list
 from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._render import python_literal
-from tether.dialects._tools import ToolIndex
+from tether.dialects._tools import ToolIndex, bind_arguments
 from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Olmo3Pythonic", "Pythonic", "emit_pythonic", "python_call"]
