@@ -20,13 +20,12 @@ class Dialect(ABC):
     """The name `parse(..., dialect=name)` uses."""
     description: ClassVar[str] = ""
 
-    @abstractmethod
-    def stream_parser(self, tools: ToolIndex) -> StreamParser:
-        """A fresh incremental parser for one model output."""
+    parser: ClassVar[type[StreamParser]]
+    """The parser class that reads this format: what a dialect declares instead of writing `stream_parser`."""
 
-    def detect(self, text: str) -> int | None:
-        """Where this format's first unmistakable marker is in `text`, if any (for `auto`)."""
-        return None
+    def stream_parser(self, tools: ToolIndex) -> StreamParser:
+        """A fresh incremental parser for one model output (override only when `parser` cannot say how)."""
+        return self.parser(self.name, tools)
 
     @abstractmethod
     def render_tools(self, tools: ToolIndex) -> str:

@@ -68,8 +68,7 @@ class Anthropic(Dialect):
 
     name: ClassVar[str] = "anthropic"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         """The `tools` request parameter, as JSON."""

@@ -105,14 +105,7 @@ class DeepSeekV3(Dialect):
 
     name: ClassVar[str] = "deepseek_v3"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find(CALL_BEGIN)
-        if i < 0:
-            return None
-        return i if text[i + len(CALL_BEGIN) : i + len(CALL_BEGIN) + 8] == "function" else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -140,10 +133,6 @@ class DeepSeekV31(DeepSeekV3):
 
     name: ClassVar[str] = "deepseek_v31"
 
-    def detect(self, text: str) -> int | None:
-        i = text.find(CALL_BEGIN)
-        return i if i >= 0 else None
-
     def render_tools(self, tools: ToolIndex) -> str:
         return (
             f"## Tools\n\n{tool_json_lines(tools)}\n\nTo call a function, write:\n"
@@ -163,9 +152,4 @@ class DeepSeekR1(DeepSeekV3):
 
     name: ClassVar[str] = "deepseek_r1"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _R1Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        found = [i for i in (text.find(s) for s in _R1_SECTIONS) if i >= 0]
-        return min(found) if found else None
+    parser = _R1Parser

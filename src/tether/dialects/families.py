@@ -75,9 +75,16 @@ class TaggedJson(Dialect):
     args_key: ClassVar[str] = "arguments"
     """The keys a call's name and arguments go under, as the family writes them."""
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        cls = type(self)
-        openers = (
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A family's parser class is made once, from its declared markers."""
+        super().__init_subclass__(**kwargs)
+        attrs = {"openers": cls.markers(), "single_key": cls.single_key}
+        cls.parser = type(f"_{cls.__name__}Parser", (_TaggedJsonParser,), attrs)
+
+    @classmethod
+    def markers(cls) -> tuple[Opener, ...]:
+        """The openers the declared markers make (a family with another shape of markers overrides this)."""
+        return (
             Opener(cls.start, ends=cls.ends),
             *cls.also,
             THINK
@@ -85,10 +92,6 @@ class TaggedJson(Dialect):
             else Opener(cls.thinking[0], "reasoning", ends=cls.thinking[1:]),
             *(Opener(d, "drop") for d in cls.drops),
         )
-        parser_cls = type(
-            f"_{cls.__name__}Parser", (_TaggedJsonParser,), {"openers": openers, "single_key": cls.single_key}
-        )
-        return parser_cls(self.name, tools)
 
     def render_tools(self, tools: ToolIndex) -> str:
         shape = (
@@ -163,15 +166,15 @@ class Gigachat3(TaggedJson):
     name: ClassVar[str] = "gigachat3"
     start, drops = "function call<|role_sep|>", ("<|message_sep|>", "</s>")
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        openers = (
-            Opener(self.start),
+    @classmethod
+    def markers(cls) -> tuple[Opener, ...]:
+        return (
+            Opener(cls.start),
             Opener("<|function_call|>"),
             Opener("{", balanced=True, guard=OBJECT_GUARD, guard_len=24, viable=OBJECT_VIABLE, quotes='"'),
             THINK,
-            *(Opener(d, "drop") for d in self.drops),
+            *(Opener(d, "drop") for d in cls.drops),
         )
-        return type("_Gigachat3Parser", (_TaggedJsonParser,), {"openers": openers})(self.name, tools)
 
 
 class CommandR(TaggedJson):
@@ -247,8 +250,7 @@ class _SeedParser(RegionParser):
 class SeedOss(Qwen3CoderXml):
     name: ClassVar[str] = "seed_oss"
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        return _SeedParser(self.name, tools)
+    parser = _SeedParser
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "".join(
@@ -269,8 +271,7 @@ class _Lfm2Parser(RegionParser):
 class Lfm2(Dialect):
     name: ClassVar[str] = "lfm2"
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        return _Lfm2Parser(self.name, tools)
+    parser = _Lfm2Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -329,8 +330,7 @@ class _HunyuanParser(RegionParser):
 class HunyuanA13b(Dialect):
     name: ClassVar[str] = "hunyuan_a13b"
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        return _HunyuanParser(self.name, tools)
+    parser = _HunyuanParser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -423,8 +423,7 @@ def _invoke_dialect(
     parser_cls = type(f"_{name}Parser", (_InvokeParser,), attrs)
 
     class _Invoke(Dialect):
-        def stream_parser(self, tools: ToolIndex) -> RegionParser:
-            return parser_cls(self.name, tools)
+        parser = parser_cls
 
         def render_tools(self, tools: ToolIndex) -> str:
             return (

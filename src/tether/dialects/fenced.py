@@ -66,12 +66,7 @@ class Fenced(Dialect):
 
     name: ClassVar[str] = "fenced"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("```tool\n")
-        return i if i >= 0 else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         sigs = [signature(s) for s in tools.specs.values()]

@@ -82,8 +82,7 @@ class FunctionaryV31(Dialect):
 
     name: ClassVar[str] = "functionary_v3_1"
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        return _V31Parser(self.name, tools)
+    parser = _V31Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -138,8 +137,7 @@ class FunctionaryV32(Dialect):
 
     name: ClassVar[str] = "functionary_v3_2"
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        return _V32Parser(self.name, tools)
+    parser = _V32Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (

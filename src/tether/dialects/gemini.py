@@ -51,8 +51,7 @@ class Gemini(Dialect):
 
     name: ClassVar[str] = "gemini"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         """The `tools` request parameter (`functionDeclarations`), as JSON."""

@@ -70,12 +70,7 @@ class Glm45(Dialect):
 
     name: ClassVar[str] = "glm45"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("<arg_key>")
-        return text.rfind("<tool_call>", 0, i) if i >= 0 else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (

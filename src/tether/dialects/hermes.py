@@ -46,12 +46,7 @@ class Hermes(Dialect):
 
     name: ClassVar[str] = "hermes"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("<tool_call>")
-        return i if i >= 0 and text[i + 11 : i + 40].lstrip().startswith("{") else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (

@@ -214,12 +214,7 @@ class JsonCalls(Dialect):
 
     name: ClassVar[str] = "json_calls"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        m = _RAW.search(text)
-        return m.start() if m else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         lines = [

@@ -114,12 +114,7 @@ class Llama3Json(Dialect):
 
     name: ClassVar[str] = "llama3_json"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Llama3Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        m = OBJECT_GUARD.search(text)
-        return m.start() if m else None
+    parser = _Llama3Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         shape = 'a JSON object {"name": function name, "parameters": {argument name: value}}'
@@ -139,12 +134,7 @@ class JsonToolList(Dialect):
     args_key: ClassVar[str] = "parameters"
     """The key its calls hold their arguments under, as its prompt teaches."""
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _ListParser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        m = _LIST.search(text)
-        return m.start() if m else None
+    parser = _ListParser
 
     def render_tools(self, tools: ToolIndex) -> str:
         shape = 'a JSON list [{"name": function name, "parameters": {argument name: value}}, ...]'
@@ -163,8 +153,7 @@ class Xlam(JsonToolList):
     name: ClassVar[str] = "xlam"
     args_key: ClassVar[str] = "arguments"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _XlamParser(self.name, tools)
+    parser = _XlamParser
 
     def render_tools(self, tools: ToolIndex) -> str:
         shape = 'a JSON list [{"name": function name, "arguments": {argument name: value}}, ...]'

@@ -74,12 +74,7 @@ class KimiK2(Dialect):
 
     name: ClassVar[str] = "kimi_k2"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("<|tool_call_begin|>")
-        return i if i >= 0 else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (

@@ -81,12 +81,7 @@ class Mistral(Dialect):
 
     name: ClassVar[str] = "mistral"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find(MARK)
-        return i if i >= 0 else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return f"[AVAILABLE_TOOLS]{tool_json_lines(tools)}[/AVAILABLE_TOOLS]"

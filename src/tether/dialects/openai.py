@@ -143,8 +143,7 @@ class OpenAI(Dialect):
 
     name: ClassVar[str] = "openai"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         """The `tools` request parameter, as JSON (native formats are not taught in the prompt)."""

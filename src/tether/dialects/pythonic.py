@@ -79,12 +79,7 @@ class Pythonic(Dialect):
 
     name: ClassVar[str] = "pythonic"
 
-    def stream_parser(self, tools: ToolIndex) -> _PythonicParser:
-        return _PythonicParser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        m = _LIST.search(text)
-        return m.start() if m else None
+    parser = _PythonicParser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -115,12 +110,7 @@ class Olmo3Pythonic(Dialect):
 
     name: ClassVar[str] = "olmo3_pythonic"
 
-    def stream_parser(self, tools: ToolIndex) -> _OlmoParser:
-        return _OlmoParser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("<function_calls>")
-        return i if i >= 0 else None
+    parser = _OlmoParser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (

@@ -92,12 +92,7 @@ class Qwen3CoderXml(Dialect):
 
     name: ClassVar[str] = "qwen3_coder_xml"
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("<function=")
-        return i if i >= 0 else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (

@@ -106,12 +106,7 @@ class Yaml(Dialect):
 
     name: ClassVar[str] = "yaml"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        m = re.search(r"(?m)^type:[ \t]*tool_call", text)
-        return m.start() if m else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         catalog: dict[str, Any] = {}
