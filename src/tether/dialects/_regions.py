@@ -87,6 +87,8 @@ class _Region:
 
 
 _ANNOUNCE_WITHIN = 256
+_TO_END = "\x00"
+"""`_Region.end` of a call region that runs to the end of the output."""
 
 
 class RegionParser(StreamParser):
@@ -124,12 +126,25 @@ class RegionParser(StreamParser):
         """While a call region is open and past its announcement: its `end` (see `_Region.end`)."""
         self._open = False
         """While a region is open (and the output's start read, not closed)."""
+        self._text_mark = self._mark if self._inline and self._plain_text_is_content else None
+        """While `_inline` and plain text is content: the one character a delta must hold to need more than
+        passing on (feed's first check, as most deltas of most replies are plain text)."""
+        self._rest: _Region | None = None
+        """While a call region that runs to the end of the output is open, with nothing to announce and no
+        progress hook: every delta is simply more of its body."""
 
     def feed(self, delta: str) -> list[ParseEvent]:
         # The common cases inline, as they cost most of streaming: a delta between regions that holds no
         # marker's first character is plain text; a held-back marker that is still only the start of one stays
         # held; a delta in a call region that does not complete its end marker is more of its body. Anything
         # else takes the general path, which scans it.
+        mark = self._text_mark
+        if mark is not None and delta and mark not in delta:
+            emit = self._emit
+            emit.fed += len(delta)
+            self._last_char = delta[-1]
+            emit.content.append(delta)
+            return [TextDelta(delta)]
         if delta:
             if self._inline:
                 mark, first = self._mark, self._first
@@ -147,6 +162,11 @@ class RegionParser(StreamParser):
                     except Exception as e:  # a parser bug must not take the caller down
                         self._internal_error(e)
                     return events
+            elif (rest := self._rest) is not None:
+                self._emit.fed += len(delta)
+                rest.parts.append(delta)
+                rest.size += len(delta)
+                return []
             elif self._holding:
                 held = self._hold + delta
                 if held in self._prefixes:
@@ -189,6 +209,8 @@ class RegionParser(StreamParser):
                         self._settle()
                     elif region.head is None:
                         self._end = region.end
+                        if region.end == _TO_END and not self._progress:
+                            self._rest = region
                 except Exception as e:  # a parser bug must not take the caller down
                     self._internal_error(e)
                 return events
@@ -214,11 +236,13 @@ class RegionParser(StreamParser):
         return events
 
     def close(self) -> list[ParseEvent]:
-        self._inline, self._holding, self._end, self._open = False, False, None, False
+        self._inline, self._holding, self._end, self._open, self._rest = False, False, None, False, None
+        self._text_mark = None
         return super().close()
 
     def _internal_error(self, e: Exception) -> None:
-        self._inline, self._holding, self._end, self._open = False, False, None, False
+        self._inline, self._holding, self._end, self._open, self._rest = False, False, None, False, None
+        self._text_mark = None
         super()._internal_error(e)
 
     def _settle(self) -> None:
@@ -230,6 +254,8 @@ class RegionParser(StreamParser):
         self._holding = between and bool(self._hold)
         self._open = live and region is not None
         self._end = region.end if self._open and region is not None and region.head is None else None
+        self._rest = region if self._end == _TO_END and not self._progress else None
+        self._text_mark = self._mark if self._inline and self._plain_text_is_content else None
 
     @property
     def busy_since(self) -> int | None:
@@ -260,6 +286,7 @@ class RegionParser(StreamParser):
         if self._emit.fed:
             raise UserError("open_reasoning() must come before the first feed()")
         self._open_reasoning, self._at_start, self._inline, self._holding = reasoning, True, False, False
+        self._text_mark = None
 
     def active_openers(self) -> tuple[Opener, ...]:
         """The openers in force (override to vary them with the tools or options)."""
@@ -616,7 +643,7 @@ def _opener_plan(openers: tuple[Opener, ...]) -> _Plan:
 def _end(o: Opener) -> str | None:
     if o.kind != "call" or o.balanced or len(o.ends) > 1:
         return None
-    return o.ends[0] if o.ends else "\x00"
+    return o.ends[0] if o.ends else _TO_END
 
 
 @functools.lru_cache(maxsize=256)
