@@ -129,15 +129,12 @@ class RegionParser(StreamParser):
         self._text_mark = self._mark if self._inline and self._plain_text_is_content else None
         """While `_inline` and plain text is content: the one character a delta must hold to need more than
         passing on (feed's first check, as most deltas of most replies are plain text)."""
-        self._rest: _Region | None = None
-        """While a call region that runs to the end of the output is open, with nothing to announce and no
-        progress hook: every delta is simply more of its body."""
 
     def feed(self, delta: str) -> list[ParseEvent]:
-        # The common cases inline, as they cost most of streaming: a delta between regions that holds no
-        # marker's first character is plain text; a held-back marker that is still only the start of one stays
-        # held; a delta in a call region that does not complete its end marker is more of its body. Anything
-        # else takes the general path, which scans it.
+        # The common cases inline, as they cost most of streaming, the commonest first: a delta between regions
+        # that holds no marker's first character is plain text; a delta in a call region that does not complete
+        # its end marker is more of its body; a held-back marker that is still only the start of one stays
+        # held. Anything else takes the general path, which scans it.
         mark = self._text_mark
         if mark is not None and delta and mark not in delta:
             emit = self._emit
@@ -146,34 +143,7 @@ class RegionParser(StreamParser):
             emit.content.append(delta)
             return [TextDelta(delta)]
         if delta:
-            if self._inline:
-                mark, first = self._mark, self._first
-                if (mark not in delta) if mark is not None else (first is None or not first.search(delta)):
-                    emit = self._emit
-                    emit.fed += len(delta)
-                    self._last_char = delta[-1]
-                    if self._plain_text_is_content:
-                        emit.content.append(delta)
-                        return [TextDelta(delta)]
-                    events: list[ParseEvent] = []
-                    self._emit.events = events
-                    try:
-                        self.after_text(delta)
-                    except Exception as e:  # a parser bug must not take the caller down
-                        self._internal_error(e)
-                    return events
-            elif (rest := self._rest) is not None:
-                self._emit.fed += len(delta)
-                rest.parts.append(delta)
-                rest.size += len(delta)
-                return []
-            elif self._holding:
-                held = self._hold + delta
-                if held in self._prefixes:
-                    self._emit.fed += len(delta)
-                    self._hold = held
-                    return []
-            elif (end := self._end) is not None:
+            if (end := self._end) is not None:  # in a call region (never between regions)
                 region = self._region
                 assert region is not None
                 tail = region.tail
@@ -186,7 +156,7 @@ class RegionParser(StreamParser):
                 region.size += len(delta)
                 keep = region.keep
                 region.tail = window[-keep:] if keep else ""
-                events = []
+                events: list[ParseEvent] = []
                 emit.events = events
                 if self._progress:
                     try:
@@ -194,6 +164,28 @@ class RegionParser(StreamParser):
                     except Exception as e:  # a parser bug must not take the caller down
                         self._internal_error(e)
                 return events
+            elif self._inline:
+                mark, first = self._mark, self._first
+                if (mark not in delta) if mark is not None else (first is None or not first.search(delta)):
+                    emit = self._emit
+                    emit.fed += len(delta)
+                    self._last_char = delta[-1]
+                    if self._plain_text_is_content:
+                        emit.content.append(delta)
+                        return [TextDelta(delta)]
+                    events = []
+                    self._emit.events = events
+                    try:
+                        self.after_text(delta)
+                    except Exception as e:  # a parser bug must not take the caller down
+                        self._internal_error(e)
+                    return events
+            elif self._holding:
+                held = self._hold + delta
+                if held in self._prefixes:
+                    self._emit.fed += len(delta)
+                    self._hold = held
+                    return []
             elif self._open:  # what `_feed` would do, less the checks that lead here
                 region = self._region
                 assert region is not None
@@ -209,8 +201,6 @@ class RegionParser(StreamParser):
                         self._settle()
                     elif region.head is None:
                         self._end = region.end
-                        if region.end == _TO_END and not self._progress:
-                            self._rest = region
                 except Exception as e:  # a parser bug must not take the caller down
                     self._internal_error(e)
                 return events
@@ -236,12 +226,12 @@ class RegionParser(StreamParser):
         return events
 
     def close(self) -> list[ParseEvent]:
-        self._inline, self._holding, self._end, self._open, self._rest = False, False, None, False, None
+        self._inline, self._holding, self._end, self._open = False, False, None, False
         self._text_mark = None
         return super().close()
 
     def _internal_error(self, e: Exception) -> None:
-        self._inline, self._holding, self._end, self._open, self._rest = False, False, None, False, None
+        self._inline, self._holding, self._end, self._open = False, False, None, False
         self._text_mark = None
         super()._internal_error(e)
 
@@ -254,7 +244,6 @@ class RegionParser(StreamParser):
         self._holding = between and bool(self._hold)
         self._open = live and region is not None
         self._end = region.end if self._open and region is not None and region.head is None else None
-        self._rest = region if self._end == _TO_END and not self._progress else None
         self._text_mark = self._mark if self._inline and self._plain_text_is_content else None
 
     @property
