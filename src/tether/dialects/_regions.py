@@ -164,7 +164,7 @@ class RegionParser(StreamParser):
                     except Exception as e:  # a parser bug must not take the caller down
                         self._internal_error(e)
                 return events
-            elif self._inline:
+            if self._inline:
                 mark, first = self._mark, self._first
                 if (mark not in delta) if mark is not None else (first is None or not first.search(delta)):
                     emit = self._emit
