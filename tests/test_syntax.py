@@ -14,10 +14,14 @@ function forecast(city: string, options: object): string;"""
 def test_a_js_call_reads_the_same_in_a_fenced_block_and_a_seed_003_example() -> None:
     (spec,) = specs_from_typescript(TS, min_examples=1)
     fenced = parse("```tool\nreturn forecast(\"Oslo\", {days: 2, units: ['c',],});\n```", "fenced", [spec])
-    assert fenced.calls[0].arguments == spec.examples[0].input == {
-        "city": "Oslo",
-        "options": {"days": 2, "units": ["c"]},
-    }
+    assert (
+        fenced.calls[0].arguments
+        == spec.examples[0].input
+        == {
+            "city": "Oslo",
+            "options": {"days": 2, "units": ["c"]},
+        }
+    )
 
 
 def test_python_keyword_arguments_and_a_list_of_calls() -> None:
