@@ -161,3 +161,18 @@ def test_an_entry_point_cannot_take_a_builtin_dialects_name(
     monkeypatch.setattr(_registry, "_DIALECTS", {**_registry._DIALECTS, "test_braces": get_dialect("hermes")})  # pyright: ignore[reportPrivateUsage]
     with pytest.raises(UserError, match="already taken"):
         dialect_names()
+
+
+class _Parserless(Dialect):
+    name: ClassVar[str] = "test_parserless"
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return ""
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return ""
+
+
+def test_a_dialect_without_a_parser_names_the_fix() -> None:
+    with pytest.raises(UserError, match=r"declares no parser: set `parser = YourParser`"):
+        parse("text", _Parserless())

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from tether.dialects._parser import StreamParser
 from tether.dialects._tools import ToolIndex
+from tether.exceptions import UserError
 from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["Dialect", "render_envelope"]
@@ -24,8 +25,19 @@ class Dialect(ABC):
     """The parser class that reads this format: what a dialect declares instead of writing `stream_parser`."""
 
     def stream_parser(self, tools: ToolIndex) -> StreamParser:
-        """A fresh incremental parser for one model output (override only when `parser` cannot say how)."""
-        return self.parser(self.name, tools)
+        """A fresh incremental parser for one model output (override only when `parser` cannot say how).
+
+        Raises:
+            UserError: The dialect declares no `parser` (and does not override this method).
+        """
+        try:
+            parser = self.parser
+        except AttributeError:
+            raise UserError(
+                f"the {self.name!r} dialect declares no parser: set `parser = YourParser` (a StreamParser "
+                "subclass, e.g. a RegionParser with openers) on the class, or override stream_parser()"
+            ) from None
+        return parser(self.name, tools)
 
     @abstractmethod
     def render_tools(self, tools: ToolIndex) -> str:
