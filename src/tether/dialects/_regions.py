@@ -23,7 +23,7 @@ from tether.dialects._parser import StreamParser
 from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
 
-__all__ = ["Opener", "RegionParser", "marker_pattern"]
+__all__ = ["THINK", "Opener", "RegionParser", "marker_pattern"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +65,10 @@ class Opener:
     tag: str = ""
     """A name for the dialect's own use (to tell openers apart)."""
     announce: re.Pattern[str] | None = None
+
+
+THINK = Opener("<think>", "reasoning", ends=("</think>",))
+"""`<think>...</think>` reasoning, the block most open models write."""
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, cast
 from tether._literals import loads
 from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
@@ -39,7 +39,7 @@ class _Parser(RegionParser):
         Opener(CALLS_BEGIN, "drop"),
         Opener(CALLS_END, "drop"),
         Opener(EOS, "drop"),
-        Opener("<think>", "reasoning", ends=("</think>",)),
+        THINK,
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:

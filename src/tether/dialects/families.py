@@ -21,7 +21,7 @@ from tether._literals import parse_value, skip_ws
 from tether.dialects._calls import emit_json_calls
 from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import json_calls, json_text, text_value
 from tether.dialects._tools import ToolIndex, coerce_text_value
 from tether.dialects.glm45 import Glm45, arg_pairs
@@ -33,7 +33,6 @@ from tether.types import Repair, ToolCall, ToolResultMessage
 __all__ = ["FAMILIES"]
 
 THINK_MARKERS = ("<think>", "</think>")
-THINK = Opener(THINK_MARKERS[0], "reasoning", ends=THINK_MARKERS[1:])
 
 
 class _TaggedJsonParser(RegionParser):

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import text_value
 from tether.dialects._tools import ToolIndex
 from tether.dialects._xmlargs import typed_arguments
@@ -49,7 +49,7 @@ class _Parser(RegionParser):
         Opener(
             "<tool_call>", ends=("</tool_call>",), announce=re.compile(rf"\s*({_NAME.pattern})\s*<arg_key>")
         ),
-        Opener("<think>", "reasoning", ends=("</think>",)),
+        THINK,
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:

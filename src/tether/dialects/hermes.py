@@ -12,14 +12,12 @@ from tether.dialects._calls import JsonAnnouncer, emit_json_calls
 from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import json_call
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["Hermes"]
-
-THINK = Opener("<think>", "reasoning", ends=("</think>",))
 
 
 class _Parser(RegionParser):

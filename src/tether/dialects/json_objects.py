@@ -12,7 +12,7 @@ from tether.dialects._calls import JsonAnnouncer, emit_json_calls
 from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import json_call, json_calls
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolCall, ToolResultMessage
@@ -24,7 +24,6 @@ _LIST = re.compile(r"\[\s*\{\s*\"(?:name|function|arguments|parameters)\"\s*:")
 _FENCE = re.compile(r"```(?:json)?\s*[\[{]\s*(?:\{\s*)?\"(?:name|function|arguments|parameters)\"")
 OBJECT_VIABLE = re.compile(r"\{\s*(?:\"[a-z]{0,10}\"?\s*)?")
 _LIST_VIABLE = re.compile(r"\[\s*(?:\{\s*(?:\"[a-z]{0,10}\"?\s*)?)?")
-THINK = Opener("<think>", "reasoning", ends=("</think>",))
 
 
 class _Parser(RegionParser):

@@ -15,7 +15,7 @@ from tether._syntax import parse_call_list
 from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import python_literal
 from tether.dialects._tools import ToolIndex, bind_arguments
 from tether.types import Repair, ToolCall, ToolResultMessage
@@ -67,7 +67,7 @@ class _PythonicParser(RegionParser):
         Opener("[", balanced=True, guard=_LIST, guard_len=128, viable=_LIST_VIABLE, tag="list"),
         Opener("<|python_start|>", "drop"),
         Opener("<|python_end|>", "drop"),
-        Opener("<think>", "reasoning", ends=("</think>",)),
+        THINK,
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
@@ -98,7 +98,7 @@ class Pythonic(Dialect):
 class _OlmoParser(RegionParser):
     openers = (
         Opener("<function_calls>", ends=("</function_calls>",)),
-        Opener("<think>", "reasoning", ends=("</think>",)),
+        THINK,
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
