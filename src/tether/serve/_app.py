@@ -6,7 +6,6 @@ import contextlib
 import importlib
 import importlib.util
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -14,30 +13,18 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 
 from tether.serve._auth import BodyLimit, Keys
-from tether.serve._config import ServeConfig, ServedAgent
+from tether.serve._config import ServeConfig
 from tether.serve._errors import install_error_handlers
 from tether.serve._index import SessionIndex
-from tether.serve._routes import api_router
+from tether.serve._routes import router
 from tether.serve._runs import Runs
+from tether.serve._served import Served
 from tether.store import SessionStore, SqlJournal
 
-__all__ = ["PAGE", "Served", "create_app"]
+__all__ = ["PAGE", "create_app"]
 
 PAGE = Path(__file__).parent / "page"
 """The web chat page's static files, served at `/` when present."""
-
-
-@dataclass
-class Served:
-    """What the routes share: the config, the agents by name, the stores and this worker's runs."""
-
-    config: ServeConfig
-    agents: dict[str, ServedAgent]
-    journal: SqlJournal
-    store: SessionStore
-    index: SessionIndex
-    runs: Runs
-    keys: Keys
 
 
 def create_app(config: ServeConfig) -> FastAPI:
@@ -68,7 +55,7 @@ def create_app(config: ServeConfig) -> FastAPI:
     )
     app.state.served = served
     install_error_handlers(app)
-    app.include_router(api_router(served))
+    app.include_router(router)
     _include_openai(app, served)
     app.add_middleware(BodyLimit, max_bytes=config.max_request_bytes)
     if config.cors_origins:
@@ -79,6 +66,7 @@ def create_app(config: ServeConfig) -> FastAPI:
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Idempotency-Key"],
         )
     if (PAGE / "index.html").is_file():
+        app.mount("/page", StaticFiles(directory=PAGE, html=True), name="page-files")
         app.mount("/", StaticFiles(directory=PAGE, html=True), name="page")
     return app
 
