@@ -68,9 +68,12 @@ def served_agent(entry: dict[str, Any], where: str, base: Path) -> ServedAgent:
     try:
         config = AgentConfig.model_validate({k: v for k, v in entry.items() if k not in _EXTRAS})
         extras = _Extras.model_validate({k: v for k, v in entry.items() if k in _EXTRAS})
+    except ValidationError as error:
+        raise UserError(problems(error, f"{where}.")) from None
+    try:
         policy = Policy.model_validate(extras.policy)
     except ValidationError as error:
-        raise UserError(f"{where}.{problems(error)}") from None
+        raise UserError(problems(error, f"{where}.policy.")) from None
     where = f"{where} ({config.name})"
     try:
         model = _model(config, extras.baseUrl)
@@ -187,7 +190,7 @@ def _tools(configs: list[AgentToolConfig], base: Path, where: str) -> AbstractTo
                     "`file` (config: {path: tools.py}) or `mcp` (config: {command: ...} or {url: ...})."
                 )
         except ValidationError as error:
-            raise UserError(f"{here}.config.{problems(error)}") from None
+            raise UserError(problems(error, f"{here}.config.")) from None
         except UserError as error:
             raise UserError(f"{here}: {error}") from None
         toolset = toolset | built
