@@ -65,7 +65,8 @@ limits: {{maxRequestBytes: 5000, requestsPerMinute: 30, disconnectGraceS: 2}}
     assert (config.max_request_bytes, config.disconnect_grace_s, list(config.cors_origins)) == (
         5000, 2, ["https://app.example"],
     )  # fmt: skip
-    assert config.rate_limit is not None and config.rate_limit.calls == 30
+    assert config.rate_limit is not None
+    assert config.rate_limit.calls == 30
     from tether.execution import Principal
     from tether.store import MemoryJournal
 
@@ -73,6 +74,7 @@ limits: {{maxRequestBytes: 5000, requestsPerMinute: 30, disconnectGraceS: 2}}
     assert sorted(files.toolset.tools()) == ["fs.ls", "fs.read"]
     assert (files.limits.max_iterations, files.limits.max_tool_calls, files.mode) == (4, 9, "act_first")
     assert files.executor.policy.max_concurrency == 2
+    assert files.limits.max_wall_time_s == 600  # a stuck upstream does not hold a stream for ever
     local = config.agents[1].build(Principal("u"), MemoryJournal())
     assert (local.dialect, local.system_prompt, sorted(local.toolset.tools())) == (
         "qwen3_coder_xml",
@@ -142,7 +144,7 @@ def test_a_bad_config_is_a_user_error_naming_the_file_and_the_field(
 
 
 def test_a_missing_config_file_says_so(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="Cannot read the serve config .*missing.yaml"):
+    with pytest.raises(UserError, match=r"Cannot read the serve config .*missing\.yaml"):
         load_config(tmp_path / "missing.yaml")
 
 

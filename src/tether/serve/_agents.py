@@ -35,6 +35,10 @@ from tether.types import AgentConfig, AgentToolConfig
 
 __all__ = ["default_agent", "served_agent"]
 
+DEFAULT_WALL_TIME_S = 600.0
+"""A run's time limit when its config sets none: an upstream that stops answering does not hold a stream
+(and its session) for ever."""
+
 _TERMINATIONS: dict[str, Callable[[], Termination]] = {
     "no_calls": NoCalls,
     "end_turn": EndTurn,
@@ -134,7 +138,7 @@ def _limits(config: AgentConfig) -> Limits:
         max_iterations=given.maxIterations or default.max_iterations,
         max_tool_calls=given.maxToolCalls or default.max_tool_calls,
         max_tokens=given.maxTokens or default.max_tokens,
-        max_wall_time_s=given.maxWallTimeS or default.max_wall_time_s,
+        max_wall_time_s=given.maxWallTimeS or DEFAULT_WALL_TIME_S,
         retry_budget=default.retry_budget if given.retryBudget is None else given.retryBudget,
     )
 
