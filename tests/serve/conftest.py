@@ -95,7 +95,8 @@ CHILD = Path(__file__).with_name("server_child.py")
 _STORE = importlib.util.spec_from_file_location(
     "_store_conftest", Path(__file__).parents[1] / "store" / "conftest.py"
 )
-assert _STORE is not None and _STORE.loader is not None
+assert _STORE is not None
+assert _STORE.loader is not None
 _store = importlib.util.module_from_spec(_STORE)
 _STORE.loader.exec_module(_store)
 postgres_server = _store.postgres_server
