@@ -128,6 +128,12 @@ async def create_session(
     assert principal.id is not None
     row, new = await anyio.to_thread.run_sync(served.index.create, principal.id, name, idempotency_key)
     if not new:
+        if row.agent != name:
+            raise ApiError(
+                409, "IDEMPOTENCY_KEY_REUSED",
+                f"Idempotency-Key {idempotency_key!r} already made a session with agent {row.agent!r}.",
+                "Use a new key for a different request.",
+            )  # fmt: skip
         response.status_code = 200
     return SessionInfo(**row.public())
 
