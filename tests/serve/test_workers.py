@@ -53,6 +53,25 @@ async def test_a_run_on_one_worker_holds_its_session_on_the_other(
     assert status == "running"
 
 
+async def test_a_run_is_cancelled_through_either_worker(
+    postgres_url: str, workers: Callable[..., Worker]
+) -> None:
+    a, b = workers(postgres_url), workers(postgres_url)
+    async with a.client() as on_a, b.client() as on_b, b.client("k-bob") as bob:
+        sid = (await on_a.post("/api/sessions", json={})).json()["session_id"]
+        async with on_a.stream("POST", f"/api/sessions/{sid}/messages", json={"content": "go"}) as run:
+            reader = Reader(run)
+            await reader.events(3)
+            stranger = await bob.post(f"/api/sessions/{sid}/cancel")
+            cancelled = await on_b.post(f"/api/sessions/{sid}/cancel")
+            events = await reader.events()
+        status = (await on_b.get(f"/api/sessions/{sid}")).json()["status"]
+    assert stranger.status_code == 404
+    assert cancelled.json() == {"cancelled": True}
+    assert events[-1][1]["reason"] == "cancelled"  # not `no_calls`: it stopped before its 3 s of streaming
+    assert status == "cancelled"
+
+
 async def test_a_keys_rate_limit_holds_across_workers(
     postgres_url: str, workers: Callable[..., Worker]
 ) -> None:
