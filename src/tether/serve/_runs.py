@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+from sse_starlette.sse import AppStatus
 
 from tether.loop import Agent, Session
 from tether.serve._index import LEASE_S, SessionIndex, Status
@@ -173,12 +174,17 @@ class Runs:
             del self.buffers[buffer.session_id]
 
     async def _watch(self) -> None:
-        """While this worker has runs: renew their holds on their sessions, and cancel those another worker
-        was asked to cancel (one query a second for all of them)."""
+        """While this worker has runs: renew their holds on their sessions, cancel those another worker was
+        asked to cancel (one query a second for all of them), and cancel them all when the server is
+        shutting down, so that every stream (NDJSON too) ends with `on_chain_end` before it is closed."""
         ticks = 0
         while running := [b.session_id for b in self.buffers.values() if not b.done]:
             await asyncio.sleep(CANCEL_POLL_S)
             ticks += 1
+            if AppStatus.should_exit:  # uvicorn got SIGTERM or SIGINT (sse-starlette hooks its handler)
+                for session_id in running:
+                    self.cancel(session_id)
+                continue
             with contextlib.suppress(Exception):  # a database hiccup: the next tick tries again
                 if ticks % _RENEW_EVERY == 0:
                     await anyio.to_thread.run_sync(self.index.renew, running)
