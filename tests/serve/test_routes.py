@@ -47,8 +47,11 @@ async def test_a_message_streams_its_run_as_sse_with_numbered_events_ending_with
     assert names(events)[0] == "on_chain_start"
     assert names(events)[-1] == "on_chain_end"
     assert names(events).count("on_tool_start") == 2
-    ends = [data["envelope"] for _, name, data in events if name == "on_tool_end"]
-    assert ends == [{"ok": True, "data": 3}, {"ok": True, "data": 7}]
+    ends = {data["call_id"]: data["envelope"] for _, name, data in events if name == "on_tool_end"}
+    assert ends == {
+        "call_0": {"ok": True, "data": 3},
+        "call_1": {"ok": True, "data": 7},
+    }  # they run concurrently
     assert events[-1][2]["data"] == "1+2=3 and 3+4=7."
     assert all(event == data["event"] for _, event, data in events)
 

@@ -14,11 +14,11 @@ from fastapi.staticfiles import StaticFiles
 from tether.serve._auth import BodyLimit, Keys
 from tether.serve._config import ServeConfig
 from tether.serve._errors import install_error_handlers
-from tether.serve._index import SessionIndex
+from tether.serve._index import SerialSessionStore, SessionIndex
 from tether.serve._routes import router
 from tether.serve._runs import Runs
 from tether.serve._served import Served
-from tether.store import SessionStore, SqlJournal
+from tether.store import SqlJournal
 
 __all__ = ["PAGE", "create_app"]
 
@@ -30,8 +30,8 @@ def create_app(config: ServeConfig) -> FastAPI:
     """The app: the agent API under `/api`, the OpenAI-compatible API under `/v1` (when installed), the web
     page at `/`, and FastAPI's `/openapi.json` and `/docs`. Stores open now; runs stop at shutdown."""
     journal = SqlJournal(config.database)
-    store = SessionStore(journal.engine)
     index = SessionIndex(journal.engine)
+    store = SerialSessionStore(index)
     served = Served(
         config=config,
         agents={a.name: a for a in config.agents},

@@ -7,8 +7,11 @@ that dies leaves a lease that expires, so the session does not stay locked.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 import uuid
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,7 +31,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
-__all__ = ["LEASE_S", "SessionIndex", "SessionRow", "Status"]
+from tether.store import SessionStore
+from tether.types import Message
+
+__all__ = ["LEASE_S", "SerialSessionStore", "SessionIndex", "SessionRow", "Status"]
 
 Status = Literal["idle", "running", "needs", "cancelled", "error"]
 LEASE_S = 30.0
@@ -94,6 +100,10 @@ class SessionIndex:
 
     def __init__(self, engine: Engine):
         self.engine = engine
+        self.writes: AbstractContextManager[Any] = (
+            threading.Lock() if engine.dialect.name == "sqlite" else contextlib.nullcontext()
+        )
+        """Held by every write of this process to a SQLite database (see `SerialSessionStore`)."""
         _metadata.create_all(engine)
 
     def create(self, owner: str, agent: str, idempotency_key: str | None = None) -> tuple[SessionRow, bool]:
@@ -101,7 +111,7 @@ class SessionIndex:
         now = time.time()
         row = SessionRow(uuid.uuid4().hex, owner, agent, "", "idle", now, now, 0.0)
         try:
-            with self.engine.begin() as connection:
+            with self.writes, self.engine.begin() as connection:
                 connection.execute(
                     _sessions.insert().values(
                         session_id=row.session_id, owner=owner, agent=agent, title="", status="idle",
@@ -138,28 +148,27 @@ class SessionIndex:
             ).all()
         return [SessionRow(*r) for r in rows]
 
-    def hold(self, session_id: str, title: str | None = None) -> bool:
-        """Take the session for a run, unless another run (in any worker) holds it."""
+    def hold(self, session_id: str, prompt: str, title: str | None = None) -> bool:
+        """Take the session for a run of `prompt` (what the user posted), unless another run (in any worker)
+        holds it; the session is titled `title` if it has no title yet."""
         now = time.time()
         values: dict[str, Any] = {
             "status": "running", "lease_until": now + LEASE_S, "updated_at": now, "cancel_asked": False,
         }  # fmt: skip
         where = and_(_sessions.c.session_id == session_id, _sessions.c.lease_until <= now)
-        with self.engine.begin() as connection:
-            taken = connection.execute(update(_sessions).where(where).values(**values)).rowcount == 1
-            if taken and title:
+        with self.writes, self.engine.begin() as connection:
+            if connection.execute(update(_sessions).where(where).values(**values)).rowcount != 1:
+                return False
+            if title:
                 connection.execute(
                     update(_sessions)
                     .where(_sessions.c.session_id == session_id, _sessions.c.title == "")
                     .values(title=title[:80])
                 )
-        return taken
-
-    def add_prompt(self, session_id: str, content: str) -> None:
-        with self.engine.begin() as connection:
             connection.execute(
-                _prompts.insert().values(session_id=session_id, created_at=time.time(), content=content)
+                _prompts.insert().values(session_id=session_id, created_at=now, content=prompt)
             )
+        return True
 
     def prompts(self, session_id: str) -> list[str]:
         with self.engine.connect() as connection:
@@ -174,7 +183,7 @@ class SessionIndex:
         """Extend the hold of these sessions' runs (all of one worker's, in one statement)."""
         if not session_ids:
             return
-        with self.engine.begin() as connection:
+        with self.writes, self.engine.begin() as connection:
             connection.execute(
                 update(_sessions)
                 .where(_sessions.c.session_id.in_(session_ids))
@@ -184,7 +193,7 @@ class SessionIndex:
     def ask_cancel(self, session_id: str) -> bool:
         """Ask whichever worker runs the session to cancel its run; False when no run holds it."""
         now = time.time()
-        with self.engine.begin() as connection:
+        with self.writes, self.engine.begin() as connection:
             return (
                 connection.execute(
                     update(_sessions)
@@ -208,7 +217,7 @@ class SessionIndex:
 
     def release(self, session_id: str, status: Status) -> None:
         now = time.time()
-        with self.engine.begin() as connection:
+        with self.writes, self.engine.begin() as connection:
             connection.execute(
                 update(_sessions)
                 .where(_sessions.c.session_id == session_id)
@@ -218,9 +227,23 @@ class SessionIndex:
     def release_all(self, session_ids: list[str], status: Status) -> None:
         if not session_ids:
             return
-        with self.engine.begin() as connection:
+        with self.writes, self.engine.begin() as connection:
             connection.execute(
                 update(_sessions)
                 .where(_sessions.c.session_id.in_(session_ids))
                 .values(status=status, lease_until=0.0, updated_at=time.time())
             )
+
+
+class SerialSessionStore(SessionStore):
+    """The conversations, whose appends take the index's write lock: on SQLite, a process's writers then
+    queue on a lock instead of in SQLite's busy handler, whose sleeps (up to 100 ms each) made the first
+    event of concurrent runs wait several times longer."""
+
+    def __init__(self, index: SessionIndex):
+        super().__init__(index.engine)
+        self.writes = index.writes
+
+    def append(self, session_id: str, messages: list[Message]) -> None:
+        with self.writes:
+            super().append(session_id, messages)

@@ -21,7 +21,7 @@ from tether.serve._history import chat_messages
 from tether.serve._index import SessionRow
 from tether.serve._runs import RunBuffer, Runs
 from tether.serve._served import Served
-from tether.types import ChatMessageV2, NeedsEnvelope, ToolResultMessage
+from tether.types import ChatMessageV2, Message, NeedsEnvelope, ToolResultMessage
 
 __all__ = ["Caller", "State", "caller", "router", "served_state"]
 
@@ -176,20 +176,29 @@ async def _start(
             409, "UNKNOWN_AGENT", f"The session's agent {row.agent!r} is no longer served.",
             "Start a new session with one of GET /api/agents.",
         )  # fmt: skip
-    if not await anyio.to_thread.run_sync(served.index.hold, row.session_id, title):
-        raise ApiError(
-            409, "RUN_ACTIVE", "A run is already active on this session.",
-            f"Follow it with GET /api/sessions/{row.session_id}/events, or cancel it first.",
-        )  # fmt: skip
+    stored = await anyio.to_thread.run_sync(_take, served, row.session_id, prompt, title)
     try:
         built = agent.build(principal, served.journal)
-        stored = await anyio.to_thread.run_sync(served.store.load, row.session_id)
-        await anyio.to_thread.run_sync(served.index.add_prompt, row.session_id, prompt)
     except BaseException:
         await anyio.to_thread.run_sync(served.index.release, row.session_id, "error")
         raise
     buffer = served.runs.start(Session(row.session_id, served.store, stored), built, prompt)
     return _stream(request, served, buffer, 0)
+
+
+def _take(served: Served, session_id: str, prompt: str, title: str) -> list[Message]:
+    """Hold the session for a run and read its conversation: one trip to a worker thread, as the first
+    event waits for it."""
+    if not served.index.hold(session_id, prompt, title):
+        raise ApiError(
+            409, "RUN_ACTIVE", "A run is already active on this session.",
+            f"Follow it with GET /api/sessions/{session_id}/events, or cancel it first.",
+        )  # fmt: skip
+    try:
+        return served.store.load(session_id)
+    except BaseException:
+        served.index.release(session_id, "error")
+        raise
 
 
 @router.post("/sessions/{session_id}/messages", responses=_STREAM_DOC)
