@@ -158,9 +158,8 @@ class Runs:
             with anyio.CancelScope(shield=True):
                 await self._cancelled(buffer, session)
             status = "cancelled"
-        except (
-            Exception
-        ) as error:  # a bug or a developer's mistake (UserError): the stream still ends cleanly
+        except Exception as error:
+            # a bug or a developer's mistake (a UserError): the stream still ends cleanly
             _end(buffer, "INTERNAL", f"{type(error).__name__}: {error}", "error")
             status = "error"
         finally:
