@@ -265,8 +265,13 @@ async def test_invalid_requests_get_422_naming_the_field(make_app: Callable[...,
         not_json = await c.post(
             f"/api/sessions/{sid}/messages", content=b"{", headers={"content-type": "application/json"}
         )
+        no_run = await c.get(f"/api/sessions/{sid}/events")
+        await c.post(f"/api/sessions/{sid}/messages", json={"content": "hi"})
         bad_id = await c.get(f"/api/sessions/{sid}/events", headers={"Last-Event-ID": "abc"})
     assert empty.status_code == missing.status_code == not_json.status_code == 422
     assert empty.json()["error"]["message"].startswith("content:")
     assert missing.json()["error"]["message"].startswith("content: Field required")
-    assert bad_id.status_code in (400, 404)
+    assert no_run.status_code == 404
+    assert no_run.json()["error"]["code"] == "NO_RUN"
+    assert bad_id.status_code == 400
+    assert bad_id.json()["error"]["code"] == "BAD_LAST_EVENT_ID"
