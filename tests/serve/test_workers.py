@@ -48,9 +48,12 @@ async def test_a_run_on_one_worker_holds_its_session_on_the_other(
             await reader.events(3)
             second = await on_b.post(f"/api/sessions/{sid}/messages", json={"content": "me too"})
             status = (await on_b.get(f"/api/sessions/{sid}")).json()["status"]
+            follow = await on_b.get(f"/api/sessions/{sid}/events")
             await reader.events()
     assert second.status_code == 409
     assert second.json()["error"]["code"] == "RUN_ACTIVE"
+    assert follow.status_code == 409
+    assert follow.json()["error"]["code"] == "RUN_ON_ANOTHER_WORKER"
     assert status == "running"
 
 

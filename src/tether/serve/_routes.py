@@ -220,8 +220,13 @@ async def events(
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> Response:
     """Reconnect: the current (or last) run's events after `Last-Event-ID` (or `after`), then live ones."""
-    await _owned(served, session_id, principal)
+    row = await _owned(served, session_id, principal)
     buffer = served.runs.buffers.get(session_id)
+    if buffer is None and row.held():
+        raise ApiError(
+            409, "RUN_ON_ANOTHER_WORKER", "This session's run streams from another worker of this server.",
+            "Route a session's requests to one worker (sticky by session id), or read /messages when it ends.",
+        )  # fmt: skip
     if buffer is None:
         raise ApiError(
             404, "NO_RUN", "This session has no run to follow on this server.",
