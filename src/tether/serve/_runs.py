@@ -56,6 +56,8 @@ class RunBuffer:
         self.open_calls: dict[str, ToolCall] = {}
         """Calls started and not yet answered, by id: a cancelled run answers them."""
         self.needs = False
+        self.end: dict[str, Any] | None = None
+        """The run's `on_chain_end`, published last, once its session is released."""
         self.started = False
         self.cancelled = False
         self._changed = asyncio.Event()
@@ -69,13 +71,22 @@ class RunBuffer:
             self.open_calls.pop(event.call_id, None)
         elif isinstance(event, NeedsEvent):
             self.needs = True
-        self.events.append(event.model_dump(mode="json"))
-        self._changed.set()
-        self._changed = asyncio.Event()
+        elif isinstance(event, ChainEndEvent):
+            # held back until `finish`: a client that acts on `on_chain_end` finds its session released
+            self.end = event.model_dump(mode="json")
+            return
+        self._publish(event.model_dump(mode="json"))
 
     def finish(self) -> None:
+        if self.end is not None:
+            self._publish(self.end)
         self.done = True
         self._changed.set()
+
+    def _publish(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+        self._changed.set()
+        self._changed = asyncio.Event()
 
     async def follow(self, after: int = 0) -> AsyncIterator[tuple[int, dict[str, Any]]]:
         """`(seq, event)` for every event after `after`, then each new one as it comes, until the run ends."""
@@ -163,9 +174,10 @@ class Runs:
             _end(buffer, "INTERNAL", f"{type(error).__name__}: {error}", "error")
             status = "error"
         finally:
-            buffer.finish()
-            with anyio.CancelScope(shield=True):
+            # a database failure here must not hang the stream: the session's hold then lapses with its lease
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await anyio.to_thread.run_sync(self.index.release, session.id, status)
+            buffer.finish()
             asyncio.get_running_loop().call_later(self.retain_s, self._forget, buffer)
 
     def _forget(self, buffer: RunBuffer) -> None:
@@ -207,7 +219,7 @@ class Runs:
 
 def _end(buffer: RunBuffer, code: str, message: str, reason: str) -> None:
     """An `error` event, then `on_chain_end` (seed 004), unless the run already ended."""
-    if buffer.events and buffer.events[-1].get("event") == "on_chain_end":
+    if buffer.end is not None:
         return
     buffer.push(ErrorEvent(run_id=buffer.run_id, data={"error": code, "message": message}))
     buffer.push(ChainEndEvent(run_id=buffer.run_id, reason=reason))
