@@ -157,10 +157,13 @@ class ToolCard {
     this.node.dataset.callId = call.id;
     this.node.dataset.tool = call.name;
     this.node.querySelector(".tool-name").textContent = call.name;
-    const why = this.node.querySelector(".tool-why");
-    if (call.why) why.textContent = call.why;
-    else why.remove();
-    this.node.querySelector(".tool-args").textContent = pretty(call.arguments ?? {});
+    // `why` is the call's own field in dialects that have one (YAML), else an argument (seed 001 §4).
+    const { why: argumentWhy, ...args } = call.arguments ?? {};
+    const why = call.why ?? (typeof argumentWhy === "string" ? argumentWhy : null);
+    const whyNode = this.node.querySelector(".tool-why");
+    if (why) whyNode.textContent = why;
+    else whyNode.remove();
+    this.node.querySelector(".tool-args").textContent = pretty(why === argumentWhy ? args : (call.arguments ?? {}));
     this.node.setAttribute("aria-label", `Tool call ${call.name}`);
   }
 
@@ -287,6 +290,7 @@ class SessionView {
         this.startTurn();
         break;
       case "on_chat_model_stream":
+        if (!this.segment && !event.data.trim()) break; // whitespace around tool calls starts no paragraph
         if (!this.segment) this.segment = this.add(el("p", { className: "text streamed" }));
         this.segment.append(event.data);
         this.segment.normalize();
