@@ -14,12 +14,14 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("fastapi", reason="the web page is served by the serve extra (pip install 'tether[serve]')")
+pytest.importorskip(
+    "fastapi", reason="the web page is served by the serve extra (pip install 'tether[serve]')"
+)
 pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright (the dev group)")
 
-from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, sync_playwright
 
-from .harness import ARTIFACTS, Server, serve  # noqa: E402
+from .harness import ARTIFACTS, Server, serve
 
 CHROMIUM = os.environ.get("TETHER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -50,8 +52,7 @@ def page(browser: Browser, server: Server, request: pytest.FixtureRequest) -> It
     """A fresh page on the chat, with speech recorded (headless Chromium has no voices to hear it with)."""
     context = browser.new_context(viewport={"width": 1100, "height": 800})
     context.add_init_script(
-        "window.__spoken = [];"
-        "window.speechSynthesis.speak = (u) => { window.__spoken.push(u.text); };"
+        "window.__spoken = [];window.speechSynthesis.speak = (u) => { window.__spoken.push(u.text); };"
     )
     page = context.new_page()
     errors: list[str] = []
@@ -61,6 +62,8 @@ def page(browser: Browser, server: Server, request: pytest.FixtureRequest) -> It
         yield page
         assert errors == [], f"the page raised: {errors}"
     finally:
+        for gate in server.script.gates.values():  # a failed test leaves no call held
+            gate.open()
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shot = ARTIFACTS / f"{request.node.name}.png"
         page.screenshot(path=shot, full_page=True)

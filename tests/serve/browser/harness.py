@@ -24,12 +24,14 @@ from tether.exceptions import NeedsInput, ToolError
 from tether.execution import Executor, Principal
 from tether.loop import Agent, core_tools
 from tether.models import FunctionModel, ModelRequest
+from tether.serve import ApiKey, ServeConfig, ServedAgent, create_app
 from tether.store import Journal
 from tether.tools import Toolset, tool
 
-from tether.serve import ApiKey, ServeConfig, ServedAgent, create_app
-
-ARTIFACTS = Path(os.environ.get("TETHER_TEST_ARTIFACTS") or Path(__file__).resolve().parents[3] / "test-artifacts") / "browser"
+ARTIFACTS = (
+    Path(os.environ.get("TETHER_TEST_ARTIFACTS") or Path(__file__).resolve().parents[3] / "test-artifacts")
+    / "browser"
+)
 AGENT = "scripted"
 
 
@@ -53,8 +55,9 @@ class Gate:
 
     async def passed(self) -> None:
         self.entered.set()
-        while not self._open.is_set():  # the server's event loop must keep serving while a call waits
-            await anyio.sleep(0.01)
+        await anyio.to_thread.run_sync(
+            self._open.wait, abandon_on_cancel=True
+        )  # a cancelled run stops waiting
 
 
 @dataclass
@@ -124,7 +127,9 @@ def read_notes(path: str) -> str:
     Args:
         path: The file.
     """
-    raise ToolError("NOT_FOUND", f"no such file: {path}", suggestion="Call list_notes to see the files that exist.")
+    raise ToolError(
+        "NOT_FOUND", f"no such file: {path}", suggestion="Call list_notes to see the files that exist."
+    )
 
 
 TOOLS = Toolset(weather, convert, book, read_notes) | core_tools("say", "open_url", "send_chat")
@@ -184,8 +189,6 @@ def serve(tmp: Path, keys: Sequence[ApiKey] = ()) -> Iterator[Server]:
     )
     for url in _serve(create_app(config)):
         yield Server(url, SCRIPT)
-
-
 
 
 class CuttingProxy:

@@ -101,7 +101,9 @@ def test_a_tool_error_shows_its_code_message_and_suggestion(page: Page, server: 
     expect(card).to_have_attribute("data-state", "error")
     expect(card.locator(".error-code")).to_have_text("NOT_FOUND")
     expect(card.locator(".error-message")).to_contain_text("no such file: notes.txt")
-    expect(card.locator(".suggestion")).to_have_text("Suggestion: Call list_notes to see the files that exist.")
+    expect(card.locator(".suggestion")).to_have_text(
+        "Suggestion: Call list_notes to see the files that exist."
+    )
     wait_for_the_run(page)
 
 

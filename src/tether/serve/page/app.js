@@ -6,7 +6,8 @@
 // seen id, so nothing is lost; ids at or below it are skipped, so nothing is shown twice. Everything the model
 // or a tool wrote is inserted as text (textContent), never as HTML.
 
-const ROOT = new URL("..", import.meta.url); // the page's files are served from <root>/page/
+// The API's root: where the page is served (`/`), or its parent when the files are served from `<root>/page/`.
+const ROOT = new URL(new URL(import.meta.url).pathname.endsWith("/page/app.js") ? ".." : ".", import.meta.url);
 const KEY_STORAGE = "tether.apiKey";
 const RECONNECT_MAX_DELAY_MS = 4000;
 
