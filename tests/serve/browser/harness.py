@@ -11,7 +11,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,11 +60,15 @@ class Gate:
         )  # a cancelled run stops waiting
 
 
+Turn = str | Exception | Callable[[ModelRequest], str]
+"""A model turn: its text, an exception the provider raises, or a function of the request (to read it)."""
+
+
 @dataclass
 class Script:
     """What the model says next: each test queues its turns before it sends a message."""
 
-    turns: deque[str | Exception] = field(default_factory=deque[str | Exception])
+    turns: deque[Turn] = field(default_factory=deque[Turn])
     gates: dict[str, Gate] = field(default_factory=lambda: {"weather": Gate(), "convert": Gate()})
     bookings: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
 
@@ -72,9 +76,9 @@ class Script:
         turn = self.turns.popleft() if self.turns else "(the script has no more turns)"
         if isinstance(turn, Exception):  # the provider fails
             raise turn
-        return turn
+        return turn if isinstance(turn, str) else turn(request)
 
-    def reset(self, *turns: str | Exception) -> None:
+    def reset(self, *turns: Turn) -> None:
         self.turns = deque(turns)
         self.bookings.clear()
         for gate in self.gates.values():

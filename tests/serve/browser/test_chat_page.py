@@ -8,6 +8,8 @@ import re
 from playwright.sync_api import Page, expect
 
 from tether.exceptions import ModelError
+from tether.models import ModelRequest
+from tether.types import UserMessage
 
 from .harness import ARTIFACTS, Server, calls
 
@@ -68,9 +70,17 @@ def test_a_run_shows_each_tool_call_live_with_a_spinner_then_its_envelope(page: 
 
 
 def test_needs_is_a_form_whose_answer_continues_the_run(page: Page, server: Server) -> None:
+    def book_with_the_answer(request: ModelRequest) -> str:
+        """A model that reads the user's answer (it arrives as the next user message) and calls again."""
+        answer = next(m.content for m in reversed(request.messages) if isinstance(m, UserMessage))
+        date = re.search(r'"date": "([^"]*)"', answer)
+        assert date, answer
+        return calls(("b2", "book", {"city": "Oslo", "date": date[1]}, "The user said which day"))
+
     server.script.reset(
         calls(("b1", "book", {"city": "Oslo"}, "The user wants to go to Oslo")),
         "Which day do you travel?",
+        book_with_the_answer,
         "Booked Oslo for Friday.",
     )
     open_chat(page, server)

@@ -259,10 +259,7 @@ class SessionView {
   }
 
   add(node) {
-    const transcript = $("transcript");
-    const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
     (this.turn ?? this.node).append(node);
-    if (atBottom) transcript.scrollTop = transcript.scrollHeight;
     return node;
   }
 
@@ -413,6 +410,7 @@ class SessionView {
             }
             const event = JSON.parse(message.data);
             this.show(event);
+            keepScrolled();
             if (event.event === "on_chain_end") return;
           }
         } catch (error) {
@@ -467,6 +465,14 @@ class SessionView {
 
 const views = { all: new Map(), active: null };
 
+// The transcript follows new output while the reader is at its end; one who scrolled up is left there.
+let following = true;
+
+function keepScrolled() {
+  const transcript = $("transcript");
+  if (following) transcript.scrollTop = transcript.scrollHeight;
+}
+
 function setConnection(text) {
   $("connection").textContent = text;
 }
@@ -506,10 +512,18 @@ async function openSession(session) {
   if (known) return;
   try {
     view.showHistory(await apiJson(`api/sessions/${encodeURIComponent(view.id)}/messages`));
+    following = true;
+    keepScrolled();
     if (session.status === "running") view.follow(null);
   } catch (error) {
     view.notice(error);
   }
+}
+
+/** A time the API gave as epoch seconds (or an ISO string), for people. */
+function when(time) {
+  if (time === undefined || time === null) return "";
+  return new Date(typeof time === "number" ? time * 1000 : time).toLocaleString();
 }
 
 let sessions = [];
@@ -524,7 +538,7 @@ async function refreshSessions() {
   const list = $("session-list");
   list.replaceChildren(
     ...sessions.map((session) => {
-      const label = session.title || `${session.agent} · ${new Date(session.updated_at || session.created_at || Date.now()).toLocaleString()}`;
+      const label = session.title || `${session.agent} · ${when(session.updated_at ?? session.created_at)}`;
       const button = el("button", { type: "button", className: "session" }, label);
       button.dataset.sessionId = session.session_id;
       if (session.session_id === views.active?.id) button.setAttribute("aria-current", "page");
@@ -552,6 +566,8 @@ async function send(content) {
     return;
   }
   view.userMessage(content);
+  following = true;
+  keepScrolled();
   let response;
   try {
     response = await api(`api/sessions/${encodeURIComponent(view.id)}/messages`, {
@@ -583,6 +599,10 @@ async function loadAgents() {
 
 function wire() {
   const input = $("composer-input");
+  const transcript = $("transcript");
+  transcript.addEventListener("scroll", () => {
+    following = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+  });
   $("composer").addEventListener("submit", (e) => {
     e.preventDefault();
     const content = input.value.trim();
