@@ -1,0 +1,181 @@
+"""Who owns which session, for which agent, and whether a run holds it: a table beside the conversations.
+
+Every worker on the same database sees the same index, so ownership, the one-run-per-session rule and
+idempotent session creation hold across processes. A run holds its session by a lease it renews; a worker
+that dies leaves a lease that expires, so the session does not stay locked.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sqlalchemy import Column, Engine, Float, Index, MetaData, String, Table, Text, and_, select, update
+from sqlalchemy.exc import IntegrityError
+
+__all__ = ["LEASE_S", "SessionIndex", "SessionRow", "Status"]
+
+Status = Literal["idle", "running", "needs", "cancelled", "error"]
+LEASE_S = 30.0
+"""How long a run's hold on its session lasts without renewal."""
+
+_metadata = MetaData()
+_sessions = Table(
+    "tether_serve_sessions",
+    _metadata,
+    Column("session_id", String(64), primary_key=True),
+    Column("owner", String(256), nullable=False),
+    Column("agent", String(256), nullable=False),
+    Column("title", String(256), nullable=False, default=""),
+    Column("status", String(16), nullable=False, default="idle"),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("lease_until", Float, nullable=False, default=0.0),
+    Column("idempotency_key", String(256), nullable=True),
+    Index("tether_serve_sessions_owner", "owner", "updated_at"),
+    Index("tether_serve_sessions_idempotency", "owner", "idempotency_key", unique=True),
+)
+_prompts = Table(
+    "tether_serve_prompts",
+    _metadata,
+    Column("session_id", String(64), primary_key=True),
+    Column("created_at", Float, primary_key=True),
+    Column("content", Text, nullable=False),
+)
+"""What users posted, to tell their messages from those the loop adds (reminders, requests) in history."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    session_id: str
+    owner: str
+    agent: str
+    title: str
+    status: Status
+    created_at: float
+    updated_at: float
+    lease_until: float
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "agent": self.agent,
+            "title": self.title,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "status": "running" if self.held() else self.status,
+        }
+
+    def held(self, now: float | None = None) -> bool:
+        return self.lease_until > (time.time() if now is None else now)
+
+
+_COLUMNS = [c for c in _sessions.c if c.name != "idempotency_key"]
+
+
+class SessionIndex:
+    """The sessions table. Blocking calls: the app runs them in a worker thread."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        _metadata.create_all(engine)
+
+    def create(self, owner: str, agent: str, idempotency_key: str | None = None) -> tuple[SessionRow, bool]:
+        """A new session (True), or the one this owner already created with the same idempotency key."""
+        now = time.time()
+        row = SessionRow(uuid.uuid4().hex, owner, agent, "", "idle", now, now, 0.0)
+        try:
+            with self.engine.begin() as connection:
+                connection.execute(
+                    _sessions.insert().values(
+                        session_id=row.session_id, owner=owner, agent=agent, title="", status="idle",
+                        created_at=now, updated_at=now, lease_until=0.0, idempotency_key=idempotency_key,
+                    )
+                )  # fmt: skip
+        except IntegrityError:
+            if idempotency_key is None:
+                raise
+            with self.engine.connect() as connection:
+                found = connection.execute(
+                    select(*_COLUMNS).where(
+                        _sessions.c.owner == owner, _sessions.c.idempotency_key == idempotency_key
+                    )
+                ).one()
+            return SessionRow(*found), False
+        return row, True
+
+    def get(self, session_id: str) -> SessionRow | None:
+        with self.engine.connect() as connection:
+            found = connection.execute(
+                select(*_COLUMNS).where(_sessions.c.session_id == session_id)
+            ).one_or_none()
+        return None if found is None else SessionRow(*found)
+
+    def owned_by(self, owner: str, limit: int = 200) -> list[SessionRow]:
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(*_COLUMNS)
+                .where(_sessions.c.owner == owner)
+                .order_by(_sessions.c.updated_at.desc())
+                .limit(limit)
+            ).all()
+        return [SessionRow(*r) for r in rows]
+
+    def hold(self, session_id: str, title: str | None = None) -> bool:
+        """Take the session for a run, unless another run (in any worker) holds it."""
+        now = time.time()
+        values: dict[str, Any] = {"status": "running", "lease_until": now + LEASE_S, "updated_at": now}
+        where = and_(_sessions.c.session_id == session_id, _sessions.c.lease_until <= now)
+        with self.engine.begin() as connection:
+            taken = connection.execute(update(_sessions).where(where).values(**values)).rowcount == 1
+            if taken and title:
+                connection.execute(
+                    update(_sessions)
+                    .where(_sessions.c.session_id == session_id, _sessions.c.title == "")
+                    .values(title=title[:80])
+                )
+        return taken
+
+    def add_prompt(self, session_id: str, content: str) -> None:
+        with self.engine.begin() as connection:
+            connection.execute(
+                _prompts.insert().values(session_id=session_id, created_at=time.time(), content=content)
+            )
+
+    def prompts(self, session_id: str) -> list[str]:
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(_prompts.c.content)
+                .where(_prompts.c.session_id == session_id)
+                .order_by(_prompts.c.created_at)
+            ).all()
+        return [r.content for r in rows]
+
+    def renew(self, session_id: str) -> None:
+        with self.engine.begin() as connection:
+            connection.execute(
+                update(_sessions)
+                .where(_sessions.c.session_id == session_id)
+                .values(lease_until=time.time() + LEASE_S)
+            )
+
+    def release(self, session_id: str, status: Status) -> None:
+        now = time.time()
+        with self.engine.begin() as connection:
+            connection.execute(
+                update(_sessions)
+                .where(_sessions.c.session_id == session_id)
+                .values(status=status, lease_until=0.0, updated_at=now)
+            )
+
+    def release_all(self, session_ids: list[str], status: Status) -> None:
+        if not session_ids:
+            return
+        with self.engine.begin() as connection:
+            connection.execute(
+                update(_sessions)
+                .where(_sessions.c.session_id.in_(session_ids))
+                .values(status=status, lease_until=0.0, updated_at=time.time())
+            )
