@@ -11,7 +11,7 @@ from tether.exceptions import ModelError
 from tether.models import ModelRequest
 from tether.types import UserMessage
 
-from .harness import ARTIFACTS, Server, calls
+from .harness import AGENT, ARTIFACTS, Server, calls
 
 
 def open_chat(page: Page, server: Server, path: str = "/") -> None:
@@ -91,6 +91,14 @@ def test_needs_is_a_form_whose_answer_continues_the_run(page: Page, server: Serv
     expect(field).to_be_focused()  # keyboard users land in it
     expect(page.locator('article.tool[data-tool="book"]')).to_have_attribute("data-state", "needs")
     wait_for_the_run(page)
+
+    page.reload()  # the question outlives the page: reopening the chat shows the form again
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    page.get_by_role("button", name="Book me a trip to Oslo").click()
+    field = page.get_by_role("form", name="Information the tool needs").get_by_label(
+        "Which day do you travel?"
+    )
+    field.focus()
     page.keyboard.type("Friday")
     page.keyboard.press("Enter")
 
@@ -213,3 +221,32 @@ def test_the_page_works_from_the_keyboard_alone(page: Page, server: Server) -> N
 def _shot(page: Page, name: str) -> str:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return str(ARTIFACTS / f"{name}.png")
+
+
+def test_the_page_also_works_from_its_files_path(page: Page, server: Server) -> None:
+    server.script.reset("Served from /page/.")
+    open_chat(page, server, "/page/")
+    expect(page.get_by_label("Agent")).to_have_value(AGENT)
+    send(page, "Hello")
+    expect(page.locator(".text.streamed")).to_have_text("Served from /page/.")
+
+
+def test_a_chat_opened_while_its_run_goes_on_follows_the_run(page: Page, server: Server) -> None:
+    server.script.reset(calls(("w1", "weather", {"city": "Quito"}, "Asked about Quito")), "Quito is clear.")
+    server.script.gates["weather"].close()
+    open_chat(page, server)
+    send(page, "Weather in Quito?")
+    expect(page.locator('article.tool[data-tool="weather"] .spinner')).to_be_visible()
+    session_id = page.locator(".thread:not([hidden])").get_attribute("data-session-id")
+
+    other = page.context.new_page()  # a second tab, e.g. after the first one's browser was closed
+    other.goto(server.url + "/")
+    expect(other.locator("body")).to_have_attribute("data-ready", "true")
+    other.locator(f'#session-list button[data-session-id="{session_id}"]').click()
+    thread = other.locator(f'.thread[data-session-id="{session_id}"]')
+    expect(thread.locator('article.tool[data-tool="weather"] .spinner')).to_be_visible()
+    server.script.gates["weather"].open()
+    expect(thread.locator('article.tool[data-tool="weather"]')).to_have_attribute("data-state", "ok")
+    expect(thread).to_contain_text("Quito is clear.")
+    expect(thread).to_have_attribute("data-state", "idle")
+    expect(thread.locator("article.tool")).to_have_count(1)

@@ -511,10 +511,22 @@ async function openSession(session) {
   activate(view);
   if (known) return;
   try {
-    view.showHistory(await apiJson(`api/sessions/${encodeURIComponent(view.id)}/messages`));
+    const messages = await apiJson(`api/sessions/${encodeURIComponent(view.id)}/messages`);
+    // A run in progress, or one waiting for the user's answer to a `needs`, is shown from its events (replayed
+    // from the first: they carry the call ids a needs form answers), not from its messages so far.
+    let run = null;
+    if (session.status === "running" || session.status === "needs") {
+      try {
+        run = await view.reconnect();
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error; // the server no longer has the run: history only
+      }
+    }
+    const last = run ? messages.findLastIndex((m) => m.role === "user") : -1;
+    view.showHistory(last >= 0 ? messages.slice(0, last + 1) : messages);
     following = true;
     keepScrolled();
-    if (session.status === "running") view.follow(null);
+    if (run) view.follow(run);
   } catch (error) {
     view.notice(error);
   }
