@@ -52,7 +52,8 @@ def page(browser: Browser, server: Server, request: pytest.FixtureRequest) -> It
     """A fresh page on the chat, with speech recorded (headless Chromium has no voices to hear it with)."""
     context = browser.new_context(viewport={"width": 1100, "height": 800})
     context.add_init_script(
-        "window.__spoken = [];window.speechSynthesis.speak = (u) => { window.__spoken.push(u.text); };"
+        "window.__spoken = [];"
+        "window.speechSynthesis.speak = (u) => { window.__spoken.push({text: u.text, rate: u.rate}); };"
     )
     page = context.new_page()
     errors: list[str] = []

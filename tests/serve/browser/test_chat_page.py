@@ -140,7 +140,7 @@ def test_a_failing_model_is_an_alert_and_the_run_still_ends(page: Page, server: 
 def test_say_is_spoken_open_url_is_a_safe_link_and_send_chat_is_shown(page: Page, server: Server) -> None:
     server.script.reset(
         calls(
-            ("s1", "say", {"utterance": "Here is the forecast"}, "Greet the user aloud"),
+            ("s1", "say", {"utterance": "Here is the forecast", "style": "slow"}, "Greet the user aloud"),
             ("o1", "open_url", {"url": "https://example.org/forecast"}, "Show the full forecast"),
             ("o2", "open_url", {"url": "javascript:alert(1)"}, "A model tricked into a script URL"),
             ("m1", "send_chat", {"content": "Opening the forecast."}, "Tell the user what happens"),
@@ -151,7 +151,7 @@ def test_say_is_spoken_open_url_is_a_safe_link_and_send_chat_is_shown(page: Page
     send(page, "Forecast please")
 
     expect(page.locator(".speech")).to_contain_text("Here is the forecast")
-    assert page.evaluate("window.__spoken") == ["Here is the forecast"]
+    assert page.evaluate("window.__spoken") == [{"text": "Here is the forecast", "rate": 0.75}]
     link = page.get_by_role("link", name="https://example.org/forecast")
     expect(link).to_have_attribute("target", "_blank")
     expect(link).to_have_attribute("rel", "noopener noreferrer")
@@ -250,3 +250,21 @@ def test_a_chat_opened_while_its_run_goes_on_follows_the_run(page: Page, server:
     expect(thread).to_contain_text("Quito is clear.")
     expect(thread).to_have_attribute("data-state", "idle")
     expect(thread.locator("article.tool")).to_have_count(1)
+
+
+def test_stop_cancels_the_run_and_every_running_call_is_answered(page: Page, server: Server) -> None:
+    server.script.reset(calls(("w1", "weather", {"city": "Bergen"}, "Asked about Bergen")), "never reached")
+    server.script.gates["weather"].close()
+    open_chat(page, server)
+    send(page, "Weather in Bergen?")
+    card = page.locator('article.tool[data-tool="weather"]')
+    expect(card.locator(".spinner")).to_be_visible()
+
+    page.get_by_role("button", name="Stop").click()
+    expect(card).to_have_attribute("data-state", "error")
+    expect(card.locator(".error-code")).to_have_text("CANCELLED")
+    expect(card.locator(".suggestion")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text("cancelled")
+    wait_for_the_run(page)
+    expect(page.get_by_role("button", name="Stop")).to_be_hidden()
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()

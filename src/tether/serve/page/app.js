@@ -225,10 +225,24 @@ function renderLink(url) {
   );
 }
 
+// `say`'s styles (tether.loop's, read by espeak-ng on the server) as the browser's rate, pitch and volume.
+const STYLES = {
+  cheerful: { rate: 1.1, pitch: 1.3 },
+  excited: { rate: 1.25, pitch: 1.5 },
+  calm: { rate: 0.9, pitch: 0.8 },
+  sad: { rate: 0.8, pitch: 0.7 },
+  serious: { rate: 1.0, pitch: 0.8 },
+  slow: { rate: 0.75 },
+  fast: { rate: 1.4 },
+  whisper: { volume: 0.4 },
+};
+
 /** Speak with the browser's speech synthesis when it has one; the words are always shown too. */
-function speak(utterance) {
+function speak(utterance, style) {
   if (!("speechSynthesis" in window) || typeof SpeechSynthesisUtterance !== "function") return false;
-  window.speechSynthesis.speak(new SpeechSynthesisUtterance(utterance));
+  const spoken = new SpeechSynthesisUtterance(utterance);
+  Object.assign(spoken, STYLES[String(style ?? "").toLowerCase()] ?? {});
+  window.speechSynthesis.speak(spoken);
   return true;
 }
 
@@ -313,7 +327,7 @@ class SessionView {
         break;
       case "speech": {
         this.segment = null;
-        const spoken = speak(event.utterance);
+        const spoken = speak(event.utterance, event.style);
         this.add(el("p", { className: "speech" }, el("span", { "aria-hidden": "true" }, spoken ? "🔊 " : "💬 "), event.utterance));
         break;
       }
