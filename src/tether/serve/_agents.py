@@ -35,6 +35,10 @@ from tether.types import AgentConfig, AgentToolConfig
 
 __all__ = ["default_agent", "served_agent"]
 
+DEFAULT_WALL_TIME_S = 600.0
+"""A run's time limit when its config sets none: an upstream that stops answering does not hold a stream
+(and its session) for ever."""
+
 _TERMINATIONS: dict[str, Callable[[], Termination]] = {
     "no_calls": NoCalls,
     "end_turn": EndTurn,
@@ -68,9 +72,12 @@ def served_agent(entry: dict[str, Any], where: str, base: Path) -> ServedAgent:
     try:
         config = AgentConfig.model_validate({k: v for k, v in entry.items() if k not in _EXTRAS})
         extras = _Extras.model_validate({k: v for k, v in entry.items() if k in _EXTRAS})
+    except ValidationError as error:
+        raise UserError(problems(error, f"{where}.")) from None
+    try:
         policy = Policy.model_validate(extras.policy)
     except ValidationError as error:
-        raise UserError(f"{where}.{problems(error)}") from None
+        raise UserError(problems(error, f"{where}.policy.")) from None
     where = f"{where} ({config.name})"
     try:
         model = _model(config, extras.baseUrl)
@@ -131,7 +138,7 @@ def _limits(config: AgentConfig) -> Limits:
         max_iterations=given.maxIterations or default.max_iterations,
         max_tool_calls=given.maxToolCalls or default.max_tool_calls,
         max_tokens=given.maxTokens or default.max_tokens,
-        max_wall_time_s=given.maxWallTimeS or default.max_wall_time_s,
+        max_wall_time_s=given.maxWallTimeS or DEFAULT_WALL_TIME_S,
         retry_budget=default.retry_budget if given.retryBudget is None else given.retryBudget,
     )
 
@@ -187,7 +194,7 @@ def _tools(configs: list[AgentToolConfig], base: Path, where: str) -> AbstractTo
                     "`file` (config: {path: tools.py}) or `mcp` (config: {command: ...} or {url: ...})."
                 )
         except ValidationError as error:
-            raise UserError(f"{here}.config.{problems(error)}") from None
+            raise UserError(problems(error, f"{here}.config.")) from None
         except UserError as error:
             raise UserError(f"{here}: {error}") from None
         toolset = toolset | built

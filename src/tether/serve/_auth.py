@@ -4,6 +4,7 @@ key held to its request rate; and request bodies held to a size."""
 from __future__ import annotations
 
 import hmac
+import json
 from collections.abc import Sequence
 
 import anyio
@@ -96,24 +97,30 @@ class BodyLimit:
                 await self._refuse(send)
                 return
         seen = 0
+        refused = False
 
         async def limited() -> Message:
-            nonlocal seen
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _TooLarge
+                if (
+                    seen > self.max_bytes
+                ):  # answer now; the app sees the client gone and its answer is dropped
+                    refused = True
+                    await self._refuse(send)
+                    return {"type": "http.disconnect"}
             return message
 
-        try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await self._refuse(send)
+        async def sending(message: Message) -> None:
+            if not refused:
+                await send(message)
+
+        await self.app(scope, limited, sending)
 
     async def _refuse(self, send: Send) -> None:
-        import json
-
         body = json.dumps(
             error_body(
                 "PAYLOAD_TOO_LARGE",
@@ -132,7 +139,3 @@ class BodyLimit:
             }
         )
         await send({"type": "http.response.body", "body": body})
-
-
-class _TooLarge(Exception):
-    pass

@@ -159,7 +159,7 @@ def load_config(path: str | Path, *, database: str | None = None) -> ServeConfig
     try:
         spec = _File.model_validate(raw)
     except ValidationError as error:
-        raise UserError(f"{path}: {problems(error)}") from None
+        raise UserError(problems(error, f"{path}: ")) from None
     base = path.resolve().parent
     agents = [served_agent(entry, f"{path}: agents[{i}]", base) for i, entry in enumerate(spec.agents)]
     try:
