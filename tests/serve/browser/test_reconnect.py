@@ -89,3 +89,27 @@ def _events(server: Server, session_id: str) -> list[dict[str, object]]:
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         return [json.loads(line) for line in response.read().decode().splitlines() if line.strip()]
+
+
+def test_a_server_with_nothing_more_of_an_unfinished_run_stops_the_page_following_it(
+    page: Page, server: Server, proxy: CuttingProxy
+) -> None:
+    server.script.reset(calls(("w1", "weather", {"city": "Oslo"}, "Asked about Oslo")), "Clear.")
+    server.script.gates["weather"].close()
+    page.route(  # e.g. a server restarted without the run: a well-formed stream with no event in it
+        re.compile(r".*/events\?after=\d+$"),
+        lambda route: route.fulfill(status=200, content_type="text/event-stream", body=": nothing here\n\n"),
+    )
+    page.goto(proxy.url + "/")
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    box = page.get_by_role("textbox", name="Message")
+    box.fill("Weather in Oslo?")
+    box.press("Enter")
+    expect(page.locator('article.tool[data-tool="weather"] .spinner')).to_be_visible()
+    proxy.cut()
+
+    expect(page.locator(".notice .error-code")).to_have_text("STREAM_ENDED")
+    expect(page.locator(".notice .suggestion")).to_contain_text("Reload the page")
+    expect(page.locator(".thread:not([hidden])")).to_have_attribute("data-state", "idle")
+    expect(page.locator("#connection")).to_have_text("")
+    expect(page.locator('article.tool[data-tool="weather"]')).to_have_attribute("data-state", "unanswered")

@@ -10,6 +10,8 @@
 const ROOT = new URL(new URL(import.meta.url).pathname.endsWith("/page/app.js") ? ".." : ".", import.meta.url);
 const KEY_STORAGE = "tether.apiKey";
 const RECONNECT_MAX_DELAY_MS = 4000;
+const MAX_RECONNECTS = 30; // about two minutes of trying
+const RELOAD = "Reload the page to see the conversation as the server stored it.";
 
 const $ = (id) => document.getElementById(id);
 
@@ -353,8 +355,13 @@ class SessionView {
     }
   }
 
-  endTurn(event) {
+  /** Calls still shown as running that no event will answer any more. */
+  settle() {
     for (const card of this.cards.values()) if (card.node.getAttribute("aria-busy") === "true") card.done("unanswered");
+  }
+
+  endTurn(event) {
+    this.settle();
     if (event.data !== null && event.data !== undefined && !(typeof event.data === "string" && this.streamed.trim())) {
       const shown = pretty(event.data);
       if (shown.trim()) this.add(el(typeof event.data === "string" ? "p" : "pre", { className: "text final" }, shown));
@@ -411,10 +418,14 @@ class SessionView {
     let failures = 0;
     try {
       for (;;) {
+        const again = response === null; // following again after a drop
+        let shown = 0;
+        let ended = false; // the stream ended as a response does, not cut off
         try {
           response ??= await this.reconnect();
           for await (const message of serverSentEvents(response)) {
             failures = 0;
+            shown += 1;
             setConnection("");
             if (message.id !== null) {
               const seq = Number(message.id);
@@ -427,6 +438,7 @@ class SessionView {
             keepScrolled();
             if (event.event === "on_chain_end") return;
           }
+          ended = true;
         } catch (error) {
           if (error instanceof ApiError) {
             // The API answered: nothing to follow (the run is gone, or we may not see it).
@@ -434,6 +446,17 @@ class SessionView {
             return;
           }
           if (error instanceof SyntaxError) console.warn("tether: an event that is not JSON", error);
+        }
+        if (again && ended && shown === 0) {
+          // The server has nothing more of this run, yet it never ended it: following again would loop.
+          this.settle();
+          this.notice({ code: "STREAM_ENDED", message: "The run's events stopped before its end.", suggestion: RELOAD });
+          return;
+        }
+        if (failures >= MAX_RECONNECTS) {
+          this.settle();
+          this.notice({ code: "CONNECTION_LOST", message: "The server cannot be reached.", suggestion: RELOAD });
+          return;
         }
         response = null;
         failures += 1;
