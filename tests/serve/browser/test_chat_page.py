@@ -150,7 +150,7 @@ def test_say_is_spoken_open_url_is_a_safe_link_and_send_chat_is_shown(page: Page
     open_chat(page, server)
     send(page, "Forecast please")
 
-    expect(page.locator(".speech")).to_contain_text("Here is the forecast")
+    expect(page.locator(".speech")).to_have_text("Said aloud: Here is the forecast")
     assert page.evaluate("window.__spoken") == [{"text": "Here is the forecast", "rate": 0.75}]
     link = page.get_by_role("link", name="https://example.org/forecast")
     expect(link).to_have_attribute("target", "_blank")
@@ -192,10 +192,12 @@ def test_the_session_list_reopens_a_past_chat_with_its_tool_calls(page: Page, se
     server.script.reset("Hi there.")
     send(page, "Hello")
     wait_for_the_run(page)
-    expect(page.locator("#session-list button")).not_to_have_count(1)
+    second_id = page.locator("#session-list button[aria-current=page]").get_attribute("data-session-id")
+    assert second_id not in (None, first_id)
 
     page.reload()  # a fresh page: the chat is read back from the API, not from memory
     expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    expect(page.locator(f'#session-list button[data-session-id="{second_id}"]')).to_be_visible()
     page.locator(f'#session-list button[data-session-id="{first_id}"]').click()
     thread = page.locator(f'.thread[data-session-id="{first_id}"]')
     expect(thread.locator(".message.user")).to_have_text("Weather in Lima?")

@@ -330,7 +330,7 @@ class SessionView {
       case "speech": {
         this.segment = null;
         const spoken = speak(event.utterance, event.style);
-        this.add(el("p", { className: "speech" }, el("span", { "aria-hidden": "true" }, spoken ? "🔊 " : "💬 "), event.utterance));
+        this.add(el("p", { className: "speech" }, el("span", { className: "speech-label" }, spoken ? "Said aloud: " : "Said: "), event.utterance));
         break;
       }
       case "open_url":
