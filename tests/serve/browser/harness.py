@@ -22,9 +22,9 @@ import yaml
 
 from tether.exceptions import NeedsInput, ToolError
 from tether.execution import Executor, Principal
-from tether.loop import Agent, core_tools
+from tether.loop import Agent, EndTurn, NoCalls, Termination, core_tools
 from tether.models import FunctionModel, ModelRequest
-from tether.serve import ApiKey, ServeConfig, ServedAgent, create_app
+from tether.serve import AgentBuilder, ApiKey, ServeConfig, ServedAgent, create_app
 from tether.store import Journal
 from tether.tools import Toolset, tool
 
@@ -33,6 +33,7 @@ ARTIFACTS = (
     / "browser"
 )
 AGENT = "scripted"
+END_TURN_AGENT = "scripted-end-turn"
 
 
 # ------------------------------------------------------------------------------------------ the agent
@@ -154,13 +155,17 @@ class Server:
     script: Script
 
 
-def _build(principal: Principal, journal: Journal) -> Agent:
-    return Agent(
-        FunctionModel(SCRIPT.reply, chunk_size=3),
-        dialect="yaml",
-        executor=Executor(TOOLS, journal=journal),
-        principal=principal,
-    )
+def _builder(termination: Termination) -> AgentBuilder:
+    def build(principal: Principal, journal: Journal) -> Agent:
+        return Agent(
+            FunctionModel(SCRIPT.reply, chunk_size=3),
+            dialect="yaml",
+            termination=termination,
+            executor=Executor(TOOLS, journal=journal),
+            principal=principal,
+        )
+
+    return build
 
 
 def _serve(app: Any) -> Iterator[str]:
@@ -186,7 +191,12 @@ def _serve(app: Any) -> Iterator[str]:
 def serve(tmp: Path, keys: Sequence[ApiKey] = ()) -> Iterator[Server]:
     """The scripted agent served by `create_app` on a free port, with a SQLite database in `tmp`."""
     config = ServeConfig(
-        agents=[ServedAgent(AGENT, _build, "follows the test's script")],
+        agents=[
+            ServedAgent(AGENT, _builder(NoCalls()), "follows the test's script"),
+            ServedAgent(
+                END_TURN_AGENT, _builder(EndTurn()), "the same, ending its turns with end_turn (seed 000)"
+            ),
+        ],
         database=f"sqlite:///{tmp / 'serve.db'}",
         keys=keys,
         rate_limit=None,

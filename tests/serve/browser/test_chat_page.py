@@ -11,7 +11,7 @@ from tether.exceptions import ModelError
 from tether.models import ModelRequest
 from tether.types import UserMessage
 
-from .harness import AGENT, ARTIFACTS, Server, calls
+from .harness import AGENT, ARTIFACTS, END_TURN_AGENT, Server, calls
 
 
 def open_chat(page: Page, server: Server, path: str = "/") -> None:
@@ -270,3 +270,29 @@ def test_stop_cancels_the_run_and_every_running_call_is_answered(page: Page, ser
     wait_for_the_run(page)
     expect(page.get_by_role("button", name="Stop")).to_be_hidden()
     expect(page.get_by_role("button", name="Send")).to_be_enabled()
+
+
+def test_an_end_turn_agent_chosen_for_a_new_chat_shows_its_send_chat_answer_once(
+    page: Page, server: Server
+) -> None:
+    server.script.reset(
+        calls(
+            ("m1", "send_chat", {"content": "Looking it up."}, "Say what happens"),
+            ("w1", "weather", {"city": "Oslo"}, "Asked about Oslo"),
+        ),
+        calls(
+            ("m2", "send_chat", {"content": "Oslo is clear."}, "The answer"), ("e1", "end_turn", {}, "Done")
+        ),
+    )
+    open_chat(page, server)
+    page.get_by_label("Agent").select_option(END_TURN_AGENT)
+    page.get_by_role("button", name="New chat").click()
+    expect(page.get_by_role("heading", level=2, name=f"Chat with {END_TURN_AGENT}")).to_be_visible()
+    send(page, "Weather in Oslo?")
+
+    wait_for_the_run(page)
+    expect(page.locator(".run-end")).to_have_text("Run ended: end_turn")
+    expect(page.locator(".text.chat")).to_have_text(["Looking it up.", "Oslo is clear."])
+    expect(page.get_by_text("Oslo is clear.", exact=True)).to_have_count(
+        1
+    )  # the run's output is that message

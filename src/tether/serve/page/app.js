@@ -289,6 +289,7 @@ class SessionView {
     this.turn = this.add(el("article", { className: "message assistant", "aria-label": "Assistant" }));
     this.segment = null;
     this.streamed = "";
+    this.chats = []; // what send_chat showed: an end_turn run's output is its last message, shown already
   }
 
   notice(error) {
@@ -325,6 +326,7 @@ class SessionView {
         break;
       case "chat":
         this.segment = null;
+        this.chats.push(event.data);
         this.add(el("p", { className: "text chat" }, event.data));
         break;
       case "speech": {
@@ -362,9 +364,10 @@ class SessionView {
 
   endTurn(event) {
     this.settle();
-    if (event.data !== null && event.data !== undefined && !(typeof event.data === "string" && this.streamed.trim())) {
-      const shown = pretty(event.data);
-      if (shown.trim()) this.add(el(typeof event.data === "string" ? "p" : "pre", { className: "text final" }, shown));
+    const shown = typeof event.data === "string" && (Boolean(this.streamed.trim()) || this.chats.includes(event.data));
+    if (event.data !== null && event.data !== undefined && !shown) {
+      const text = pretty(event.data);
+      if (text.trim()) this.add(el(typeof event.data === "string" ? "p" : "pre", { className: "text final" }, text));
     }
     if (event.reason) this.add(el("p", { className: "run-end" }, `Run ended: ${event.reason}`));
     this.turn = null;
