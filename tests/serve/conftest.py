@@ -3,8 +3,15 @@ read an event stream the way a client does."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -82,3 +89,88 @@ async def new_session(c: httpx.AsyncClient, agent: str | None = None) -> str:
     response = await c.post("/api/sessions", json={} if agent is None else {"agent": agent})
     assert response.status_code == 201, response.text
     return response.json()["session_id"]
+
+
+CHILD = Path(__file__).with_name("server_child.py")
+_STORE = importlib.util.spec_from_file_location(
+    "_store_conftest", Path(__file__).parents[1] / "store" / "conftest.py"
+)
+assert _STORE is not None
+assert _STORE.loader is not None
+_store = importlib.util.module_from_spec(_STORE)
+_STORE.loader.exec_module(_store)
+postgres_server = _store.postgres_server
+"""The throwaway PostgreSQL server the store's tests start (one per test session)."""
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> str:
+    """A new, empty database on the session's PostgreSQL server."""
+    import psycopg
+    from psycopg import sql
+
+    name = f"s_{uuid.uuid4().hex[:12]}"
+    admin = postgres_server.replace("postgresql+psycopg", "postgresql") + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    return f"{postgres_server}/{name}"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Worker:
+    """A `server_child.py` process serving on a free port."""
+
+    def __init__(self, database: str, grace_s: float = 10.0, rate: int = 1000):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [sys.executable, str(CHILD), database, str(self.port), str(grace_s), str(rate)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"the worker exited: {self.process.stdout.read() if self.process.stdout else ''!r}"
+                )
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("the worker did not start within 60 s")
+
+    def client(self, key: str = "k-alice") -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.url, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            return self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+
+@pytest.fixture
+def workers() -> Iterator[Callable[..., Worker]]:
+    """Starts workers that are stopped when the test ends."""
+    started: list[Worker] = []
+
+    def start(database: str, grace_s: float = 10.0, rate: int = 1000) -> Worker:
+        worker = Worker(database, grace_s, rate)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop(signal.SIGKILL)
+        if worker.process.stdout is not None:
+            worker.process.stdout.close()

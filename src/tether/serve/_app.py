@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import importlib.util
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -73,7 +72,10 @@ def create_app(config: ServeConfig) -> FastAPI:
 
 def _include_openai(app: FastAPI, served: Served) -> None:
     """The OpenAI-compatible router, when its module is part of this install."""
-    if importlib.util.find_spec("tether.serve._openai") is None:
+    try:
+        module = importlib.import_module("tether.serve._openai")
+    except ModuleNotFoundError as missing:
+        if missing.name != "tether.serve._openai":
+            raise
         return
-    module = importlib.import_module("tether.serve._openai")
     app.include_router(module.router(served))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -18,13 +19,15 @@ from tether.loop import Session
 from tether.serve._errors import ApiError
 from tether.serve._history import chat_messages
 from tether.serve._index import SessionRow
-from tether.serve._runs import RunBuffer
+from tether.serve._runs import RunBuffer, Runs
 from tether.serve._served import Served
 from tether.types import ChatMessageV2, NeedsEnvelope, ToolResultMessage
 
 __all__ = ["Caller", "State", "caller", "router", "served_state"]
 
 NDJSON = "application/x-ndjson"
+SHUTDOWN_GRACE_S = 2.0
+"""How long a stream may take to deliver its cancelled run's last events when the server shuts down."""
 MAX_CONTENT = 100_000
 """Characters a message may hold."""
 
@@ -264,13 +267,16 @@ def _seq(last_event_id: str | None) -> int:
 def _stream(request: Request, served: Served, buffer: RunBuffer, after: int) -> Response:
     """The buffer's events after `after` as SSE, or NDJSON when the client asks for it."""
     runs = served.runs
+    shutdown = anyio.Event()
 
     async def follow() -> AsyncIterator[tuple[int, dict[str, Any]]]:
         runs.watch(buffer)
+        stopping = asyncio.create_task(_cancel_on(shutdown, runs, buffer.session_id))
         try:
             async for item in buffer.follow(after):
                 yield item
         finally:
+            stopping.cancel()
             runs.unwatch(buffer)
 
     if NDJSON in request.headers.get("accept", ""):
@@ -285,4 +291,12 @@ def _stream(request: Request, served: Served, buffer: RunBuffer, after: int) -> 
         async for seq, event in follow():
             yield {"id": str(seq), "event": str(event["event"]), "data": json.dumps(event)}
 
-    return EventSourceResponse(sse(), ping=15)
+    # at shutdown the run is cancelled and the stream ends with its `error` and `on_chain_end`, not cut off
+    return EventSourceResponse(
+        sse(), ping=15, shutdown_event=shutdown, shutdown_grace_period=SHUTDOWN_GRACE_S
+    )
+
+
+async def _cancel_on(shutdown: anyio.Event, runs: Runs, session_id: str) -> None:
+    await shutdown.wait()
+    runs.cancel(session_id)
