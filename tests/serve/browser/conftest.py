@@ -58,6 +58,12 @@ def page(browser: Browser, server: Server, request: pytest.FixtureRequest) -> It
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on(  # e.g. a Content-Security-Policy violation; an HTTP status is the page's to handle, not an error
+        "console",
+        lambda m: errors.append(m.text)
+        if m.type == "error" and "Failed to load resource" not in m.text
+        else None,
+    )
     page.set_default_timeout(10_000)
     try:
         yield page

@@ -15,7 +15,7 @@ def _text(name: str) -> str:
 
 def test_index_loads_only_files_of_the_page_by_relative_paths() -> None:
     index = _text("index.html")
-    loaded = re.findall(r'<(?:script|link)\b[^>]*?(?:src|href)="([^"]+)"', index)
+    loaded = re.findall(r'<(?:script|link)\b[^>]*?(?:src|href)="(?!data:)([^"]+)"', index)
     assert sorted(loaded) == ["app.css", "app.js"]
     assert all((PAGE / name).is_file() for name in loaded)
 
