@@ -137,7 +137,13 @@ def read_notes(path: str) -> str:
     )
 
 
-TOOLS = Toolset(weather, convert, book, read_notes) | core_tools("say", "open_url", "send_chat")
+@tool(side_effects="none")
+def list_notes() -> list[str]:
+    """The notes files there are."""
+    return [f"note-{n:02}.txt" for n in range(1, 31)]
+
+
+TOOLS = Toolset(weather, convert, book, read_notes, list_notes) | core_tools("say", "open_url", "send_chat")
 
 
 def calls(*items: tuple[str, str, dict[str, Any], str]) -> str:

@@ -296,3 +296,18 @@ def test_an_end_turn_agent_chosen_for_a_new_chat_shows_its_send_chat_answer_once
     expect(page.get_by_text("Oslo is clear.", exact=True)).to_have_count(
         1
     )  # the run's output is that message
+
+
+def test_a_long_result_is_folded_and_opens_from_the_keyboard(page: Page, server: Server) -> None:
+    server.script.reset(calls(("l1", "list_notes", {}, "See which notes exist")), "You have 30 notes.")
+    open_chat(page, server)
+    send(page, "Which notes do I have?")
+    wait_for_the_run(page)
+
+    result = page.locator('article.tool[data-tool="list_notes"] .envelope.ok')
+    summary = result.locator("summary")
+    expect(summary).to_have_text("Result (32 lines)")
+    expect(result.get_by_text("note-30.txt")).to_be_hidden()
+    summary.focus()
+    page.keyboard.press("Enter")
+    expect(result.get_by_text("note-30.txt")).to_be_visible()

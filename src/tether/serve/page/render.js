@@ -2,6 +2,8 @@
 // Everything the model or a tool wrote is inserted as text (textContent), never as HTML.
 
 const $ = (id) => document.getElementById(id);
+const LONG_LINES = 12;
+const LONG_CHARS = 1200;
 
 /** Make an element: `el("p", {className: "x"}, "text", child)`; strings become text nodes. */
 export function el(tag, props = {}, ...children) {
@@ -54,9 +56,14 @@ export class ToolCard {
   }
 }
 
-export function renderEnvelope(envelope) {
+function renderEnvelope(envelope) {
   if (envelope.ok) {
-    return el("div", { className: "envelope ok" }, el("pre", { className: "envelope-data" }, pretty(envelope.data ?? null)));
+    const data = pretty(envelope.data ?? null);
+    const lines = data.split("\n").length;
+    const shown = el("pre", { className: "envelope-data" }, data);
+    // A long result (a listing, a page) is one click away rather than pushing the conversation off screen.
+    const long = lines > LONG_LINES || data.length > LONG_CHARS;
+    return el("div", { className: "envelope ok" }, long ? el("details", {}, el("summary", {}, `Result (${lines} lines)`), shown) : shown);
   }
   if (envelope.needs) {
     return el("p", { className: "envelope needs" }, `Needs: ${Object.keys(envelope.needs).join(", ")}`);
