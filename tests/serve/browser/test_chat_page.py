@@ -190,9 +190,11 @@ def test_the_session_list_reopens_a_past_chat_with_its_tool_calls(page: Page, se
 
     page.get_by_role("button", name="New chat").click()
     server.script.reset("Hi there.")
-    send(page, "Hello")
+    send(page, "Hello")  # at once: the message goes to the chat being created, not to the one still shown
     wait_for_the_run(page)
-    second_id = page.locator("#session-list button[aria-current=page]").get_attribute("data-session-id")
+    current = page.locator("#session-list button[aria-current=page]")
+    expect(current).to_have_text("Hello")
+    second_id = current.get_attribute("data-session-id")
     assert second_id not in (None, first_id)
 
     page.reload()  # a fresh page: the chat is read back from the API, not from memory

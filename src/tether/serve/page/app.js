@@ -98,17 +98,24 @@ function when(time) {
 
 let sessions = [];
 
+let listings = 0; // refreshes overlap: only the latest one's answer is shown, never an older one after it
+
 async function refreshSessions() {
+  const mine = ++listings;
+  let listed;
   try {
-    sessions = await apiJson("api/sessions");
+    listed = await apiJson("api/sessions");
   } catch (error) {
-    setConnection(`Could not list chats: ${error.message}`);
+    if (mine === listings) setConnection(`Could not list chats: ${error.message}`);
     return;
   }
+  if (mine !== listings) return;
+  sessions = listed;
   const list = $("session-list");
   list.replaceChildren(
     ...sessions.map((session) => {
-      const label = session.title || `${session.agent} · ${when(session.updated_at ?? session.created_at)}`;
+      const title = session.title || views.all.get(session.session_id)?.title;
+      const label = title || `${session.agent} · ${when(session.updated_at ?? session.created_at)}`;
       const button = el("button", { type: "button", className: "session" }, label);
       button.dataset.sessionId = session.session_id;
       if (session.session_id === views.active?.id) button.setAttribute("aria-current", "page");
@@ -118,15 +125,25 @@ async function refreshSessions() {
   );
 }
 
-async function newSession(agent) {
-  const session = await apiJson("api/sessions", { method: "POST", body: { agent } });
-  const view = viewOf(session);
-  activate(view);
-  await refreshSessions();
-  return view;
+let creating = null; // the chat being created: a message sent meanwhile belongs to it, not to the one shown
+
+function newSession(agent) {
+  creating = (async () => {
+    try {
+      const session = await apiJson("api/sessions", { method: "POST", body: { agent } });
+      const view = viewOf(session);
+      activate(view);
+      return view;
+    } finally {
+      creating = null;
+    }
+  })();
+  creating.then(refreshSessions, () => {});
+  return creating;
 }
 
 async function send(content) {
+  if (creating) await creating.catch(() => {});
   let view = views.active;
   if (view?.running) return;
   try {
