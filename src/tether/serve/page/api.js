@@ -71,6 +71,7 @@ export async function api(path, { method = "GET", body, accept = "application/js
       cache: "no-store",
     });
     if (response.status === 401) {
+      if (localStorage.getItem(KEY_STORAGE) !== key) continue; // a key was given meanwhile: try that one
       const error = await errorOf(response);
       if ((await askForKey(error)) === null) throw new ApiError(401, error);
       continue;
