@@ -102,6 +102,15 @@ async def test_a_key_over_its_rate_gets_429_with_retry_after_and_other_keys_do_n
     assert other.status_code == 200
 
 
+async def test_the_local_user_of_a_keyless_server_is_not_rate_limited(
+    make_app: Callable[..., FastAPI],
+) -> None:
+    app = make_app(scripted("a", ["hi"]), rate_limit=RateLimit(calls=3, per_seconds=60))
+    async with client(app) as c:
+        codes = {(await c.get("/api/agents")).status_code for _ in range(6)}
+    assert codes == {200}
+
+
 async def test_bodies_over_the_limit_get_413_whether_declared_or_streamed(
     make_app: Callable[..., FastAPI],
 ) -> None:

@@ -243,12 +243,15 @@ async def test_the_default_agent_is_the_first_and_unknown_names_are_404(
 async def test_an_idempotency_key_makes_session_creation_safe_to_retry(
     make_app: Callable[..., FastAPI],
 ) -> None:
-    async with client(make_app(scripted("a", ["hi"]))) as c:
+    async with client(make_app(scripted("a", ["hi"]), scripted("b", ["hi"]))) as c:
         first = await c.post("/api/sessions", json={}, headers={"Idempotency-Key": "k1"})
         retry = await c.post("/api/sessions", json={}, headers={"Idempotency-Key": "k1"})
         other = await c.post("/api/sessions", json={}, headers={"Idempotency-Key": "k2"})
+        reused = await c.post("/api/sessions", json={"agent": "b"}, headers={"Idempotency-Key": "k1"})
     assert (first.status_code, retry.status_code, other.status_code) == (201, 200, 201)
     assert first.json()["session_id"] == retry.json()["session_id"] != other.json()["session_id"]
+    assert reused.status_code == 409
+    assert reused.json()["error"]["code"] == "IDEMPOTENCY_KEY_REUSED"
 
 
 async def test_invalid_requests_get_422_naming_the_field(make_app: Callable[..., FastAPI]) -> None:

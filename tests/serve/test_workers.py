@@ -4,6 +4,7 @@ worker shut down gracefully cancels its runs cleanly and leaves their sessions r
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 from collections.abc import Callable
 
@@ -53,6 +54,25 @@ async def test_a_run_on_one_worker_holds_its_session_on_the_other(
     assert status == "running"
 
 
+async def test_a_run_is_cancelled_through_either_worker(
+    postgres_url: str, workers: Callable[..., Worker]
+) -> None:
+    a, b = workers(postgres_url), workers(postgres_url)
+    async with a.client() as on_a, b.client() as on_b, b.client("k-bob") as bob:
+        sid = (await on_a.post("/api/sessions", json={})).json()["session_id"]
+        async with on_a.stream("POST", f"/api/sessions/{sid}/messages", json={"content": "go"}) as run:
+            reader = Reader(run)
+            await reader.events(3)
+            stranger = await bob.post(f"/api/sessions/{sid}/cancel")
+            cancelled = await on_b.post(f"/api/sessions/{sid}/cancel")
+            events = await reader.events()
+        status = (await on_b.get(f"/api/sessions/{sid}")).json()["status"]
+    assert stranger.status_code == 404
+    assert cancelled.json() == {"cancelled": True}
+    assert events[-1][1]["reason"] == "cancelled"  # not `no_calls`: it stopped before its 3 s of streaming
+    assert status == "cancelled"
+
+
 async def test_a_keys_rate_limit_holds_across_workers(
     postgres_url: str, workers: Callable[..., Worker]
 ) -> None:
@@ -92,3 +112,21 @@ async def test_a_graceful_shutdown_cancels_runs_cleanly_and_another_worker_resum
     assert status == "cancelled"
     assert after[-1][1]["event"] == "on_chain_end"
     assert after[-1][1]["reason"] == "no_calls"
+
+
+async def test_at_shutdown_an_ndjson_stream_also_ends_with_its_cancelled_runs_last_events(
+    postgres_url: str, workers: Callable[..., Worker]
+) -> None:
+    a = workers(postgres_url)
+    async with a.client() as on_a:
+        sid = (await on_a.post("/api/sessions", json={})).json()["session_id"]
+        headers = {"Accept": "application/x-ndjson"}
+        async with on_a.stream(
+            "POST", f"/api/sessions/{sid}/messages", json={"content": "go"}, headers=headers
+        ) as run:
+            lines = run.aiter_lines()
+            await anext(lines)
+            a.process.send_signal(signal.SIGTERM)
+            events = [json.loads(line) async for line in lines]
+    assert [e["event"] for e in events][-2:] == ["error", "on_chain_end"]
+    assert events[-1]["reason"] == "cancelled"

@@ -39,7 +39,7 @@ class Keys:
 
     async def principal(self, authorization: str | None) -> Principal:
         principal = self.resolve(authorization)
-        if self.limit is not None:
+        if self.limit is not None and self.by_hash:  # the local user alone (no keys) is not limited
             key = f"tether-serve:{principal.id}"
             wait = (
                 await anyio.to_thread.run_sync(self.rate_limits.take, key, self.limit)

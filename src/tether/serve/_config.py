@@ -95,7 +95,8 @@ class ServeConfig:
             binds only a loopback address.
         cors_origins: Browser origins allowed to call the API from other sites (none by default).
         max_request_bytes: Larger request bodies are refused with 413.
-        rate_limit: Requests each key (or the local principal) may make, per window; 429 beyond it.
+        rate_limit: Requests each key may make, per window; 429 beyond it (the local user of a server
+            without keys is not limited).
         disconnect_grace_s: How long a run nobody follows keeps going before it is cancelled, so that a
             client that reconnects in time loses nothing.
         local_scopes: Scopes of the local principal, who every request is when no keys are configured.

@@ -12,7 +12,20 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import Column, Engine, Float, Index, MetaData, String, Table, Text, and_, select, update
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Engine,
+    Float,
+    Index,
+    MetaData,
+    String,
+    Table,
+    Text,
+    and_,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 __all__ = ["LEASE_S", "SessionIndex", "SessionRow", "Status"]
@@ -33,6 +46,7 @@ _sessions = Table(
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
     Column("lease_until", Float, nullable=False, default=0.0),
+    Column("cancel_asked", Boolean, nullable=False, default=False),
     Column("idempotency_key", String(256), nullable=True),
     Index("tether_serve_sessions_owner", "owner", "updated_at"),
     Index("tether_serve_sessions_idempotency", "owner", "idempotency_key", unique=True),
@@ -72,7 +86,7 @@ class SessionRow:
         return self.lease_until > (time.time() if now is None else now)
 
 
-_COLUMNS = [c for c in _sessions.c if c.name != "idempotency_key"]
+_COLUMNS = [c for c in _sessions.c if c.name not in ("idempotency_key", "cancel_asked")]
 
 
 class SessionIndex:
@@ -91,7 +105,8 @@ class SessionIndex:
                 connection.execute(
                     _sessions.insert().values(
                         session_id=row.session_id, owner=owner, agent=agent, title="", status="idle",
-                        created_at=now, updated_at=now, lease_until=0.0, idempotency_key=idempotency_key,
+                        created_at=now, updated_at=now, lease_until=0.0, cancel_asked=False,
+                        idempotency_key=idempotency_key,
                     )
                 )  # fmt: skip
         except IntegrityError:
@@ -126,7 +141,9 @@ class SessionIndex:
     def hold(self, session_id: str, title: str | None = None) -> bool:
         """Take the session for a run, unless another run (in any worker) holds it."""
         now = time.time()
-        values: dict[str, Any] = {"status": "running", "lease_until": now + LEASE_S, "updated_at": now}
+        values: dict[str, Any] = {
+            "status": "running", "lease_until": now + LEASE_S, "updated_at": now, "cancel_asked": False,
+        }  # fmt: skip
         where = and_(_sessions.c.session_id == session_id, _sessions.c.lease_until <= now)
         with self.engine.begin() as connection:
             taken = connection.execute(update(_sessions).where(where).values(**values)).rowcount == 1
@@ -153,13 +170,41 @@ class SessionIndex:
             ).all()
         return [r.content for r in rows]
 
-    def renew(self, session_id: str) -> None:
+    def renew(self, session_ids: list[str]) -> None:
+        """Extend the hold of these sessions' runs (all of one worker's, in one statement)."""
+        if not session_ids:
+            return
         with self.engine.begin() as connection:
             connection.execute(
                 update(_sessions)
-                .where(_sessions.c.session_id == session_id)
+                .where(_sessions.c.session_id.in_(session_ids))
                 .values(lease_until=time.time() + LEASE_S)
             )
+
+    def ask_cancel(self, session_id: str) -> bool:
+        """Ask whichever worker runs the session to cancel its run; False when no run holds it."""
+        now = time.time()
+        with self.engine.begin() as connection:
+            return (
+                connection.execute(
+                    update(_sessions)
+                    .where(_sessions.c.session_id == session_id, _sessions.c.lease_until > now)
+                    .values(cancel_asked=True)
+                ).rowcount
+                == 1
+            )
+
+    def cancel_asked(self, session_ids: list[str]) -> list[str]:
+        """Those of `session_ids` whose run another worker was asked to cancel."""
+        if not session_ids:
+            return []
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(_sessions.c.session_id).where(
+                    _sessions.c.session_id.in_(session_ids), _sessions.c.cancel_asked.is_(True)
+                )
+            ).all()
+        return [r.session_id for r in rows]
 
     def release(self, session_id: str, status: Status) -> None:
         now = time.time()

@@ -128,6 +128,12 @@ async def create_session(
     assert principal.id is not None
     row, new = await anyio.to_thread.run_sync(served.index.create, principal.id, name, idempotency_key)
     if not new:
+        if row.agent != name:
+            raise ApiError(
+                409, "IDEMPOTENCY_KEY_REUSED",
+                f"Idempotency-Key {idempotency_key!r} already made a session with agent {row.agent!r}.",
+                "Use a new key for a different request.",
+            )  # fmt: skip
         response.status_code = 200
     return SessionInfo(**row.public())
 
@@ -250,7 +256,10 @@ async def cancel(session_id: str, principal: Caller, served: State) -> Cancelled
     """Stop the session's run: the model stream and running tools stop, every call is answered (its
     envelope says it was cancelled), and the session takes the next message."""
     await _owned(served, session_id, principal)
-    return Cancelled(cancelled=served.runs.cancel(session_id))
+    if served.runs.cancel(session_id):
+        return Cancelled(cancelled=True)
+    # the run may be another worker's: it looks for such requests every second
+    return Cancelled(cancelled=await anyio.to_thread.run_sync(served.index.ask_cancel, session_id))
 
 
 def _seq(last_event_id: str | None) -> int:

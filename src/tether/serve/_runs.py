@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+from sse_starlette.sse import AppStatus
 
 from tether.loop import Agent, Session
 from tether.serve._index import LEASE_S, SessionIndex, Status
@@ -36,6 +37,9 @@ from tether.types import (
 __all__ = ["RunBuffer", "Runs"]
 
 CANCELLED = "CANCELLED"
+CANCEL_POLL_S = 1.0
+"""How often a worker looks for cancellations asked of its runs through another worker."""
+_RENEW_EVERY = round(LEASE_S / 3 / CANCEL_POLL_S)
 
 
 class RunBuffer:
@@ -95,12 +99,15 @@ class Runs:
         self.retain_s = retain_s
         self.buffers: dict[str, RunBuffer] = {}
         """The current or last run of each session this worker ran, kept `retain_s` after it ends."""
+        self._watcher: asyncio.Task[None] | None = None
 
     def start(self, session: Session, agent: Agent, prompt: str) -> RunBuffer:
         """Run `prompt` in `session` as a task; the caller has taken the session (`SessionIndex.hold`)."""
         buffer = RunBuffer(session.id)
         self.buffers[session.id] = buffer
         buffer.task = asyncio.create_task(self._drive(buffer, session, agent, prompt))
+        if self._watcher is None:
+            self._watcher = asyncio.create_task(self._watch())
         return buffer
 
     def cancel(self, session_id: str) -> bool:
@@ -136,10 +143,11 @@ class Runs:
         for buffer in list(self.buffers.values()):
             self.cancel(buffer.session_id)
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._watcher is not None:
+            self._watcher.cancel()
 
     async def _drive(self, buffer: RunBuffer, session: Session, agent: Agent, prompt: str) -> None:
         buffer.started = True
-        renewing = asyncio.create_task(self._renew(session.id))
         status: Status = "idle"
         try:
             if buffer.cancelled:
@@ -156,7 +164,6 @@ class Runs:
             _end(buffer, "INTERNAL", f"{type(error).__name__}: {error}", "error")
             status = "error"
         finally:
-            renewing.cancel()
             buffer.finish()
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self.index.release, session.id, status)
@@ -166,11 +173,24 @@ class Runs:
         if self.buffers.get(buffer.session_id) is buffer:
             del self.buffers[buffer.session_id]
 
-    async def _renew(self, session_id: str) -> None:
-        while True:
-            await asyncio.sleep(LEASE_S / 3)
-            with contextlib.suppress(Exception):  # a database hiccup: the next renewal tries again
-                await anyio.to_thread.run_sync(self.index.renew, session_id)
+    async def _watch(self) -> None:
+        """While this worker has runs: renew their holds on their sessions, cancel those another worker was
+        asked to cancel (one query a second for all of them), and cancel them all when the server is
+        shutting down, so that every stream (NDJSON too) ends with `on_chain_end` before it is closed."""
+        ticks = 0
+        while running := [b.session_id for b in self.buffers.values() if not b.done]:
+            await asyncio.sleep(CANCEL_POLL_S)
+            ticks += 1
+            if AppStatus.should_exit:  # uvicorn got SIGTERM or SIGINT (sse-starlette hooks its handler)
+                for session_id in running:
+                    self.cancel(session_id)
+                continue
+            with contextlib.suppress(Exception):  # a database hiccup: the next tick tries again
+                if ticks % _RENEW_EVERY == 0:
+                    await anyio.to_thread.run_sync(self.index.renew, running)
+                for session_id in await anyio.to_thread.run_sync(self.index.cancel_asked, running):
+                    self.cancel(session_id)
+        self._watcher = None
 
     async def _cancelled(self, buffer: RunBuffer, session: Session) -> None:
         """Answer every call the run left open, store the answers the conversation needs, end the stream."""
