@@ -7,6 +7,7 @@ so a chunk's size is counted in the tokens of the model that embeds it.
 
 from __future__ import annotations
 
+import warnings
 from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
@@ -31,10 +32,13 @@ class BpeTokenizer:
     """A tiktoken-style byte-level BPE (`cl100k_base`, `o200k_base`) through `bpe-openai`."""
 
     def __init__(self, encoding: str = "cl100k_base") -> None:
-        import bpe_openai
-
         self.name = encoding
-        self._encoding = bpe_openai.get_encoding(encoding)
+        with warnings.catch_warnings():  # it reads its bundled vocabulary through a deprecated importlib API
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import bpe_openai
+
+            self._encoding = bpe_openai.get_encoding(encoding)
+            self._encoding.decode_tokens_bytes(self._encoding.encode_ordinary("load the tables now"))
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         pieces: list[bytes] = self._encoding.decode_tokens_bytes(self._encoding.encode_ordinary(text))
