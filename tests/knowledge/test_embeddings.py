@@ -16,7 +16,7 @@ import pytest
 from tether.exceptions import ModelError, UserError
 from tether.knowledge import KnowledgeBase, OnnxEmbedder, OnnxReranker, OpenAIEmbedder, embedder_from_spec
 
-from .conftest import as_downloaded, build_scorer, build_static_embedder
+from .onnx_models import as_downloaded, build_scorer, build_static_embedder
 
 VOCAB = ["cats", "dogs", "purr", "bark", "kittens", "puppies", "the", "and"]
 

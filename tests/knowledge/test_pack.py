@@ -16,7 +16,7 @@ from tether.builtin import PackConfig, build_tools, get_pack
 from tether.knowledge import KNOWLEDGE_PACK, KnowledgeBase, OnnxReranker, knowledge_tools
 from tether.types import VectorSearchOutput
 
-from .conftest import build_scorer
+from .onnx_models import build_scorer
 
 
 @pytest.fixture
