@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -40,13 +41,16 @@ def build_static_embedder(folder: Path, vocabulary: Sequence[str], table: NDArra
             helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
             helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]),
         ],
-        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "seq", table.shape[1]])],
+        [
+            helper.make_tensor_value_info(
+                "last_hidden_state", TensorProto.FLOAT, ["batch", "seq", table.shape[1]]
+            )
+        ],
         [numpy_helper.from_array(table.astype(np.float32), "table")],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    onnx.checker.check_model(model)
-    onnx.save(model, str(folder / "onnx" / "model.onnx"))
+    check_and_save(model, str(folder / "onnx" / "model.onnx"))
     return folder
 
 
@@ -69,12 +73,14 @@ def build_scorer(folder: Path, vocabulary: Sequence[str], weights: NDArray[np.fl
             helper.make_tensor_value_info("token_type_ids", TensorProto.INT64, ["batch", "seq"]),
         ],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 1])],
-        [numpy_helper.from_array(weights.astype(np.float32), "weights"), numpy_helper.from_array(np.array([1], dtype=np.int64), "axes")],
+        [
+            numpy_helper.from_array(weights.astype(np.float32), "weights"),
+            numpy_helper.from_array(np.array([1], dtype=np.int64), "axes"),
+        ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    onnx.checker.check_model(model)
-    onnx.save(model, str(folder / "onnx" / "model.onnx"))
+    check_and_save(model, str(folder / "onnx" / "model.onnx"))
     return folder
 
 
@@ -90,3 +96,9 @@ def as_downloaded(cache: Path, repo: str, built: Path) -> None:
             target = snapshot / file.relative_to(built)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(file.read_bytes())
+
+
+def check_and_save(model: onnx.ModelProto, path: str) -> None:
+    library: Any = onnx  # partly untyped
+    library.checker.check_model(model)
+    library.save(model, path)

@@ -8,6 +8,7 @@ import numpy as np
 from typer.testing import CliRunner
 
 from tether.cli import app
+
 from .onnx_models import build_scorer, build_static_embedder
 
 runner = CliRunner()
@@ -25,17 +26,38 @@ def folder(tmp_path: Path) -> Path:
 
 def test_ingest_reports_each_failure_and_search_prints_a_table(tmp_path: Path) -> None:
     docs, db = folder(tmp_path), str(tmp_path / "k.db")
-    ingested = runner.invoke(app, ["ingest", str(docs), str(tmp_path / "faq.csv"), "--db", db, "--index", "pets", "--namespace", "home"])
+    ingested = runner.invoke(
+        app,
+        [
+            "ingest",
+            str(docs),
+            str(tmp_path / "faq.csv"),
+            "--db",
+            db,
+            "--index",
+            "pets",
+            "--namespace",
+            "home",
+        ],
+    )
     assert ingested.exit_code == 1  # one file failed; the others are in
-    assert "3 ingested (3 chunks), 0 unchanged, 0 removed, 1 failed; index 'pets', namespace 'home'" in ingested.output
+    assert (
+        "3 ingested (3 chunks), 0 unchanged, 0 removed, 1 failed; index 'pets', namespace 'home'"
+        in ingested.output
+    )
     assert f"error: {docs / 'broken.txt'}: a binary file, not text (it holds NUL bytes)" in ingested.output
-    found = runner.invoke(app, ["search", "do cats bark", "--db", db, "--index", "pets", "--namespace", "home", "-k", "2"])
+    found = runner.invoke(
+        app, ["search", "do cats bark", "--db", db, "--index", "pets", "--namespace", "home", "-k", "2"]
+    )
     assert found.exit_code == 0, found.output
     lines = found.output.splitlines()
     assert lines[0].split() == ["#", "score", "file", "where", "content"]
     assert lines[1].split()[2:5] == ["faq.csv", "row", "1"]
-    again = runner.invoke(app, ["ingest", str(docs / "cats.md"), "--db", db, "--index", "pets", "--namespace", "home"])
-    assert "0 ingested (0 chunks), 1 unchanged" in again.output and again.exit_code == 0
+    again = runner.invoke(
+        app, ["ingest", str(docs / "cats.md"), "--db", db, "--index", "pets", "--namespace", "home"]
+    )
+    assert "0 ingested (0 chunks), 1 unchanged" in again.output
+    assert again.exit_code == 0
 
 
 def test_ingest_with_an_onnx_embedder_then_search_with_rerank(tmp_path: Path) -> None:
@@ -60,8 +82,13 @@ def test_ingest_with_an_onnx_embedder_then_search_with_rerank(tmp_path: Path) ->
 
 def test_bad_options_are_one_error_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["search", "x", "--db", str(tmp_path / "k.db"), "--mode", "fuzzy"])
-    assert result.exit_code == 2 and "--mode is auto, lexical, vector or hybrid, not 'fuzzy'" in result.output
+    assert result.exit_code == 2
+    assert "--mode is auto, lexical, vector or hybrid, not 'fuzzy'" in result.output
     result = runner.invoke(app, ["ingest", str(tmp_path / "none"), "--db", str(tmp_path / "k.db")])
-    assert result.exit_code == 2 and "no such file or folder" in result.output
-    result = runner.invoke(app, ["ingest", str(tmp_path), "--db", str(tmp_path / "k.db"), "--embedder", "glove"])
-    assert result.exit_code == 2 and "unknown embedder 'glove'" in result.output
+    assert result.exit_code == 2
+    assert "no such file or folder" in result.output
+    result = runner.invoke(
+        app, ["ingest", str(tmp_path), "--db", str(tmp_path / "k.db"), "--embedder", "glove"]
+    )
+    assert result.exit_code == 2
+    assert "unknown embedder 'glove'" in result.output

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -41,11 +41,14 @@ def test_an_onnx_embedder_loads_from_the_hugging_face_cache_as_a_downloaded_mode
     assert vectors.shape == (4, 3)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
     similarity = vectors @ vectors.T
-    assert similarity[0, 1] > 0.9 and similarity[2, 3] > similarity[2, 1]
+    assert similarity[0, 1] > 0.9
+    assert similarity[2, 3] > similarity[2, 1]
     assert embedder.name == "onnx:tether-tests/static-pets"
 
 
-def test_a_model_that_is_neither_a_folder_nor_downloadable_is_a_user_error(tmp_path: Path, hf_offline: None) -> None:
+def test_a_model_that_is_neither_a_folder_nor_downloadable_is_a_user_error(
+    tmp_path: Path, hf_offline: None
+) -> None:
     with pytest.raises(UserError, match="cannot get the model 'nobody/nothing'"):
         OnnxEmbedder("nobody/nothing", cache_dir=tmp_path)
 
@@ -75,9 +78,9 @@ def test_an_onnx_cross_encoder_reorders_hits(tmp_path: Path) -> None:
 class FakeEmbeddings(BaseHTTPRequestHandler):
     """An OpenAI-compatible /v1/embeddings: one dimension per letter a-z, counting letters."""
 
-    requests: list[dict[str, Any]] = []
+    requests: ClassVar[list[dict[str, Any]]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - the http.server API
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         FakeEmbeddings.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
         if body["model"] == "broken":
@@ -85,10 +88,21 @@ class FakeEmbeddings(BaseHTTPRequestHandler):
             self.end_headers()
             return
         data = [
-            {"object": "embedding", "index": i, "embedding": [float(text.lower().count(c)) for c in "abcdefghijklmnopqrstuvwxyz"]}
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": [float(text.lower().count(c)) for c in "abcdefghijklmnopqrstuvwxyz"],
+            }
             for i, text in enumerate(body["input"])
         ]
-        answer = json.dumps({"object": "list", "data": data[::-1], "model": body["model"], "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+        answer = json.dumps(
+            {
+                "object": "list",
+                "data": data[::-1],
+                "model": body["model"],
+                "usage": {"prompt_tokens": 1, "total_tokens": 1},
+            }
+        )
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
@@ -109,7 +123,9 @@ def embeddings_server() -> Iterator[str]:
     server.server_close()
 
 
-def test_the_openai_embedder_calls_v1_embeddings_in_batches_and_keeps_input_order(embeddings_server: str) -> None:
+def test_the_openai_embedder_calls_v1_embeddings_in_batches_and_keeps_input_order(
+    embeddings_server: str,
+) -> None:
     embedder = OpenAIEmbedder("letters", base_url=embeddings_server, api_key="sk-test", batch_size=2)
     vectors = embedder.embed(["aaa", "bbb", "ab"])
     assert [r["input"] for r in FakeEmbeddings.requests] == [["aaa", "bbb"], ["ab"]]
@@ -121,12 +137,21 @@ def test_the_openai_embedder_calls_v1_embeddings_in_batches_and_keeps_input_orde
 def test_an_index_remembers_its_embedder_and_searches_with_it(embeddings_server: str, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("zzz zzz")
     (tmp_path / "b.txt").write_text("yyy yyy")
-    kb = KnowledgeBase(tmp_path / "k.db", embedder=embedder_from_spec("openai:letters", base_url=embeddings_server))
+    kb = KnowledgeBase(
+        tmp_path / "k.db", embedder=embedder_from_spec("openai:letters", base_url=embeddings_server)
+    )
     kb.ingest([tmp_path / "a.txt", tmp_path / "b.txt"], index="letters")
-    later = KnowledgeBase(tmp_path / "k.db", base_url=embeddings_server)  # no embedder given: the recorded one
-    assert [h.metadata["filename"] for h in later.search("y", index="letters", mode="vector")] == ["b.txt", "a.txt"]
+    later = KnowledgeBase(
+        tmp_path / "k.db", base_url=embeddings_server
+    )  # no embedder given: the recorded one
+    assert [h.metadata["filename"] for h in later.search("y", index="letters", mode="vector")] == [
+        "b.txt",
+        "a.txt",
+    ]
     other = KnowledgeBase(tmp_path / "k.db", embedder=OpenAIEmbedder("other", base_url=embeddings_server))
-    with pytest.raises(UserError, match="index 'letters' was built with 'openai:letters', not 'openai:other'"):
+    with pytest.raises(
+        UserError, match="index 'letters' was built with 'openai:letters', not 'openai:other'"
+    ):
         other.search("y", index="letters")
 
 

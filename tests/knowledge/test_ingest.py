@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 
@@ -31,7 +32,9 @@ def kb_at(tmp_path: Path, **kwargs: object) -> KnowledgeBase:
     return KnowledgeBase(tmp_path / "k.db", user_id="123", user_email="admin@kalygo.io", **kwargs)  # type: ignore[arg-type]
 
 
-def test_markdown_chunks_carry_seed_004_text_metadata_with_front_matter_as_file_fields(tmp_path: Path) -> None:
+def test_markdown_chunks_carry_seed_004_text_metadata_with_front_matter_as_file_fields(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "ollama_guide.md").write_text(GUIDE)
     kb = kb_at(tmp_path)
     before = int(time.time() * 1000)
@@ -50,14 +53,18 @@ def test_markdown_chunks_carry_seed_004_text_metadata_with_front_matter_as_file_
         "file_tags": "llm, local",
     }
     assert meta["chunkSizeTokens"] == len(BpeTokenizer().spans(meta["content"]))
-    assert isinstance(meta["uploadTimestamp"], str) and before <= int(meta["uploadTimestamp"]) <= before + 60_000
+    assert isinstance(meta["uploadTimestamp"], str)
+    assert before <= int(meta["uploadTimestamp"]) <= before + 60_000
 
 
 def test_csv_rows_carry_seed_004_qa_metadata(tmp_path: Path) -> None:
     (tmp_path / "faq.csv").write_text(FAQ)
     kb = kb_at(tmp_path)
     kb.ingest([tmp_path / "faq.csv"], index="kb", namespace="faq")
-    hits = {h.metadata["row_number"]: h.metadata for h in kb.search("Pro plan cancel", index="kb", namespace="faq")}
+    hits = {
+        h.metadata["row_number"]: h.metadata
+        for h in kb.search("Pro plan cancel", index="kb", namespace="faq")
+    }
     first = hits[1]
     assert QAMetadata.model_validate(first).model_dump(exclude_none=True) == first
     assert {k: v for k, v in first.items() if k != "upload_timestamp"} == {
@@ -71,29 +78,35 @@ def test_csv_rows_carry_seed_004_qa_metadata(tmp_path: Path) -> None:
         "created_at": "2024-01-15T10:00:00Z",
         "last_edited_at": "2024-01-20T15:30:00Z",
     }
-    assert "created_at" not in hits[2] and hits[2]["content"] == "Q: Can I cancel?\nA: Yes: at any time."
+    assert "created_at" not in hits[2]
+    assert hits[2]["content"] == "Q: Can I cancel?\nA: Yes: at any time."
 
 
 def test_documents_are_cut_into_token_windows_that_overlap() -> None:
     text = " ".join(f"word{i}" for i in range(300))
     tokenizer = BpeTokenizer()
     chunks = chunk_text(text, tokenizer, Chunking(tokens=50, overlap=10))
-    assert all(tokens <= 50 for _, tokens in chunks) and chunks[0][1] == 50
+    assert all(tokens <= 50 for _, tokens in chunks)
+    assert chunks[0][1] == 50
     assert [len(tokenizer.spans(content)) for content, _ in chunks][:-1] == [50] * (len(chunks) - 1)
     spans = tokenizer.spans(text)
     shared = text[spans[40][0] : spans[49][1]].strip()  # tokens 41-50: the last ten of the first chunk
-    assert chunks[0][0].endswith(shared) and chunks[1][0].startswith(shared)
+    assert chunks[0][0].endswith(shared)
+    assert chunks[1][0].startswith(shared)
     assert " ".join(c for c, _ in chunks).split()[-1] == "word299"
 
 
 def test_token_spans_of_multibyte_text_cover_it_exactly() -> None:
     text = "Ünïcødé — 日本語のテキスト 🎉 done"
     spans = BpeTokenizer().spans(text)
-    assert spans[0][0] == 0 and spans[-1][1] == len(text)
-    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
+    assert spans[0][0] == 0
+    assert spans[-1][1] == len(text)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
 
 
-def test_reingesting_skips_unchanged_files_replaces_changed_ones_and_drops_deleted_ones(tmp_path: Path) -> None:
+def test_reingesting_skips_unchanged_files_replaces_changed_ones_and_drops_deleted_ones(
+    tmp_path: Path,
+) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("Alpha talks about apples.")
@@ -106,8 +119,10 @@ def test_reingesting_skips_unchanged_files_replaces_changed_ones_and_drops_delet
     (docs / "a.md").write_text("Alpha now talks about apricots.")
     (docs / "b.txt").unlink()
     changed = kb.ingest([docs])
-    assert changed.ingested == [str(docs / "a.md")] and changed.removed == [str(docs / "b.txt")]
-    assert kb.search("bananas") == [] and kb.search("apples") == []
+    assert changed.ingested == [str(docs / "a.md")]
+    assert changed.removed == [str(docs / "b.txt")]
+    assert kb.search("bananas") == []
+    assert kb.search("apples") == []
     assert kb.search("apricots")[0].metadata["content"] == "Alpha now talks about apricots."
 
 
@@ -158,14 +173,16 @@ def test_pdf_and_html_are_read_through_their_extractors(tmp_path: Path) -> None:
     (tmp_path / "manual.pdf").write_bytes(minimal_pdf("The manual explains calibration of the sensor."))
     kb = kb_at(tmp_path)
     report = kb.ingest([tmp_path])
-    assert report.failed == {} and len(report.ingested) == 2
+    assert report.failed == {}
+    assert len(report.ingested) == 2
     html = kb.search("single sign-on")[0].metadata
     assert (html["filename"], html["file_title"], html["content"]) == (
         "page.html", "Pricing", "Plans\nThe Team plan includes single sign-on.",
     )  # fmt: skip
     assert kb.search("hidden script") == []
     pdf = kb.search("calibration")[0].metadata
-    assert pdf["filename"] == "manual.pdf" and "calibration of the sensor" in pdf["content"]
+    assert pdf["filename"] == "manual.pdf"
+    assert "calibration of the sensor" in pdf["content"]
 
 
 def test_a_missing_path_is_a_user_error(tmp_path: Path) -> None:

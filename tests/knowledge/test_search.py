@@ -24,13 +24,19 @@ def kb(tmp_path: Path) -> KnowledgeBase:
 
 def test_lexical_search_finds_real_text_by_bm25_with_stemming_and_no_model(kb: KnowledgeBase) -> None:
     hits = kb.search("journals recording calls", index="repo", namespace="docs", k=3)
-    assert hits and "journal" in hits[0].metadata["content"]
+    assert hits
+    assert "journal" in hits[0].metadata["content"]
     assert hits == sorted(hits, key=lambda h: -h.score)
 
 
 def test_namespaces_and_indexes_are_kept_apart(kb: KnowledgeBase) -> None:
-    assert [h.metadata["filename"] for h in kb.search("bubblewrap sandbox", index="repo", namespace="faq")] == ["faq.csv"]
-    assert all(h.metadata["filename"] == "ARCHITECTURE.md" for h in kb.search("bubblewrap", index="repo", namespace="docs"))
+    assert [
+        h.metadata["filename"] for h in kb.search("bubblewrap sandbox", index="repo", namespace="faq")
+    ] == ["faq.csv"]
+    assert all(
+        h.metadata["filename"] == "ARCHITECTURE.md"
+        for h in kb.search("bubblewrap", index="repo", namespace="docs")
+    )
     assert kb.search("journal", index="other", namespace="docs") == []
     assert kb.search("journal", index="missing", namespace="docs") == []
 
@@ -43,8 +49,12 @@ def test_metadata_filters_narrow_every_search(kb: KnowledgeBase) -> None:
         kb.search("x", index="repo", namespace="docs", where={"a') or 1=1 --": 1})
 
 
-@pytest.mark.parametrize("query", ['"', "NEAR(", "a AND", "*", "content:x", "-", "''); drop table chunks; --", "   "])
-def test_queries_with_fts_syntax_or_sql_are_searched_as_words_and_never_raise(kb: KnowledgeBase, query: str) -> None:
+@pytest.mark.parametrize(
+    "query", ['"', "NEAR(", "a AND", "*", "content:x", "-", "''); drop table chunks; --", "   "]
+)
+def test_queries_with_fts_syntax_or_sql_are_searched_as_words_and_never_raise(
+    kb: KnowledgeBase, query: str
+) -> None:
     kb.search(query, index="repo", namespace="docs")
     assert kb.search("journal", index="repo", namespace="docs")
 

@@ -7,7 +7,19 @@ from typing import Annotated
 import typer
 
 import tether
-from tether.cli import _audit, _chat, _corpus, _demo, _knowledge, _mcp, _parse, _run, _sandbox, _schema, _tools
+from tether.cli import (
+    _audit,
+    _chat,
+    _corpus,
+    _demo,
+    _knowledge,
+    _mcp,
+    _parse,
+    _run,
+    _sandbox,
+    _schema,
+    _tools,
+)
 from tether.cli._errors import Commands
 
 __all__ = ["app", "main"]

@@ -23,7 +23,9 @@ BaseUrlOption = Annotated[
 def register(app: typer.Typer) -> None:
     @app.command("ingest")
     def ingest(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
-        paths: Annotated[list[str], typer.Argument(help="Files and folders: .txt .md .csv (q,a) .pdf .html.")],
+        paths: Annotated[
+            list[str], typer.Argument(help="Files and folders: .txt .md .csv (q,a) .pdf .html.")
+        ],
         index: IndexOption = "default",
         namespace: NamespaceOption = "default",
         db: DbOption = "knowledge.db",
@@ -72,7 +74,9 @@ def register(app: typer.Typer) -> None:
         db: DbOption = "knowledge.db",
         k: Annotated[int, typer.Option("--k", "-k", help="How many results.")] = 10,
         mode: Annotated[str, typer.Option(help="auto, lexical, vector or hybrid.")] = "auto",
-        rerank: Annotated[bool, typer.Option("--rerank", help="Reorder the best hits with a cross-encoder.")] = False,
+        rerank: Annotated[
+            bool, typer.Option("--rerank", help="Reorder the best hits with a cross-encoder.")
+        ] = False,
         reranker: Annotated[
             str, typer.Option(help="The cross-encoder for --rerank: a Hugging Face repository or a folder.")
         ] = "cross-encoder/ms-marco-MiniLM-L-6-v2",
@@ -85,12 +89,16 @@ def register(app: typer.Typer) -> None:
         if mode not in ("auto", "lexical", "vector", "hybrid"):
             raise UserError(f"--mode is auto, lexical, vector or hybrid, not {mode!r}")
         kb = KnowledgeBase(db, reranker=OnnxReranker(reranker) if rerank else None, base_url=base_url)
-        hits = kb.search(query, index=index, namespace=namespace, k=k, mode=mode, rerank=rerank)  # pyright: ignore[reportArgumentType] - checked above
+        hits = kb.search(query, index=index, namespace=namespace, k=k, mode=mode, rerank=rerank)
         kb.close()
         table = Table("#", "rerank score" if rerank else "score", "file", "where", "content", box=None)
         for rank, hit in enumerate(hits, start=1):
             meta = hit.metadata
-            where = f"row {meta['row_number']}" if "row_number" in meta else f"{meta.get('chunkNumber')}/{meta.get('totalChunks')}"
+            where = (
+                f"row {meta['row_number']}"
+                if "row_number" in meta
+                else f"{meta.get('chunkNumber')}/{meta.get('totalChunks')}"
+            )
             content = " ".join(str(meta.get("content", "")).split())
             table.add_row(str(rank), f"{hit.score:.4f}", str(meta.get("filename", "")), where, content[:160])
         console().print(table if hits else "no results")

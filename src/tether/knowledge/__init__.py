@@ -33,6 +33,7 @@ from tether.knowledge._tokens import HfTokenizer as HfTokenizer
 from tether.knowledge._tokens import Tokenizer as Tokenizer
 
 __all__ = [
+    "KNOWLEDGE_PACK",
     "BpeTokenizer",
     "Chunking",
     "Embedder",
@@ -40,7 +41,6 @@ __all__ = [
     "HfTokenizer",
     "Hit",
     "IngestReport",
-    "KNOWLEDGE_PACK",
     "KnowledgeBase",
     "NewChunk",
     "OnnxEmbedder",

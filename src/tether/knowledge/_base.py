@@ -82,7 +82,9 @@ class KnowledgeBase:
             progress=progress,
         )
 
-    def ingest_bytes(self, name: str, data: bytes, *, source: str, index: str = "default", namespace: str = "default") -> int:
+    def ingest_bytes(
+        self, name: str, data: bytes, *, source: str, index: str = "default", namespace: str = "default"
+    ) -> int:
         """Ingest one file's bytes (read by the caller, e.g. through a tool's confined roots); returns its
         chunk count. Raises `UserError` naming what is wrong with the file."""
         embedder = self._embedder_for(index, writing=True)
@@ -98,7 +100,9 @@ class KnowledgeBase:
         import hashlib
 
         fingerprint = hashlib.sha256(data).hexdigest()
-        self.store.replace(index, namespace, source, fingerprint, chunks, vectors, embedder.name if embedder else None)
+        self.store.replace(
+            index, namespace, source, fingerprint, chunks, vectors, embedder.name if embedder else None
+        )
         return len(chunks)
 
     def remove(self, path: str | Path, *, index: str = "default", namespace: str = "default") -> None:
@@ -158,7 +162,10 @@ class KnowledgeBase:
             return self.store.nearest(index, namespace, vector, k, where)
         depth = max(k, 50)
         return fuse(
-            [self.store.lexical(index, namespace, query, depth, where), self.store.nearest(index, namespace, vector, depth, where)]
+            [
+                self.store.lexical(index, namespace, query, depth, where),
+                self.store.nearest(index, namespace, vector, depth, where),
+            ]
         )[:k]
 
     def _embedder_for(self, index: str, *, writing: bool) -> Embedder | None:

@@ -63,16 +63,18 @@ class _OnnxModel:
         from tokenizers import Tokenizer as HfModel
 
         folder = _model_folder(str(model), file, cache_dir)
-        self.tokenizer = HfModel.from_file(str(folder / "tokenizer.json"))
-        options = onnxruntime.SessionOptions()
+        self.tokenizer: Any = HfModel.from_file(str(folder / "tokenizer.json"))  # partly untyped stubs
+        runtime: Any = onnxruntime  # untyped
+        options = runtime.SessionOptions()
         options.intra_op_num_threads = min(4, os.cpu_count() or 1)
-        self.session = onnxruntime.InferenceSession(
+        self.session: Any = runtime.InferenceSession(
             str(folder / file), options, providers=["CPUExecutionProvider"]
         )
-        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.inputs: set[str] = {str(i.name) for i in self.session.get_inputs()}
         self.max_tokens = max_tokens
 
     def run(self, encodings: list[Any]) -> tuple[Any, Any]:
+        """The model's first output and the attention mask, for encoded texts."""
         import numpy as np
 
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
@@ -194,11 +196,15 @@ class OpenAIEmbedder:
         for start in range(0, len(texts), self._batch):
             batch = list(texts[start : start + self._batch])
             try:
-                answer = self._client.embeddings.create(model=self._model, input=batch, encoding_format="float")
+                answer = self._client.embeddings.create(
+                    model=self._model, input=batch, encoding_format="float"
+                )
             except openai.APIError as e:
                 raise ModelError(f"the embeddings endpoint failed ({self.name}): {e}") from e
             if len(answer.data) != len(batch):
-                raise ModelError(f"the embeddings endpoint returned {len(answer.data)} vectors for {len(batch)} texts")
+                raise ModelError(
+                    f"the embeddings endpoint returned {len(answer.data)} vectors for {len(batch)} texts"
+                )
             rows.extend(item.embedding for item in sorted(answer.data, key=lambda d: d.index))
         return _normalised(np.array(rows, dtype=np.float32))
 
@@ -222,13 +228,16 @@ def _model_folder(model: str, file: str, cache_dir: str | Path | None) -> Path:
     if local.is_dir():
         folder = local
     else:
-        from huggingface_hub import snapshot_download
+        import huggingface_hub
         from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
+        hub: Any = huggingface_hub  # partly untyped
         try:
             folder = Path(
-                snapshot_download(
-                    model, allow_patterns=[file, "tokenizer.json"], cache_dir=str(cache_dir) if cache_dir else None
+                hub.snapshot_download(
+                    model,
+                    allow_patterns=[file, "tokenizer.json"],
+                    cache_dir=str(cache_dir) if cache_dir else None,
                 )
             )
         except (HfHubHTTPError, LocalEntryNotFoundError, OSError, ValueError) as e:
@@ -238,7 +247,9 @@ def _model_folder(model: str, file: str, cache_dir: str | Path | None) -> Path:
             ) from e
     missing = [name for name in (file, "tokenizer.json") if not (folder / name).is_file()]
     if missing:
-        raise UserError(f"the model at {folder} lacks {' and '.join(missing)}; pass file= naming its ONNX file")
+        raise UserError(
+            f"the model at {folder} lacks {' and '.join(missing)}; pass file= naming its ONNX file"
+        )
     return folder
 
 

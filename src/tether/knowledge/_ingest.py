@@ -41,7 +41,9 @@ class Chunking:
 
     def __post_init__(self) -> None:
         if self.tokens < 1 or not 0 <= self.overlap < self.tokens:
-            raise UserError(f"chunking needs tokens >= 1 and 0 <= overlap < tokens; got {self.tokens}/{self.overlap}")
+            raise UserError(
+                f"chunking needs tokens >= 1 and 0 <= overlap < tokens; got {self.tokens}/{self.overlap}"
+            )
 
 
 @dataclass
@@ -111,7 +113,9 @@ def ingest_files(
             report.failed[source] = str(e)
             continue
         vectors = embedder.embed([c.content for c in chunks]) if embedder and chunks else None
-        store.replace(index, namespace, source, fingerprint, chunks, vectors, embedder.name if embedder else None)
+        store.replace(
+            index, namespace, source, fingerprint, chunks, vectors, embedder.name if embedder else None
+        )
         report.ingested.append(source)
         report.chunks += len(chunks)
     present = {str(f) for f in files}
@@ -144,7 +148,13 @@ def _chunks(
 
 
 def _document_chunks(
-    name: str, doc: Document, source: str, namespace: str, tokenizer: Tokenizer, chunking: Chunking, stamp: str
+    name: str,
+    doc: Document,
+    source: str,
+    namespace: str,
+    tokenizer: Tokenizer,
+    chunking: Chunking,
+    stamp: str,
 ) -> list[NewChunk]:
     pieces = chunk_text(doc.text, tokenizer, chunking)
     if not pieces:
@@ -199,7 +209,11 @@ def _expand(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
         if path.is_dir():
             folders.append(path)
             files.extend(
-                sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES and not _hidden(p, path))
+                sorted(
+                    p
+                    for p in path.rglob("*")
+                    if p.is_file() and p.suffix.lower() in SUFFIXES and not _hidden(p, path)
+                )
             )
         elif path.exists():
             files.append(path)

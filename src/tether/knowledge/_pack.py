@@ -56,17 +56,26 @@ def knowledge_tools(
     return Toolset(*tools)
 
 
-def _output(hits: list[Hit], index: str, namespace: str, *, reranked: bool, scores: dict[str, float]) -> dict[str, Any]:
+def _output(
+    hits: list[Hit], index: str, namespace: str, *, reranked: bool, scores: dict[str, float]
+) -> dict[str, Any]:
     results = [
         VectorSearchResult.model_validate(
-            {"id": h.id, "score": scores.get(h.id, h.score), "rerankScore": h.score if reranked else None, "metadata": h.metadata}
+            {
+                "id": h.id,
+                "score": scores.get(h.id, h.score),
+                "rerankScore": h.score if reranked else None,
+                "metadata": h.metadata,
+            }
         )
         for h in hits
     ]
     return VectorSearchOutput(results=results, namespace=namespace, index=index).model_dump(exclude_none=True)
 
 
-def _vector_search(kb: KnowledgeBase, index: str, namespace: str, top_k: int, name: str, *, rerank: bool) -> Tool[..., Any]:
+def _vector_search(
+    kb: KnowledgeBase, index: str, namespace: str, top_k: int, name: str, *, rerank: bool
+) -> Tool[..., Any]:
     kind = "vectorSearchWithReranking" if rerank else "vectorSearch"
 
     @tool(side_effects="none", category="search")
@@ -79,30 +88,47 @@ def _vector_search(kb: KnowledgeBase, index: str, namespace: str, top_k: int, na
         """
         query = _query(query)
         if not rerank:
-            return _output(kb.search(query, index=index, namespace=namespace, k=topK), index, namespace, reranked=False, scores={})
+            return _output(
+                kb.search(query, index=index, namespace=namespace, k=topK),
+                index,
+                namespace,
+                reranked=False,
+                scores={},
+            )
         candidates = kb.search(query, index=index, namespace=namespace, k=max(topK, 20))
         retrieval = {h.id: h.score for h in candidates}
         return _output(kb.rerank(query, candidates)[:topK], index, namespace, reranked=True, scores=retrieval)
 
-    description = search.spec.description + (" The best candidates are reordered by a cross-encoder." if rerank else "")
+    description = search.spec.description + (
+        " The best candidates are reordered by a cross-encoder." if rerank else ""
+    )
     return search.with_spec(
-        search.spec.model_copy(update={"name": name, "description": description, "metadata": {"toolType": kind}})
+        search.spec.model_copy(
+            update={"name": name, "description": description, "metadata": {"toolType": kind}}
+        )
     )
 
 
 def _search_vector(kb: KnowledgeBase, index: str, namespace: str) -> Tool[..., Any]:
-    spec = specs_from_yaml(files(__package__).joinpath("search_vector.yaml").read_text(encoding="utf-8"))[0]
+    spec = specs_from_yaml(
+        files("tether.knowledge").joinpath("search_vector.yaml").read_text(encoding="utf-8")
+    )[0]
 
     def search_vector(query: str, scope: str = "", k: int = 10) -> list[dict[str, Any]]:
         hits = _scoped(kb, _query(query), index, namespace, scope, k)
         return [{"path": h.source, "score": h.score, "snippet": _snippet(h)} for h in hits]
 
-    return Tool(spec.model_copy(update={"side_effects": "none", "metadata": {"toolType": "search.vector"}}), search_vector)
+    return Tool(
+        spec.model_copy(update={"side_effects": "none", "metadata": {"toolType": "search.vector"}}),
+        search_vector,
+    )
 
 
 def _meowstik_search(kb: KnowledgeBase, index: str, namespace: str) -> Tool[..., Any]:
     @tool(name="search", side_effects="none", category="search")
-    def search(query: str, scope: str = "", limit: Annotated[int, Field(ge=1, le=100)] = 10) -> list[dict[str, Any]]:
+    def search(
+        query: str, scope: str = "", limit: Annotated[int, Field(ge=1, le=100)] = 10
+    ) -> list[dict[str, Any]]:
         """Document search over the ingested knowledge base (words and meaning).
 
         Args:
@@ -129,9 +155,15 @@ def _file_ingest(kb: KnowledgeBase, index: str, namespace: str, box: Roots) -> T
         with os.fdopen(fd, "rb") as f:
             data = f.read(kb.chunking.max_file_bytes + 1)
         try:
-            chunks = kb.ingest_bytes(Path(path).name, data, source=str(located.path), index=index, namespace=namespace)
+            chunks = kb.ingest_bytes(
+                Path(path).name, data, source=str(located.path), index=index, namespace=namespace
+            )
         except UserError as e:
-            raise ToolError(ErrorCode.INVALID_ARGS, str(e), suggestion="ingest a UTF-8 .txt/.md, a q,a CSV, a PDF or HTML file") from None
+            raise ToolError(
+                ErrorCode.INVALID_ARGS,
+                str(e),
+                suggestion="ingest a UTF-8 .txt/.md, a q,a CSV, a PDF or HTML file",
+            ) from None
         return {"path": box.display(located.path), "chunks": chunks, "namespace": namespace, "index": index}
 
     return file_ingest
@@ -148,7 +180,9 @@ def _scoped(kb: KnowledgeBase, query: str, index: str, namespace: str, scope: st
 
 def _query(query: str) -> str:
     if not query.strip():
-        raise ToolError(ErrorCode.INVALID_ARGS, "query must not be empty", suggestion='e.g. "What is Ollama?"')
+        raise ToolError(
+            ErrorCode.INVALID_ARGS, "query must not be empty", suggestion='e.g. "What is Ollama?"'
+        )
     return query
 
 
@@ -162,7 +196,11 @@ def _build(config: PackConfig) -> Toolset:
     if isinstance(given, KnowledgeBase):
         kb = given
     else:
-        where = Path(given) if isinstance(given, str | Path) else (config.roots[0] if config.roots else Path()) / "knowledge.db"
+        where = (
+            Path(given)
+            if isinstance(given, str | Path)
+            else (config.roots[0] if config.roots else Path()) / "knowledge.db"
+        )
         kb = KnowledgeBase(where)
     return knowledge_tools(
         kb,

@@ -23,7 +23,7 @@ SUFFIXES = (".txt", ".md", ".markdown", ".csv", ".pdf", ".html", ".htm")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
 
 
-class Unreadable(Exception):  # noqa: N818 - a reason, reported per file, never raised to the user
+class Unreadable(Exception):
     """The file cannot be ingested; the message says why and what to do."""
 
 
@@ -48,7 +48,9 @@ def read_file(name: str, data: bytes, *, max_bytes: int) -> Document | list[QARo
     """Read the bytes of the file called `name` (its suffix says the format)."""
     suffix = name[name.rfind(".") :].lower() if "." in name else ""
     if suffix not in SUFFIXES:
-        raise Unreadable(f"unsupported file type {suffix or '(none)'!r}; tether ingests {', '.join(SUFFIXES)}")
+        raise Unreadable(
+            f"unsupported file type {suffix or '(none)'!r}; tether ingests {', '.join(SUFFIXES)}"
+        )
     if len(data) > max_bytes:
         raise Unreadable(
             f"too large ({len(data):,} bytes; the limit is {max_bytes:,}): split it, or raise max_file_bytes"
@@ -112,7 +114,9 @@ def _qa_rows(text: str) -> list[QARow]:
     header = [column.strip() for column in rows[0]]
     if "q" not in header or "a" not in header:
         raise Unreadable(f"a Q&A CSV needs columns named q and a; its header is {','.join(header)!r}")
-    column = {name: header.index(name) for name in ("q", "a", "created_at", "last_edited_at") if name in header}
+    column = {
+        name: header.index(name) for name in ("q", "a", "created_at", "last_edited_at") if name in header
+    }
     out: list[QARow] = []
     for number, row in enumerate(rows[1:], start=1):
         if not any(cell.strip() for cell in row):
@@ -126,7 +130,11 @@ def _qa_rows(text: str) -> list[QARow]:
         q, a = row[column["q"]].strip(), row[column["a"]].strip()
         if not q or not a:
             raise Unreadable(f"row {number} has an empty {'q' if not q else 'a'}")
-        optional = {name: row[column[name]].strip() or None for name in ("created_at", "last_edited_at") if name in column}
+        optional = {
+            name: row[column[name]].strip() or None
+            for name in ("created_at", "last_edited_at")
+            if name in column
+        }
         out.append(QARow(number, q, a, **optional))
     if not out:
         raise Unreadable("the CSV has a header but no Q&A rows")

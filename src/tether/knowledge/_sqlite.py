@@ -88,10 +88,17 @@ class SqliteStore:
             self._db.executemany(
                 "insert into chunks(id, idx, namespace, source, content, metadata, vector) values (?,?,?,?,?,?,?)",
                 [
-                    (c.id, index, namespace, source, c.content, json.dumps(c.metadata),
-                     None if vectors is None else vectors[i].astype("<f4").tobytes())
+                    (
+                        c.id,
+                        index,
+                        namespace,
+                        source,
+                        c.content,
+                        json.dumps(c.metadata),
+                        None if vectors is None else vectors[i].astype("<f4").tobytes(),
+                    )
                     for i, c in enumerate(chunks)
-                ],  # fmt: skip
+                ],
             )
             self._db.execute(
                 "insert or replace into files(idx, namespace, source, fingerprint) values (?,?,?,?)",
@@ -111,7 +118,9 @@ class SqliteStore:
     def _claim(self, index: str, embedder: str | None) -> None:
         known = self.embedder(index)
         if known is None:
-            self._db.execute("insert or replace into indexes(name, embedder) values (?, ?)", (index, embedder))
+            self._db.execute(
+                "insert or replace into indexes(name, embedder) values (?, ?)", (index, embedder)
+            )
         elif known != embedder:
             raise UserError(
                 f"index {index!r} holds vectors from {known!r}, not {embedder!r}: search and ingest it with "
@@ -128,14 +137,18 @@ class SqliteStore:
         return None if row is None else row[0]
 
     def count(self, index: str, namespace: str) -> int:
-        row = self._db.execute("select count(*) from chunks where idx = ? and namespace = ?", (index, namespace))
+        row = self._db.execute(
+            "select count(*) from chunks where idx = ? and namespace = ?", (index, namespace)
+        )
         return int(row.fetchone()[0])
 
     def lexical(self, index: str, namespace: str, query: str, k: int, where: Filter | None) -> list[Hit]:
         words = _WORD.findall(query)
         if not words:
             return []
-        match = " OR ".join('"' + word.replace('"', "") + '"' for word in dict.fromkeys(w.lower() for w in words))
+        match = " OR ".join(
+            '"' + word.replace('"', "") + '"' for word in dict.fromkeys(w.lower() for w in words)
+        )
         clauses, values = _filters(where)
         rows = self._db.execute(
             "select c.id, c.metadata, c.source, bm25(chunks_fts) from chunks_fts join chunks c "
@@ -161,11 +174,15 @@ class SqliteStore:
         scores = matrix @ vector.astype(np.float32)
         if where:
             allowed = self._rowids_matching(index, namespace, where)
-            scores = np.where(np.isin(np.asarray(rowids), np.fromiter(allowed, dtype=np.int64)), scores, -np.inf)
+            scores = np.where(
+                np.isin(np.asarray(rowids), np.fromiter(allowed, dtype=np.int64)), scores, -np.inf
+            )
         top = min(k, len(rowids))
         best = np.argpartition(-scores, top - 1)[:top]
         best = best[np.argsort(-scores[best], kind="stable")]
-        chosen = [(rowids[i], float(scores[i])) for i in best if np.isfinite(scores[i])]
+        chosen: list[tuple[int, float]] = [
+            (rowids[int(i)], float(scores[i])) for i in best if np.isfinite(scores[i])
+        ]
         return self._hits(chosen)
 
     def _matrix(self, index: str, namespace: str) -> tuple[list[int], NDArray[np.float32]]:
@@ -191,7 +208,8 @@ class SqliteStore:
     def _rowids_matching(self, index: str, namespace: str, where: Filter) -> set[int]:
         clauses, values = _filters(where)
         rows = self._db.execute(
-            f"select rowid from chunks c where idx = ? and namespace = ?{clauses}", (index, namespace, *values)
+            f"select rowid from chunks c where idx = ? and namespace = ?{clauses}",
+            (index, namespace, *values),
         )
         return {row[0] for row in rows}
 
@@ -218,7 +236,9 @@ def _filters(where: Filter | None) -> tuple[str, list[Any]]:
     values: list[Any] = []
     for key, value in where.items():
         if not _KEY.match(key):
-            raise UserError(f"filter keys are metadata field names such as filename or file_tags, not {key!r}")
+            raise UserError(
+                f"filter keys are metadata field names such as filename or file_tags, not {key!r}"
+            )
         clauses.append(f" and json_extract(c.metadata, '$.{key}') = ?")
         values.append(int(value) if isinstance(value, bool) else value)
     return "".join(clauses), values
