@@ -10,7 +10,6 @@ milliseconds at 100k chunks (bench/bench_knowledge.py) and has recall 1 by defin
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.exceptions import UserError
 
+from ._exact import WORD, check_filter_key, top_k
 from ._store import Filter, Hit, NewChunk
 
 if TYPE_CHECKING:
@@ -43,8 +43,6 @@ create trigger if not exists chunks_ai after insert on chunks begin
 create trigger if not exists chunks_ad after delete on chunks begin
     insert into chunks_fts(chunks_fts, rowid, content) values ('delete', old.rowid, old.content); end;
 """
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class SqliteStore:
@@ -143,7 +141,7 @@ class SqliteStore:
         return int(row.fetchone()[0])
 
     def lexical(self, index: str, namespace: str, query: str, k: int, where: Filter | None) -> list[Hit]:
-        words = _WORD.findall(query)
+        words = WORD.findall(query)
         if not words:
             return []
         match = " OR ".join(
@@ -161,29 +159,9 @@ class SqliteStore:
     def nearest(
         self, index: str, namespace: str, vector: NDArray[np.float32], k: int, where: Filter | None
     ) -> list[Hit]:
-        import numpy as np
-
         rowids, matrix = self._matrix(index, namespace)
-        if not rowids:
-            return []
-        if vector.shape[-1] != matrix.shape[1]:
-            raise UserError(
-                f"the query vector has {vector.shape[-1]} dimensions, index {index!r} holds {matrix.shape[1]}: "
-                f"search it with the embedder it was built with ({self.embedder(index)!r})"
-            )
-        scores = matrix @ vector.astype(np.float32)
-        if where:
-            allowed = self._rowids_matching(index, namespace, where)
-            scores = np.where(
-                np.isin(np.asarray(rowids), np.fromiter(allowed, dtype=np.int64)), scores, -np.inf
-            )
-        top = min(k, len(rowids))
-        best = np.argpartition(-scores, top - 1)[:top]
-        best = best[np.argsort(-scores[best], kind="stable")]
-        chosen: list[tuple[int, float]] = [
-            (rowids[int(i)], float(scores[i])) for i in best if np.isfinite(scores[i])
-        ]
-        return self._hits(chosen)
+        allowed = self._rowids_matching(index, namespace, where) if where else None
+        return self._hits(top_k(rowids, matrix, vector, k, allowed))
 
     def _matrix(self, index: str, namespace: str) -> tuple[list[int], NDArray[np.float32]]:
         import numpy as np
@@ -235,11 +213,7 @@ def _filters(where: Filter | None) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     values: list[Any] = []
     for key, value in where.items():
-        if not _KEY.match(key):
-            raise UserError(
-                f"filter keys are metadata field names such as filename or file_tags, not {key!r}"
-            )
-        clauses.append(f" and json_extract(c.metadata, '$.{key}') = ?")
+        clauses.append(f" and json_extract(c.metadata, '$.{check_filter_key(key)}') = ?")
         values.append(int(value) if isinstance(value, bool) else value)
     return "".join(clauses), values
 
