@@ -80,7 +80,9 @@ def score(kb: KnowledgeBase, mode: str) -> Scores:
 def kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
     folder = tmp_path_factory.mktemp("lsa")
     vocabulary, table = lsa_table(sentences())
-    kb = KnowledgeBase(folder / "k.db", embedder=OnnxEmbedder(build_static_embedder(folder / "model", vocabulary, table)))
+    kb = KnowledgeBase(
+        folder / "k.db", embedder=OnnxEmbedder(build_static_embedder(folder / "model", vocabulary, table))
+    )
     report = kb.ingest([EVAL / "docs", EVAL / "faq.csv"])
     assert report.failed == {}
     return kb

@@ -14,7 +14,14 @@ __all__ = ["register"]
 
 IndexOption = Annotated[str, typer.Option("--index", help="The index: one store holds several.")]
 NamespaceOption = Annotated[str, typer.Option("--namespace", help="A namespace within the index.")]
-DbOption = Annotated[str, typer.Option("--db", envvar="TETHER_KNOWLEDGE_DB", help="The SQLite store's file.")]
+DbOption = Annotated[
+    str,
+    typer.Option(
+        "--db",
+        envvar="TETHER_KNOWLEDGE_DB",
+        help="The store: a SQLite file, or a postgresql:// URL of a shared one.",
+    ),
+]
 BaseUrlOption = Annotated[
     str | None, typer.Option("--base-url", help="An OpenAI-compatible server for openai: embedders.")
 ]

@@ -12,6 +12,7 @@ by `import tether`; importing this package loads no optional dependency until it
 from tether.knowledge._base import KnowledgeBase as KnowledgeBase
 from tether.knowledge._base import SearchMode as SearchMode
 from tether.knowledge._base import fuse as fuse
+from tether.knowledge._base import open_store as open_store
 from tether.knowledge._embeddings import Embedder as Embedder
 from tether.knowledge._embeddings import OnnxEmbedder as OnnxEmbedder
 from tether.knowledge._embeddings import OnnxReranker as OnnxReranker
@@ -23,6 +24,7 @@ from tether.knowledge._ingest import IngestReport as IngestReport
 from tether.knowledge._ingest import chunk_text as chunk_text
 from tether.knowledge._pack import KNOWLEDGE_PACK as KNOWLEDGE_PACK
 from tether.knowledge._pack import knowledge_tools as knowledge_tools
+from tether.knowledge._postgres import PostgresStore as PostgresStore
 from tether.knowledge._sqlite import SqliteStore as SqliteStore
 from tether.knowledge._store import Filter as Filter
 from tether.knowledge._store import Hit as Hit
@@ -46,6 +48,7 @@ __all__ = [
     "OnnxEmbedder",
     "OnnxReranker",
     "OpenAIEmbedder",
+    "PostgresStore",
     "Reranker",
     "SearchMode",
     "SqliteStore",
@@ -55,4 +58,5 @@ __all__ = [
     "embedder_from_spec",
     "fuse",
     "knowledge_tools",
+    "open_store",
 ]

@@ -15,7 +15,7 @@ from ._sqlite import SqliteStore
 from ._store import Filter, Hit, Store
 from ._tokens import default_tokenizer
 
-__all__ = ["KnowledgeBase", "SearchMode"]
+__all__ = ["KnowledgeBase", "SearchMode", "fuse", "open_store"]
 
 SearchMode = Literal["auto", "lexical", "vector", "hybrid"]
 
@@ -44,7 +44,8 @@ class KnowledgeBase:
         base_url: str | None = None,
     ) -> None:
         """Args:
-        store: A store, or the path of the SQLite file of the embedded one.
+        store: A store; the path of the embedded store's SQLite file; or a `postgresql://` URL of the
+            shared one.
         embedder: Embeds chunks and queries; None keeps the index lexical-only (BM25 needs no model),
             unless the index was built with one, which is then loaded from its recorded name.
         reranker: Reorders the best hits when a search asks for `rerank=True`.
@@ -53,7 +54,7 @@ class KnowledgeBase:
         user_email: Recorded in Q&A metadata.
         base_url: For an OpenAI-compatible embedder loaded from an index's recorded name.
         """
-        self.store: Store = store if not isinstance(store, str | Path) else SqliteStore(store)
+        self.store: Store = store if not isinstance(store, str | Path) else open_store(store)
         self.embedder = embedder
         self.reranker = reranker
         self.chunking = chunking or Chunking()
@@ -185,6 +186,15 @@ class KnowledgeBase:
 
     def close(self) -> None:
         self.store.close()
+
+
+def open_store(where: str | Path) -> Store:
+    """The shared PostgreSQL store for a `postgresql://` URL, else the embedded SQLite store at that path."""
+    if str(where).startswith(("postgresql://", "postgresql+psycopg://", "postgres://")):
+        from ._postgres import PostgresStore
+
+        return PostgresStore(str(where))
+    return SqliteStore(where)
 
 
 def fuse(rankings: list[list[Hit]], k: int = RRF_K) -> list[Hit]:

@@ -28,7 +28,11 @@ def check_filter_key(key: str) -> str:
 
 
 def top_k(
-    keys: Sequence[K], matrix: NDArray[np.float32], vector: NDArray[np.float32], k: int, allowed: Collection[K] | None
+    keys: Sequence[K],
+    matrix: NDArray[np.float32],
+    vector: NDArray[np.float32],
+    k: int,
+    allowed: Collection[K] | None,
 ) -> list[tuple[K, float]]:
     """The `k` keys whose rows have the highest dot product with `vector`, best first (only `allowed` ones)."""
     import numpy as np
