@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
@@ -92,14 +93,18 @@ class KnowledgeBase:
         tokenizer = (embedder.tokenizer if embedder else None) or default_tokenizer()
         try:
             chunks = file_chunks(
-                name, data, source=source, namespace=namespace, tokenizer=tokenizer, chunking=self.chunking,
-                user_id=self._user[0], user_email=self._user[1],
-            )  # fmt: skip
+                name,
+                data,
+                source=source,
+                namespace=namespace,
+                tokenizer=tokenizer,
+                chunking=self.chunking,
+                user_id=self._user[0],
+                user_email=self._user[1],
+            )
         except Unreadable as e:
             raise UserError(f"{name}: {e}") from None
         vectors = embedder.embed([c.content for c in chunks]) if embedder else None
-        import hashlib
-
         fingerprint = hashlib.sha256(data).hexdigest()
         self.store.replace(
             index, namespace, source, fingerprint, chunks, vectors, embedder.name if embedder else None

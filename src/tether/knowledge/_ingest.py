@@ -24,7 +24,7 @@ from ._readers import SUFFIXES, Document, QARow, Unreadable, read_file
 from ._store import NewChunk, Store
 from ._tokens import Tokenizer, default_tokenizer
 
-__all__ = ["Chunking", "IngestReport", "Progress", "chunk_text", "ingest_files"]
+__all__ = ["Chunking", "IngestReport", "Progress", "chunk_text", "file_chunks", "ingest_files"]
 
 Progress = Callable[[str, int, int], None]
 """Called before each file: (its path, files done, files in all)."""
@@ -108,7 +108,16 @@ def ingest_files(
             report.unchanged.append(source)
             continue
         try:
-            chunks = _chunks(path.name, data, source, namespace, tokenizer, chunking, user_id, user_email)
+            chunks = file_chunks(
+                path.name,
+                data,
+                source=source,
+                namespace=namespace,
+                tokenizer=tokenizer,
+                chunking=chunking,
+                user_id=user_id,
+                user_email=user_email,
+            )
         except Unreadable as e:
             report.failed[source] = str(e)
             continue
@@ -129,17 +138,17 @@ def ingest_files(
 
 
 def file_chunks(
-    name: str, data: bytes, *, source: str, namespace: str, tokenizer: Tokenizer, chunking: Chunking,
-    user_id: str | None = None, user_email: str = "",
-) -> list[NewChunk]:  # fmt: skip
-    """The chunks of one file's bytes (raises `Unreadable`)."""
-    return _chunks(name, data, source, namespace, tokenizer, chunking, user_id, user_email)
-
-
-def _chunks(
-    name: str, data: bytes, source: str, namespace: str, tokenizer: Tokenizer, chunking: Chunking,
-    user_id: str | None, user_email: str,
-) -> list[NewChunk]:  # fmt: skip
+    name: str,
+    data: bytes,
+    *,
+    source: str,
+    namespace: str,
+    tokenizer: Tokenizer,
+    chunking: Chunking,
+    user_id: str | None = None,
+    user_email: str = "",
+) -> list[NewChunk]:
+    """The chunks of one file's bytes, with seed 004's metadata (raises `Unreadable`)."""
     read = read_file(name, data, max_bytes=chunking.max_file_bytes)
     stamp = str(int(time.time() * 1000))
     if isinstance(read, Document):

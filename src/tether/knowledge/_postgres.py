@@ -59,7 +59,7 @@ class PostgresStore:
             "select source, fingerprint from tether_knowledge_files where idx = %s and namespace = %s",
             (index, namespace),
         )
-        return {source: fingerprint for source, fingerprint in rows}
+        return {str(source): str(fingerprint) for source, fingerprint in rows}
 
     def replace(
         self,
@@ -90,7 +90,7 @@ class PostgresStore:
                             None if vectors is None else vectors[i].astype("<f4").tobytes(),
                         )
                         for i, c in enumerate(chunks)
-                    ],  # fmt: skip
+                    ],
                 )
             self._db.execute(
                 "insert into tether_knowledge_files values (%s, %s, %s, %s) on conflict (idx, namespace, source) "
