@@ -10,12 +10,13 @@ import pytest
 
 import tether
 import tether.exceptions
+import tether.knowledge
 import tether.loop
 import tether.mcp
 import tether.models
 import tether.tools
 
-PACKAGES = [tether, tether.tools, tether.loop, tether.models, tether.mcp]
+PACKAGES = [tether, tether.tools, tether.loop, tether.models, tether.mcp, tether.knowledge]
 
 
 @pytest.mark.parametrize("module", PACKAGES, ids=lambda m: m.__name__)

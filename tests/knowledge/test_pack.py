@@ -4,6 +4,8 @@ file_ingest, through the real executor and agent loop."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +151,12 @@ def test_the_pack_registers_through_the_public_extension_point(kb: KnowledgeBase
     data = run(tools, ToolCall(id="c1", name="search_docs", arguments={"query": "Ollama"})).data
     assert json.dumps(data)
     assert data["index"] == "knowledge-base"
+
+
+def test_importing_the_knowledge_package_loads_no_optional_dependency() -> None:
+    heavy = (
+        "('numpy', 'onnxruntime', 'tokenizers', 'openai', 'pypdf', 'bs4', 'bpe_openai', 'huggingface_hub')"
+    )
+    code = f"import sys, tether.knowledge; print(sorted(m for m in {heavy} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -35,7 +35,6 @@ from tether.knowledge._tokens import HfTokenizer as HfTokenizer
 from tether.knowledge._tokens import Tokenizer as Tokenizer
 
 __all__ = [
-    "KNOWLEDGE_PACK",
     "BpeTokenizer",
     "Chunking",
     "Embedder",
@@ -43,6 +42,7 @@ __all__ = [
     "HfTokenizer",
     "Hit",
     "IngestReport",
+    "KNOWLEDGE_PACK",
     "KnowledgeBase",
     "NewChunk",
     "OnnxEmbedder",
