@@ -10,34 +10,37 @@ Embedding time is left out (vectors are given): this measures the stores. Vector
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from tether.knowledge import NewChunk, SqliteStore
 
+T = TypeVar("T")
 DIM = 384
 QUERIES = 200
 FILE_CHUNKS = 100
 SIZES = [int(s) for s in os.environ.get("SIZES", "10000,100000").split(",")]
 rng = np.random.default_rng(7)
 VOCAB = [f"w{i}" for i in range(5000)]
-ZIPF = 1 / np.arange(1, len(VOCAB) + 1)
-ZIPF /= ZIPF.sum()
+_RANKS = 1 / np.arange(1, len(VOCAB) + 1)
+ZIPF = _RANKS / _RANKS.sum()
 
 
 def corpus(n: int) -> tuple[list[str], NDArray[np.float32]]:
     centres = rng.normal(size=(500, DIM)).astype(np.float32)
     vectors = centres[rng.integers(0, 500, n)] + 0.35 * rng.normal(size=(n, DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    words = rng.choice(len(VOCAB), size=(n, 40), p=ZIPF)
-    return [" ".join(VOCAB[w] for w in row) for row in words], vectors
+    words: NDArray[np.int64] = rng.choice(len(VOCAB), size=(n, 40), p=ZIPF)
+    return [" ".join(VOCAB[int(w)] for w in row) for row in words.tolist()], vectors
 
 
 def queries(vectors: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -52,7 +55,7 @@ def percentiles(samples: list[float]) -> str:
     return f"{np.percentile(ms, 50):8.2f} {np.percentile(ms, 99):8.2f}"
 
 
-def timed(run: Any, inputs: Any) -> tuple[list[float], list[list[Any]]]:
+def timed(run: Callable[[T], list[Any]], inputs: Iterable[T]) -> tuple[list[float], list[list[Any]]]:
     samples: list[float] = []
     results: list[list[Any]] = []
     for item in inputs:
@@ -70,7 +73,7 @@ def bench(n: int, folder: Path) -> None:
     texts, vectors = corpus(n)
     ids = [f"c{i}" for i in range(n)]
     asked = queries(vectors)
-    words = [" ".join(rng.choice(VOCAB[:2000], 3)) for _ in range(QUERIES)]
+    words: list[str] = [" ".join(str(w) for w in rng.choice(VOCAB[:2000], 3)) for _ in range(QUERIES)]
     print(f"\n{n:,} chunks ({DIM} dims)")
     print(f"{'store / operation':46} {'chunks/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'recall@10':>9}")
 
@@ -87,27 +90,34 @@ def bench(n: int, folder: Path) -> None:
     rate = n / (time.perf_counter() - start)
     print(f"{'tether SQLite: ingest (100-chunk files)':46} {rate:10.0f}")
 
-    def floor_search(q: NDArray[np.float32]) -> list[int]:
+    def floor_search(q: NDArray[np.float32]) -> list[Any]:
         scores = vectors @ q
         best = np.argpartition(-scores, 9)[:10]
         return [int(i) for i in best[np.argsort(-scores[best])]]
 
-    floor, exact = timed(floor_search, asked)
-    exact_ids = [[ids[i] for i in row] for row in exact]
+    floor, exact = timed(floor_search, list(asked))
+    exact_ids: list[list[Any]] = [[ids[i] for i in row] for row in exact]
     print(f"{'floor: numpy exact (vectors in memory)':46} {'':>10} {percentiles(floor)} {1.0:9.3f}")
     store.nearest(
         "bench", "ns", asked[0], 10, None
     )  # loads the matrix once, as the first query of a process does
-    samples, found = timed(lambda q: [h.id for h in store.nearest("bench", "ns", q, 10, None)], asked)
+
+    def tether_vector(q: NDArray[np.float32]) -> list[Any]:
+        return [h.id for h in store.nearest("bench", "ns", q, 10, None)]
+
+    def tether_lexical(text: str) -> list[Any]:
+        return [h.id for h in store.lexical("bench", "ns", text, 10, None)]
+
+    samples, found = timed(tether_vector, list(asked))
     print(
         f"{'tether SQLite: vector (exact)':46} {'':>10} {percentiles(samples)} {recall(found, exact_ids):9.3f}"
     )
-    samples, _ = timed(lambda text: store.lexical("bench", "ns", text, 10, None), words)
+    samples, _ = timed(tether_lexical, words)
     print(f"{'tether SQLite: lexical (FTS5 BM25)':46} {'':>10} {percentiles(samples)}")
     store.close()
 
-    import lancedb
-    import pyarrow as pa
+    lancedb: Any = importlib.import_module("lancedb")  # the peer, from the bench group; partly untyped
+    pa: Any = importlib.import_module("pyarrow")
 
     db = lancedb.connect(str(folder / f"lance-{n}"))
     start = time.perf_counter()
@@ -134,7 +144,7 @@ def bench(n: int, folder: Path) -> None:
             search = getattr(search, name)(value)
         return [row["id"] for row in search.select(["id", "_distance"]).to_list()]
 
-    samples, found = timed(lambda q: lance(q), asked)
+    samples, found = timed(lance, list(asked))
     print(
         f"{'LanceDB: vector (flat, exact)':46} {'':>10} {percentiles(samples)} {recall(found, exact_ids):9.3f}"
     )
@@ -146,7 +156,11 @@ def bench(n: int, folder: Path) -> None:
         config=IvfPq(distance_type="cosine", num_partitions=max(16, int(n**0.5) // 2), num_sub_vectors=48),
     )
     built = time.perf_counter() - start
-    samples, found = timed(lambda q: lance(q, nprobes=40, refine_factor=20), asked)
+
+    def lance_ann(q: NDArray[np.float32]) -> list[Any]:
+        return lance(q, nprobes=40, refine_factor=20)
+
+    samples, found = timed(lance_ann, list(asked))
     label = f"LanceDB: vector (IVF-PQ, built in {built:.1f} s)"
     print(f"{label:46} {'':>10} {percentiles(samples)} {recall(found, exact_ids):9.3f}")
 

@@ -35,6 +35,7 @@ from tether.knowledge._tokens import HfTokenizer as HfTokenizer
 from tether.knowledge._tokens import Tokenizer as Tokenizer
 
 __all__ = [
+    "KNOWLEDGE_PACK",
     "BpeTokenizer",
     "Chunking",
     "Embedder",
@@ -42,7 +43,6 @@ __all__ = [
     "HfTokenizer",
     "Hit",
     "IngestReport",
-    "KNOWLEDGE_PACK",
     "KnowledgeBase",
     "NewChunk",
     "OnnxEmbedder",

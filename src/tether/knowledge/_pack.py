@@ -2,7 +2,10 @@
 Meowstik's search and file_ingest (seed 000), over one `KnowledgeBase`.
 
 Registered through the public extension point, as a third-party pack: the `tether.tool_packs` entry point
-names `KNOWLEDGE_PACK` (pyproject.toml), so `--pack knowledge` finds it when the extra is installed.
+names `KNOWLEDGE_PACK` (pyproject.toml), so `--pack knowledge` finds it. Its `PackConfig.options`:
+`knowledge` (a `KnowledgeBase`, a store path or a `postgresql://` URL; default `TETHER_KNOWLEDGE_DB`, else
+`knowledge.db` in the first root, where `tether ingest` writes by default), `knowledge_index` and
+`knowledge_namespace` (both `default` unless given).
 """
 
 from __future__ import annotations
@@ -196,12 +199,11 @@ def _build(config: PackConfig) -> Toolset:
     if isinstance(given, KnowledgeBase):
         kb = given
     else:
-        where = (
-            Path(given)
-            if isinstance(given, str | Path)
-            else (config.roots[0] if config.roots else Path()) / "knowledge.db"
+        default = (
+            os.environ.get("TETHER_KNOWLEDGE_DB")
+            or (config.roots[0] if config.roots else Path()) / "knowledge.db"
         )
-        kb = KnowledgeBase(where)
+        kb = KnowledgeBase(given if isinstance(given, str | Path) else default)
     return knowledge_tools(
         kb,
         index=str(config.options.get("knowledge_index", "default")),
