@@ -20,7 +20,7 @@ from tether.exceptions import UserError
 from tether.types import QAMetadata, TextDocumentMetadata
 
 from ._embeddings import Embedder
-from ._readers import SUFFIXES, Document, QARow, Unreadable, read_file
+from ._readers import SUFFIXES, Document, QARow, Unreadable, read_file, too_large
 from ._store import NewChunk, Store
 from ._tokens import Tokenizer, default_tokenizer
 
@@ -99,6 +99,10 @@ def ingest_files(
             progress(str(path), done, len(files))
         source = str(path)
         try:
+            size = path.stat().st_size
+            if size > chunking.max_file_bytes:  # refused before reading: a huge file never fills memory
+                report.failed[source] = too_large(size, chunking.max_file_bytes)
+                continue
             data = path.read_bytes()
         except OSError as e:
             report.failed[source] = f"cannot read it: {e.strerror or e}"

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import yaml
 
-__all__ = ["SUFFIXES", "Document", "QARow", "Unreadable", "read_file"]
+__all__ = ["SUFFIXES", "Document", "QARow", "Unreadable", "read_file", "too_large"]
 
 SUFFIXES = (".txt", ".md", ".markdown", ".csv", ".pdf", ".html", ".htm")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
@@ -52,9 +52,7 @@ def read_file(name: str, data: bytes, *, max_bytes: int) -> Document | list[QARo
             f"unsupported file type {suffix or '(none)'!r}; tether ingests {', '.join(SUFFIXES)}"
         )
     if len(data) > max_bytes:
-        raise Unreadable(
-            f"too large ({len(data):,} bytes; the limit is {max_bytes:,}): split it, or raise max_file_bytes"
-        )
+        raise Unreadable(too_large(len(data), max_bytes))
     if suffix == ".pdf":
         return _pdf(data)
     text = _utf8(data)
@@ -63,6 +61,10 @@ def read_file(name: str, data: bytes, *, max_bytes: int) -> Document | list[QARo
     if suffix in (".html", ".htm"):
         return _html(text)
     return _front_matter(text)
+
+
+def too_large(size: int, max_bytes: int) -> str:
+    return f"too large ({size:,} bytes; the limit is {max_bytes:,}): split it, or raise max_file_bytes"
 
 
 def _utf8(data: bytes) -> str:
