@@ -34,8 +34,7 @@ from tether.knowledge._tokens import BpeTokenizer as BpeTokenizer
 from tether.knowledge._tokens import HfTokenizer as HfTokenizer
 from tether.knowledge._tokens import Tokenizer as Tokenizer
 
-__all__ = [
-    "KNOWLEDGE_PACK",
+__all__ = [  # noqa: RUF022 - plain sorted order, as tests/test_public_api.py checks for every package
     "BpeTokenizer",
     "Chunking",
     "Embedder",
@@ -43,6 +42,7 @@ __all__ = [
     "HfTokenizer",
     "Hit",
     "IngestReport",
+    "KNOWLEDGE_PACK",
     "KnowledgeBase",
     "NewChunk",
     "OnnxEmbedder",
