@@ -131,6 +131,10 @@ def test_file_ingest_adds_a_file_from_the_roots_and_refuses_paths_outside_them(
         kb.search("launch Thursday", index="knowledge-base", namespace="docs")[0].metadata["filename"]
         == "notes.md"
     )
+    again = kb.ingest([work / "notes.md"], index="knowledge-base", namespace="docs")
+    assert again.unchanged == [
+        str(work / "notes.md")
+    ]  # the same file, ingested either way, is the same source
     for attack in ["../secret.txt", str(tmp_path / "secret.txt"), "link.txt", "notes.md/../../secret.txt"]:
         refused = run(tools, ToolCall(id="c2", name="file_ingest", arguments={"path": attack}))
         assert refused.error.code == "PERMISSION_DENIED", attack

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
@@ -10,7 +9,7 @@ from typing import Literal
 from tether.exceptions import UserError
 
 from ._embeddings import Embedder, Reranker, embedder_from_spec
-from ._ingest import Chunking, IngestReport, Progress, file_chunks, ingest_files
+from ._ingest import Chunking, IngestReport, Progress, file_chunks, file_fingerprint, ingest_files
 from ._readers import Unreadable
 from ._sqlite import SqliteStore
 from ._store import Filter, Hit, Store
@@ -105,7 +104,7 @@ class KnowledgeBase:
         except Unreadable as e:
             raise UserError(f"{name}: {e}") from None
         vectors = embedder.embed([c.content for c in chunks]) if embedder else None
-        fingerprint = hashlib.sha256(data).hexdigest()
+        fingerprint = file_fingerprint(data, tokenizer, self.chunking, embedder)
         self.store.replace(
             index, namespace, source, fingerprint, chunks, vectors, embedder.name if embedder else None
         )
@@ -133,7 +132,7 @@ class KnowledgeBase:
                 when the index has vectors, lexical otherwise.
             where: Metadata equality filters, e.g. `{"filename": "faq.csv"}`.
             rerank: Reorder the best `max(k, 20)` candidates with the reranker; each hit's score is then
-                the reranker's (the retrieval score is kept in `metadata`-free `Hit.score` of a plain search).
+                the reranker's (`rerank(query, hits)` reorders hits of a plain search, keeping theirs apart).
         """
         if k < 1:
             raise UserError(f"k must be at least 1, not {k}")

@@ -24,7 +24,15 @@ from ._readers import SUFFIXES, Document, QARow, Unreadable, read_file, too_larg
 from ._store import NewChunk, Store
 from ._tokens import Tokenizer, default_tokenizer
 
-__all__ = ["Chunking", "IngestReport", "Progress", "chunk_text", "file_chunks", "ingest_files"]
+__all__ = [
+    "Chunking",
+    "IngestReport",
+    "Progress",
+    "chunk_text",
+    "file_chunks",
+    "file_fingerprint",
+    "ingest_files",
+]
 
 Progress = Callable[[str, int, int], None]
 """Called before each file: (its path, files done, files in all)."""
@@ -93,7 +101,6 @@ def ingest_files(
     report = IngestReport()
     known = store.fingerprints(index, namespace)
     tokenizer = (embedder.tokenizer if embedder else None) or default_tokenizer()
-    shape = f"{tokenizer.name}/{chunking.tokens}/{chunking.overlap}/{embedder.name if embedder else '-'}"
     for done, path in enumerate(files):
         if progress:
             progress(str(path), done, len(files))
@@ -107,7 +114,7 @@ def ingest_files(
         except OSError as e:
             report.failed[source] = f"cannot read it: {e.strerror or e}"
             continue
-        fingerprint = hashlib.sha256(data + shape.encode()).hexdigest()
+        fingerprint = file_fingerprint(data, tokenizer, chunking, embedder)
         if known.get(source) == fingerprint:
             report.unchanged.append(source)
             continue
@@ -139,6 +146,12 @@ def ingest_files(
     if progress:
         progress("", len(files), len(files))
     return report
+
+
+def file_fingerprint(data: bytes, tokenizer: Tokenizer, chunking: Chunking, embedder: Embedder | None) -> str:
+    """What decides a file's chunks: its bytes, the tokenizer and window that cut it, the model that embeds it."""
+    shape = f"{tokenizer.name}/{chunking.tokens}/{chunking.overlap}/{embedder.name if embedder else '-'}"
+    return hashlib.sha256(data + shape.encode()).hexdigest()
 
 
 def file_chunks(
