@@ -10,13 +10,14 @@ import pytest
 
 import tether
 import tether.exceptions
+import tether.knowledge
 import tether.loop
 import tether.mcp
 import tether.models
 import tether.serve
 import tether.tools
 
-PACKAGES = [tether, tether.tools, tether.loop, tether.models, tether.mcp, tether.serve]
+PACKAGES = [tether, tether.tools, tether.loop, tether.models, tether.mcp, tether.serve, tether.knowledge]
 
 
 @pytest.mark.parametrize("module", PACKAGES, ids=lambda m: m.__name__)
