@@ -15,11 +15,12 @@ import anyio
 import anyio.to_thread
 import pydantic_core
 
+from tether import envelopes
 from tether.execution._decisions import Allow, Refuse
 from tether.execution._policy import Policy
 from tether.execution._records import CallReport, Recorder, kalygo_record
 from tether.execution._run import Run
-from tether.execution._runner import AnyEnvelope, Outcome, run_tool
+from tether.execution._runner import Outcome, run_tool
 from tether.execution.guards import (
     Attempt,
     Guard,
@@ -32,7 +33,6 @@ from tether.execution.guards import (
     UnknownToolGuard,
     WhyGuard,
     applies,
-    envelope_from_json,
     idempotency_key,
 )
 from tether.store import (
@@ -50,7 +50,7 @@ from tether.store import (
 )
 from tether.store import Outcome as Outcome_
 from tether.tools import Tool, ToolContext, ToolsLike, as_toolset
-from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, OkEnvelope, ToolCall
+from tether.types import AnyEnvelope, ErrorEnvelope, OkEnvelope, ToolCall
 
 __all__ = ["Executor"]
 
@@ -70,7 +70,7 @@ class Executor:
         journal: Where intents and results are recorded; by default in memory (idempotency within this
             process only). Use `tether.store.SqlJournal` to keep them, and to survive crashes.
         guards: Domain guards (e.g. one that answers `CONNECTION_INACTIVE`), run after the scopes check.
-        recorders: Told about every answered call, e.g. `tether.store.SessionLog`.
+        recorders: Told about every answered call, e.g. `tether.execution.SessionLog`.
         rate_limits: Where rate-limit buckets live; by default the journal's (`SqlJournal.rate_limits`,
             shared by every executor on its database) if it keeps them, else this executor's memory.
         clock: Monotonic seconds, for rate limits kept in memory.
@@ -412,7 +412,7 @@ def _settled(
     raw: dict[str, Any] = _jsonable(envelope)
     data: dict[str, Any] = storable(raw)
     if data is not raw or (isinstance(envelope, OkEnvelope) and data["data"] != envelope.data):
-        envelope = envelope_from_json(data)  # e.g. NaN, which JSON (so the journal) has as null
+        envelope = envelopes.from_json(data)  # e.g. NaN, which JSON (so the journal) has as null
     if output_schema and isinstance(envelope, OkEnvelope):
         data["data"] = redact(data.get("data"), output_schema)  # `data` is a fresh copy: no one else holds it
     return envelope, data
@@ -425,10 +425,4 @@ def _text(value: str, limit: int) -> str:
 
 
 def _internal_error(name: str) -> ErrorEnvelope:
-    info = ErrorInfo(
-        code=ErrorCode.INTERNAL,
-        message=f"{name} failed: tether hit an internal error. The details are in the audit journal.",
-        recoverable=False,
-        suggestion="Do not retry this call as it is; try another way, or tell the user the tool failed.",
-    )
-    return ErrorEnvelope(error=info)
+    return envelopes.internal(name, "tether hit an internal error")

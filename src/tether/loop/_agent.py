@@ -27,7 +27,7 @@ from tether.dialects import (
 )
 from tether.exceptions import ModelError, UserError
 from tether.execution import Executor, Policy, Principal, Run, SessionLog
-from tether.execution._suggestions import stopped_suggestion
+from tether.envelopes import stopped_suggestion
 from tether.loop._context import context_sources, with_context
 from tether.loop._core import CORE_TOOL_NAMES, core_tools
 from tether.loop._fallback import Fallback

@@ -4,7 +4,6 @@ from tether.execution.guards._base import Attempt as Attempt
 from tether.execution.guards._base import Guard as Guard
 from tether.execution.guards._base import applies as applies
 from tether.execution.guards._idempotency import IdempotencyGuard as IdempotencyGuard
-from tether.execution.guards._idempotency import envelope_from_json as envelope_from_json
 from tether.execution.guards._idempotency import idempotency_key as idempotency_key
 from tether.execution.guards._principal import PrincipalGuard as PrincipalGuard
 from tether.execution.guards._quota import QuotaGuard as QuotaGuard
@@ -27,6 +26,5 @@ __all__ = [
     "UnknownToolGuard",
     "WhyGuard",
     "applies",
-    "envelope_from_json",
     "idempotency_key",
 ]
