@@ -13,6 +13,7 @@ import tether.exceptions
 import tether.loop
 import tether.mcp
 import tether.models
+import tether.sandbox
 import tether.tools
 
 PACKAGES = [tether, tether.tools, tether.loop, tether.models, tether.mcp]
@@ -57,3 +58,11 @@ def test_an_agent_without_a_store_loads_neither_sqlalchemy_nor_a_provider_sdk() 
 def test_lazy_exports_are_the_real_objects() -> None:
     assert tether.tool is importlib.import_module("tether.tools").tool
     assert tether.ToolCall is importlib.import_module("tether.types").ToolCall
+
+
+def test_sandbox_unavailable_is_in_the_exception_tree_and_the_sandbox_still_exports_it() -> None:
+    assert (
+        tether.sandbox.SandboxUnavailable is tether.SandboxUnavailable is tether.exceptions.SandboxUnavailable
+    )
+    assert issubclass(tether.SandboxUnavailable, tether.TetherRuntimeError)
+    assert "SandboxUnavailable" in (tether.exceptions.__doc__ or "")

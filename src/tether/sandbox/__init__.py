@@ -6,6 +6,8 @@ result = Sandbox("work", limits=Limits(timeout_s=5)).run(["python3", "-c", "prin
 result.stdout  # "4\\n"
 """
 
+from tether.exceptions import SandboxUnavailable as SandboxUnavailable
+
 from ._bwrap import WORKSPACE as WORKSPACE
 from ._cgroup import CgroupSupport as CgroupSupport
 from ._cgroup import cgroup_support as cgroup_support
@@ -13,7 +15,6 @@ from ._host import HostCheck as HostCheck
 from ._host import check_host as check_host
 from ._limits import Limits as Limits
 from ._limits import SandboxResult as SandboxResult
-from ._limits import SandboxUnavailable as SandboxUnavailable
 from ._refusals import result_data as result_data
 from ._refusals import run_for_tool as run_for_tool
 from ._refusals import tails as tails

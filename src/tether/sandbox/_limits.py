@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tether.exceptions import TetherRuntimeError
-
-__all__ = ["Limits", "SandboxResult", "SandboxUnavailable"]
+__all__ = ["Limits", "SandboxResult"]
 
 _MiB = 1024 * 1024
 
@@ -58,7 +56,3 @@ class SandboxResult:
     """False only when the caller opted out of the sandbox explicitly."""
     oom_killed: bool = False
     """The tree passed `Limits.memory_bytes` and the kernel's OOM killer ended (part of) it."""
-
-
-class SandboxUnavailable(TetherRuntimeError):
-    """bubblewrap is missing or cannot create namespaces here, and the caller did not opt out."""

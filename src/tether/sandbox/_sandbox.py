@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
+from tether.exceptions import SandboxUnavailable
+
 from . import _forkserver as forkserver
 from ._bwrap import WORKSPACE, BwrapPlan, find_bwrap, probe
 from ._capture import capture
@@ -21,7 +23,7 @@ from ._cleanup import remove_tree
 from ._forkserver import Served
 from ._idmap import supported, userns_fd
 from ._launch import STAGE, preexec
-from ._limits import Limits, SandboxResult, SandboxUnavailable
+from ._limits import Limits, SandboxResult
 from ._seccomp import UnsupportedArchitecture, sandbox_filter
 
 __all__ = ["DEFAULT_UID", "Sandbox", "SandboxProcess"]
