@@ -17,10 +17,10 @@ import pydantic_core
 
 from tether import envelopes
 from tether.execution._decisions import Allow, Refuse
+from tether.execution._invoke import ToolResult, invoke
 from tether.execution._policy import Policy
 from tether.execution._records import CallReport, Recorder, kalygo_record
 from tether.execution._run import Run
-from tether.execution._runner import Outcome, run_tool
 from tether.execution.guards import (
     Attempt,
     Guard,
@@ -42,13 +42,13 @@ from tether.store import (
     Lookup,
     MemoryJournal,
     MemoryRateLimits,
+    Outcome,
     RateLimits,
     redact,
     resolution,
     storable,
     storable_text,
 )
-from tether.store import Outcome as Outcome_
 from tether.tools import Tool, ToolContext, ToolsLike, as_toolset
 from tether.types import AnyEnvelope, ErrorEnvelope, OkEnvelope, ToolCall
 
@@ -232,7 +232,7 @@ class Executor:
 
     async def _run(
         self, attempt: Attempt, arguments: dict[str, Any]
-    ) -> tuple[Outcome, dict[str, Any], float]:
+    ) -> tuple[ToolResult, dict[str, Any], float]:
         """Intent, tool, result: the journal has the intent before the tool starts."""
         tool, validated, call, run = attempt.tool, attempt.validated, attempt.call, attempt.run
         assert tool is not None
@@ -251,20 +251,20 @@ class Executor:
                     )
                 kwargs = tool.call_arguments(validated, context)
             except Exception:
-                outcome = Outcome(_internal_error(tool.name), traceback.format_exc())
+                outcome = ToolResult(_internal_error(tool.name), traceback.format_exc())
             else:
                 timeout_ms = tool.spec.sandbox.timeout_ms
                 timeout_s = timeout_ms / 1000 if timeout_ms is not None else self.policy.default_timeout_s
-                outcome = await run_tool(tool, kwargs, timeout_s=timeout_s)
+                outcome = await invoke(tool, kwargs, timeout_s=timeout_s)
         finally:
             self._running.discard(intent.id)
         duration_ms = (time.perf_counter() - started) * 1000
         try:
             envelope, envelope_json = _settled(outcome.envelope, tool.spec.output_schema)
             if envelope is not outcome.envelope:
-                outcome = Outcome(envelope, outcome.traceback)
+                outcome = ToolResult(envelope, outcome.traceback)
         except Exception:  # the intent must get a result all the same, or it stays in doubt
-            outcome = Outcome(_internal_error(tool.name), traceback.format_exc())
+            outcome = ToolResult(_internal_error(tool.name), traceback.format_exc())
             envelope_json = _jsonable(outcome.envelope)
         result = self._entry(
             "result",
@@ -397,7 +397,7 @@ def _jsonable(value: Any) -> Any:
     return pydantic_core.to_jsonable_python(value, fallback=repr)
 
 
-def _outcome(envelope_json: dict[str, Any]) -> Outcome_:
+def _outcome(envelope_json: dict[str, Any]) -> Outcome:
     if envelope_json.get("ok") is True:
         return "ok"
     return "needs" if envelope_json.get("needs") is not None else "error"

@@ -25,9 +25,9 @@ from tether.dialects import (
     render_tools,
     stream_parser,
 )
+from tether.envelopes import stopped_suggestion
 from tether.exceptions import ModelError, UserError
 from tether.execution import Executor, Policy, Principal, Run, SessionLog
-from tether.envelopes import stopped_suggestion
 from tether.loop._context import context_sources, with_context
 from tether.loop._core import CORE_TOOL_NAMES, core_tools
 from tether.loop._fallback import Fallback

@@ -1,8 +1,8 @@
 """OS isolation for code-running tools: bubblewrap namespaces, no capabilities, seccomp, rlimits, timeouts.
 
-from tether.sandbox import Limits, Sandbox
+from tether.sandbox import Sandbox, SandboxLimits
 
-result = Sandbox("work", limits=Limits(timeout_s=5)).run(["python3", "-c", "print(2 + 2)"])
+result = Sandbox("work", limits=SandboxLimits(timeout_s=5)).run(["python3", "-c", "print(2 + 2)"])
 result.stdout  # "4\\n"
 """
 
@@ -13,7 +13,7 @@ from ._cgroup import CgroupSupport as CgroupSupport
 from ._cgroup import cgroup_support as cgroup_support
 from ._host import HostCheck as HostCheck
 from ._host import check_host as check_host
-from ._limits import Limits as Limits
+from ._limits import SandboxLimits as SandboxLimits
 from ._limits import SandboxResult as SandboxResult
 from ._refusals import result_data as result_data
 from ._refusals import run_for_tool as run_for_tool
@@ -28,8 +28,8 @@ __all__ = [
     "WORKSPACE",
     "CgroupSupport",
     "HostCheck",
-    "Limits",
     "Sandbox",
+    "SandboxLimits",
     "SandboxProcess",
     "SandboxResult",
     "SandboxUnavailable",

@@ -30,17 +30,19 @@ from tether.execution._process import run_in_process
 from tether.tools import Tool
 from tether.types import AnyEnvelope, ErrorEnvelope, NeedsEnvelope, OkEnvelope
 
-__all__ = ["Outcome", "run_tool"]
+__all__ = ["ToolResult", "as_json", "invoke"]
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class ToolResult:
+    """What running a tool came to: its envelope, and for the journal the traceback of a failure."""
+
     envelope: AnyEnvelope
     traceback: str | None = None
     """For `INTERNAL` failures: what went wrong, for the journal only."""
 
 
-async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: float | None) -> Outcome:
+async def invoke(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: float | None) -> ToolResult:
     """Run `tool` with `kwargs`, within `timeout_s` seconds when given."""
     function = tool.function
     if function is None:
@@ -64,7 +66,7 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
         if not timer.expired():
             return _internal(tool.name, "it raised TimeoutError", traceback.format_exc())
         stopped = tool.is_async or isolated
-        return Outcome(envelopes.timed_out(tool.name, timeout_s, tool.spec.side_effects, stopped=stopped))
+        return ToolResult(envelopes.timed_out(tool.name, timeout_s, tool.spec.side_effects, stopped=stopped))
     except ToolError as e:
         return _signal(tool.name, e)
     except NeedsInput as e:
@@ -79,10 +81,10 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
             raise
         return _internal(tool.name, "it raised CancelledError", traceback.format_exc())
     if isinstance(result, NeedsEnvelope | ErrorEnvelope):
-        return Outcome(result)
+        return ToolResult(result)
     data = result.data if isinstance(result, OkEnvelope) else result
     try:
-        return Outcome(envelopes.ok(as_json(data)))
+        return ToolResult(envelopes.ok(as_json(data)))
     except Exception as e:  # e.g. an object whose __repr__ raises
         return _internal(tool.name, f"its result could not be read as JSON ({type(e).__name__})", None)
 
@@ -125,14 +127,14 @@ def _resume(coroutine: Coroutine[Any, Any, Any], waiting_on: Any) -> Generator[A
                 return done.value
 
 
-def _signal(name: str, signal: ToolError | NeedsInput) -> Outcome:
+def _signal(name: str, signal: ToolError | NeedsInput) -> ToolResult:
     """The envelope a tool's `ToolError` or `NeedsInput` asks for; `INTERNAL` if its fields cannot make one."""
     try:
-        return Outcome(envelopes.from_signal(signal))
+        return ToolResult(envelopes.from_signal(signal))
     except ValueError:  # e.g. NeedsInput(missing=["date"]): a list where a flag or a question belongs
         what = f"its {type(signal).__name__} could not be made into an envelope"
         return _internal(name, what, traceback.format_exc())
 
 
-def _internal(name: str, what: str, trace: str | None) -> Outcome:
-    return Outcome(envelopes.internal(name, what), trace)
+def _internal(name: str, what: str, trace: str | None) -> ToolResult:
+    return ToolResult(envelopes.internal(name, what), trace)
