@@ -2,13 +2,16 @@
 
 import importlib
 import inspect
+import re
 import subprocess
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 import tether
+import tether.builtin
 import tether.exceptions
 import tether.loop
 import tether.mcp
@@ -66,3 +69,34 @@ def test_sandbox_unavailable_is_in_the_exception_tree_and_the_sandbox_still_expo
     )
     assert issubclass(tether.SandboxUnavailable, tether.TetherRuntimeError)
     assert "SandboxUnavailable" in (tether.exceptions.__doc__ or "")
+
+
+def cited_names() -> set[str]:
+    """Every `tether.x.y` that src/tether cites in backticks (docstrings and comments)."""
+    source = Path(tether.__file__).parent
+    cited = {
+        m for p in source.rglob("*.py") for m in re.findall(r"`(tether(?:\.\w+)+)", p.read_text("utf-8"))
+    }
+    return cited - {tether.builtin.ENTRY_POINT_GROUP}  # an entry-point group, not a module
+
+
+def resolves(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            value: object = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for name in parts[split:]:
+            if not hasattr(value, name):
+                return False
+            value = getattr(value, name)
+        return True
+    return False
+
+
+def test_every_name_a_docstring_cites_exists() -> None:
+    # regression: the Executor's docstring pointed users to `tether.store.SessionLog`, which never existed
+    assert resolves("tether.execution.SessionLog")
+    assert not resolves("tether.store.SessionLog")
+    assert sorted(name for name in cited_names() if not resolves(name)) == []

@@ -44,12 +44,11 @@ from tether.store import (
     MemoryRateLimits,
     Outcome,
     RateLimits,
-    redact,
     resolution,
     storable,
     storable_text,
 )
-from tether.tools import Tool, ToolContext, ToolsLike, as_toolset
+from tether.tools import Tool, ToolContext, ToolsLike, as_toolset, redact
 from tether.types import AnyEnvelope, ErrorEnvelope, OkEnvelope, ToolCall
 
 __all__ = ["Executor"]

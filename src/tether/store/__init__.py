@@ -25,8 +25,6 @@ from tether.store._journal import writer_alive as writer_alive
 from tether.store._rate_limits import MemoryRateLimits as MemoryRateLimits
 from tether.store._rate_limits import RateLimits as RateLimits
 from tether.store._rate_limits import TokenBucket as TokenBucket
-from tether.store._redact import REDACTED as REDACTED
-from tether.store._redact import redact as redact
 from tether.store._stats import JournalStats as JournalStats
 from tether.store._stats import ToolStats as ToolStats
 from tether.store._stats import compute_stats as compute_stats
@@ -40,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_URL",
-    "REDACTED",
     "EntryKind",
     "Journal",
     "JournalEntry",
@@ -56,7 +53,6 @@ __all__ = [
     "TokenBucket",
     "ToolStats",
     "compute_stats",
-    "redact",
     "replays",
     "resolution",
     "storable",

@@ -23,6 +23,8 @@ from tether.tools._providers import specs_from_json as specs_from_json
 from tether.tools._providers import to_anthropic as to_anthropic
 from tether.tools._providers import to_gemini as to_gemini
 from tether.tools._providers import to_openai as to_openai
+from tether.tools._redact import REDACTED as REDACTED
+from tether.tools._redact import redact as redact
 from tether.tools._schema import model_schema as model_schema
 from tether.tools._schema import normalize_schema as normalize_schema
 from tether.tools._tool import ContextSource as ContextSource
@@ -40,6 +42,7 @@ from tether.tools._yaml import dump_yaml as dump_yaml
 from tether.tools._yaml import specs_from_yaml as specs_from_yaml
 
 __all__ = [
+    "REDACTED",
     "AbstractToolset",
     "ArgumentValidator",
     "CombinedToolset",
@@ -66,6 +69,7 @@ __all__ = [
     "model_schema",
     "normalize_schema",
     "provider_alias",
+    "redact",
     "spec_from_dict",
     "specs_from_json",
     "specs_from_typescript",
