@@ -6,8 +6,9 @@ The rule, checked on the AST of every module under src/tether (imports inside fu
     A private module (a dotted-path part starting with `_`, dunders aside) may be imported only from
     inside the package that directly contains it.
 
-So `tether.store._sql` is for `tether.store.*` alone, `tether.execution.guards._base` for
-`tether.execution.guards.*` alone (not for `tether.execution._executor`), and a top-level private module
+So `tether.store._sql` is for `tether.store.*` alone; `tether.execution._guards._why` (inside a private
+subpackage) for `tether.execution.*`; in a public subpackage `tether.x.y._z` would be for `tether.x.y.*`
+alone, not for `tether.x`. A top-level private module
 such as `tether._literals` belongs to the root package `tether`: it is shared machinery every package of
 tether may use, and never part of the API a user sees. `from tether.x import _y` counts as importing
 `tether.x._y`.
@@ -122,8 +123,9 @@ def test_the_rule_catches_absolute_relative_and_from_package_imports() -> None:
 
 
 def test_a_private_module_of_a_subpackage_is_private_to_that_subpackage() -> None:
-    assert owner_of_private("tether.execution.guards._base") == "tether.execution.guards"
-    assert owner_of_private("tether.execution.guards") is None
+    assert owner_of_private("tether.x.y._z") == "tether.x.y"
+    assert owner_of_private("tether.x.y") is None
+    assert owner_of_private("tether.execution._guards._why") == "tether.execution"
 
 
 # What each package may import of tether's, lowest layer first: dependencies point down the pipeline and into

@@ -17,11 +17,7 @@ import pydantic_core
 
 from tether import envelopes
 from tether.execution._decisions import Allow, Refuse
-from tether.execution._invoke import ToolResult, invoke
-from tether.execution._policy import Policy
-from tether.execution._records import CallReport, Recorder, kalygo_record
-from tether.execution._run import Run
-from tether.execution.guards import (
+from tether.execution._guards import (
     Attempt,
     Guard,
     IdempotencyGuard,
@@ -35,6 +31,10 @@ from tether.execution.guards import (
     applies,
     idempotency_key,
 )
+from tether.execution._invoke import ToolResult, invoke
+from tether.execution._policy import Policy
+from tether.execution._records import CallReport, Recorder, kalygo_record
+from tether.execution._run import Run
 from tether.store import (
     EntryKind,
     Journal,

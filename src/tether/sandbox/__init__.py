@@ -18,13 +18,10 @@ from ._limits import SandboxResult as SandboxResult
 from ._refusals import result_data as result_data
 from ._refusals import run_for_tool as run_for_tool
 from ._refusals import tails as tails
-from ._sandbox import DEFAULT_UID as DEFAULT_UID
 from ._sandbox import Sandbox as Sandbox
 from ._sandbox import SandboxProcess as SandboxProcess
-from ._seccomp import sandbox_filter as sandbox_filter
 
 __all__ = [
-    "DEFAULT_UID",
     "WORKSPACE",
     "CgroupSupport",
     "HostCheck",
@@ -37,6 +34,5 @@ __all__ = [
     "check_host",
     "result_data",
     "run_for_tool",
-    "sandbox_filter",
     "tails",
 ]

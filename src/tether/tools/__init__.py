@@ -26,14 +26,12 @@ from tether.tools._providers import to_openai as to_openai
 from tether.tools._redact import REDACTED as REDACTED
 from tether.tools._redact import redact as redact
 from tether.tools._schema import model_schema as model_schema
-from tether.tools._schema import normalize_schema as normalize_schema
 from tether.tools._tool import ContextSource as ContextSource
 from tether.tools._tool import Tool as Tool
 from tether.tools._tool import ToolContext as ToolContext
 from tether.tools._tool import ValidatedCall as ValidatedCall
 from tether.tools._toolset import AbstractToolset as AbstractToolset
 from tether.tools._toolset import Toolset as Toolset
-from tether.tools._toolset import provider_alias as provider_alias
 from tether.tools._typescript import specs_from_typescript as specs_from_typescript
 from tether.tools._validation import ArgumentValidator as ArgumentValidator
 from tether.tools._validation import Problem as Problem
@@ -67,8 +65,6 @@ __all__ = [
     "from_openai",
     "load_tools",
     "model_schema",
-    "normalize_schema",
-    "provider_alias",
     "redact",
     "spec_from_dict",
     "specs_from_json",

@@ -13,8 +13,8 @@ import anyio
 import anyio.to_thread
 
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._guards._base import Attempt
 from tether.execution._policy import Policy
-from tether.execution.guards._base import Attempt
 from tether.store import RateLimits
 from tether.tools import Tool
 from tether.types import ErrorCode
