@@ -44,6 +44,7 @@ from tether.store import (
     MemoryRateLimits,
     Outcome,
     RateLimits,
+    WouldWait,
     resolution,
     storable,
     storable_text,
@@ -92,6 +93,7 @@ class Executor:
         kept: RateLimits | None = getattr(self.journal, "rate_limits", None)  # a journal may keep them
         self.rate_limits: RateLimits = rate_limits or kept or MemoryRateLimits(clock)
         self._recorders = tuple(recorders)
+        self._inline: bool = getattr(self.journal, "inline", False)  # see `SqlJournal.inline`
         self._journal_limiter = anyio.CapacityLimiter(1)
         self._in_flight: set[str] = set()
         self._running: set[int | None] = set()
@@ -122,7 +124,7 @@ class Executor:
             attempt = Attempt(call, None, run, self.policy)
             entry = self._entry("refusal", attempt, {}, _jsonable(envelope), trace=traceback.format_exc())
             with contextlib.suppress(Exception):  # the journal itself may be what failed
-                await self._offload(self.journal.append, entry)
+                await self._write(self.journal.append, entry)
             return envelope
 
     async def execute_all(
@@ -183,7 +185,7 @@ class Executor:
         """Settle a call in doubt: `envelope=None` records that it did not take effect (it may run again);
         an envelope records what it did, and repeats of the call get that envelope."""
         entry = resolution(intent, envelope=None if envelope is None else _jsonable(envelope), note=note)
-        await self._offload(self.journal.append, entry)
+        await self._write(self.journal.append, entry)
 
     # ----------------------------------------------------------------------------------------- pipeline
 
@@ -213,7 +215,7 @@ class Executor:
             envelope, envelope_json = _settled(decision.envelope, None)
             if isinstance(decision, Refuse):
                 refusal_entry = self._entry("refusal", attempt, arguments, envelope_json)
-                await self._offload(self.journal.append, refusal_entry)
+                await self._write(self.journal.append, refusal_entry)
                 await self._report(attempt, "refused", envelope, arguments, envelope_json, None)
                 return envelope
             await self._report(attempt, "replayed", envelope, arguments, envelope_json, None)
@@ -238,7 +240,7 @@ class Executor:
         assert validated is not None
         intent = attempt.intent  # written by the idempotency guard's claim, if the call is keyed
         if intent is None:
-            intent = await self._offload(self.journal.append, self._entry("intent", attempt, arguments, None))
+            intent = await self._write(self.journal.append, self._entry("intent", attempt, arguments, None))
         self._running.add(intent.id)
         started = time.perf_counter()
         try:
@@ -275,20 +277,30 @@ class Executor:
             duration_ms,
             intent.id,
         )
-        await self._offload(self.journal.append, result)
+        await self._write(self.journal.append, result)
         return outcome, envelope_json, duration_ms
 
     # ------------------------------------------------------------------------------------------ helpers
 
     async def _claim(self, attempt: Attempt) -> Lookup:
         intent = self._entry("intent", attempt, attempt.arguments(), None)
-        found = await self._offload(self.journal.claim, intent)
+        found = await self._write(self.journal.claim, intent)
         if intent.id is not None:
             attempt.intent = intent
         return found
 
     async def _lookup(self, key: str) -> Lookup:
         return await self._offload(self.journal.lookup, key)
+
+    async def _write(self, function: Callable[..., T], *args: Any) -> T:
+        """A journal write (`append`, `claim`): committed on this thread when the journal can do it without
+        waiting (`inline`: a SQLite file nobody else is writing), else in a worker thread."""
+        if self._inline:
+            try:
+                return function(*args, wait=False)
+            except WouldWait:
+                pass
+        return await self._offload(function, *args)
 
     async def _offload(self, function: Callable[..., T], *args: Any) -> T:
         if not self.journal.blocking:

@@ -17,6 +17,7 @@ from tether.store._entries import EntryKind as EntryKind
 from tether.store._entries import JournalEntry as JournalEntry
 from tether.store._entries import Lookup as Lookup
 from tether.store._entries import Outcome as Outcome
+from tether.store._entries import WouldWait as WouldWait
 from tether.store._journal import Journal as Journal
 from tether.store._journal import MemoryJournal as MemoryJournal
 from tether.store._journal import replays as replays
@@ -52,6 +53,7 @@ __all__ = [
     "SqlRateLimits",
     "TokenBucket",
     "ToolStats",
+    "WouldWait",
     "compute_stats",
     "replays",
     "resolution",
