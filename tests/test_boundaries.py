@@ -8,10 +8,9 @@ The rule, checked on the AST of every module under src/tether (imports inside fu
 
 So `tether.store._sql` is for `tether.store.*` alone; `tether.execution._guards._why` (inside a private
 subpackage) for `tether.execution.*`; in a public subpackage `tether.x.y._z` would be for `tether.x.y.*`
-alone, not for `tether.x`. A top-level private module
-such as `tether._literals` belongs to the root package `tether`: it is shared machinery every package of
-tether may use, and never part of the API a user sees. `from tether.x import _y` counts as importing
-`tether.x._y`.
+alone, not for `tether.x`. A top-level private module such as `tether._literals` belongs to the root
+package `tether`: it is shared machinery every package of tether may use, and never part of the API a user
+sees. `from tether.x import _y` counts as importing `tether.x._y`.
 """
 
 from __future__ import annotations

@@ -124,7 +124,8 @@ CORE_API: dict[str, list[str]] = {
     "tether.store": [
         "DEFAULT_URL", "EntryKind", "Journal", "JournalEntry", "JournalStats", "Lookup", "MemoryJournal",
         "MemoryRateLimits", "Outcome", "RateLimits", "SessionStore", "SqlJournal", "SqlRateLimits", "TokenBucket",
-        "ToolStats", "compute_stats", "replays", "resolution", "storable", "storable_text", "writer_alive",
+        "ToolStats", "WouldWait", "compute_stats", "replays", "resolution", "storable", "storable_text",
+        "writer_alive",
     ],
     "tether.tools": [
         "REDACTED", "AbstractToolset", "ArgumentValidator", "CombinedToolset", "ContextSource", "ExportFormat",
