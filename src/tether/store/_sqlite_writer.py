@@ -38,7 +38,10 @@ _COMPLETION = (
 )
 
 _BUCKET = "SELECT tokens, updated FROM tether_rate_limits WHERE key = ?"
-_SAVE_BUCKET = "INSERT OR REPLACE INTO tether_rate_limits (key, tokens, updated) VALUES (?, ?, ?)"
+_SAVE_BUCKET = (  # an upsert updates the row in place; OR REPLACE would delete and insert it (and its key)
+    "INSERT INTO tether_rate_limits (key, tokens, updated) VALUES (?, ?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, updated = excluded.updated"
+)
 
 
 class SqliteWriter:
