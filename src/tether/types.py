@@ -20,6 +20,7 @@ __all__ = [
     "AgentConfig",
     "AgentLimitsConfig",
     "AgentToolConfig",
+    "AnyEnvelope",
     "AssistantMessage",
     "ChainEndEvent",
     "ChainStartEvent",
@@ -247,6 +248,9 @@ Envelope = Annotated[
     Discriminator(_envelope_tag),
 ]
 """The one result of every tool call."""
+
+AnyEnvelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
+"""`Envelope` as a plain union, for annotations and `isinstance` (`Envelope` is the validating form)."""
 
 
 # ----------------------------------------------------------------------------------------------- messages

@@ -34,7 +34,8 @@ from tether.knowledge._tokens import BpeTokenizer as BpeTokenizer
 from tether.knowledge._tokens import HfTokenizer as HfTokenizer
 from tether.knowledge._tokens import Tokenizer as Tokenizer
 
-__all__ = [  # noqa: RUF022 - plain sorted order, as tests/test_public_api.py checks for every package
+__all__ = [
+    "KNOWLEDGE_PACK",
     "BpeTokenizer",
     "Chunking",
     "Embedder",
@@ -42,7 +43,6 @@ __all__ = [  # noqa: RUF022 - plain sorted order, as tests/test_public_api.py ch
     "HfTokenizer",
     "Hit",
     "IngestReport",
-    "KNOWLEDGE_PACK",
     "KnowledgeBase",
     "NewChunk",
     "OnnxEmbedder",

@@ -17,23 +17,15 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from tether import envelopes
 from tether.execution._decisions import Allow, Decision, Replay, refusal
+from tether.execution._guards._base import Attempt
 from tether.execution._policy import Policy
-from tether.execution.guards._base import Attempt
 from tether.store import Lookup, replays, writer_alive
 from tether.tools import Tool
-from tether.types import ErrorCode, ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolCall, ToolSpec
+from tether.types import ErrorCode, ToolCall, ToolSpec
 
-__all__ = ["IdempotencyGuard", "envelope_from_json", "idempotency_key"]
-
-
-def envelope_from_json(data: dict[str, Any]) -> OkEnvelope | NeedsEnvelope | ErrorEnvelope:
-    """The envelope recorded as `data` (an envelope's JSON)."""
-    if data.get("ok") is True:
-        return OkEnvelope.model_validate(data)
-    if data.get("needs") is not None:
-        return NeedsEnvelope.model_validate(data)
-    return ErrorEnvelope.model_validate(data)
+__all__ = ["IdempotencyGuard", "idempotency_key"]
 
 
 def idempotency_key(call: ToolCall, spec: ToolSpec, *, principal: str | None, scope: str) -> str:
@@ -114,7 +106,7 @@ def _replay(attempt: Attempt, found: Lookup) -> Decision:
     recorded = {k: v for k, v in (found.intent.arguments or {}).items() if k != "why"}
     given = {k: v for k, v in attempt.arguments().items() if k != "why"}
     if recorded == given:
-        return Replay(envelope_from_json(found.envelope))
+        return Replay(envelopes.from_json(found.envelope))
     spec = attempt.tool.spec
     fields = ", ".join(f"`{f}`" for f in spec.idempotency_fields)
     changed = sorted(k for k in recorded.keys() | given.keys() if recorded.get(k) != given.get(k))

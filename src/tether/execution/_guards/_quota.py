@@ -6,8 +6,8 @@ import time
 from typing import Any
 
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._guards._base import Attempt
 from tether.execution._policy import Policy
-from tether.execution.guards._base import Attempt
 from tether.tools import Tool
 from tether.types import ErrorCode
 

@@ -7,17 +7,18 @@ database, where every executor sharing it shares them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import anyio.to_thread
 
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._guards._base import Attempt
 from tether.execution._policy import Policy
-from tether.execution.guards._base import Attempt
-from tether.store import RateLimits
+from tether.store import RateLimits, WouldWait
 from tether.tools import Tool
-from tether.types import ErrorCode
+from tether.types import ErrorCode, RateLimit
 
 __all__ = ["RateLimitGuard"]
 
@@ -34,6 +35,18 @@ class RateLimitGuard:
         self._buckets = buckets
         self._limiter = limiter
 
+    async def _take(self, key: str, limit: RateLimit) -> float:
+        buckets = self._buckets
+        if not buckets.blocking:
+            return buckets.take(key, limit)
+        if getattr(buckets, "inline", False):  # see `SqlRateLimits.inline`: commit now unless it would wait
+            take: Callable[..., float] = buckets.take  # an inline store's `take` accepts `wait`
+            try:
+                return take(key, limit, wait=False)
+            except WouldWait:
+                pass
+        return await anyio.to_thread.run_sync(buckets.take, key, limit, limiter=self._limiter)
+
     def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
         return tool is not None and tool.spec.rate_limit is not None
 
@@ -45,10 +58,7 @@ class RateLimitGuard:
             return Allow()
         principal = attempt.run.principal.id  # a tool name has no spaces: the key is unambiguous
         key = tool.name if principal is None else f"{tool.name} {principal}"
-        if self._buckets.blocking:
-            wait = await anyio.to_thread.run_sync(self._buckets.take, key, limit, limiter=self._limiter)
-        else:
-            wait = self._buckets.take(key, limit)
+        wait = await self._take(key, limit)
         if not wait:
             return Allow()
         retry_after = math.ceil(wait * 100) / 100

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._guards._base import Attempt
 from tether.execution._policy import Policy
-from tether.execution.guards._base import Attempt
 from tether.tools import Tool
 from tether.types import ErrorCode
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, SecretStr
 
-from tether.store import REDACTED, redact
+from tether.tools import REDACTED, redact
 
 
 class Credentials(BaseModel):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._guards._base import Attempt
 from tether.execution._policy import Policy
-from tether.execution.guards._base import Attempt
 from tether.tools import Problem, Tool, describe_problems
 from tether.types import ErrorCode
 

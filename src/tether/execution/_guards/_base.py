@@ -10,8 +10,8 @@ import pydantic_core
 from tether.execution._decisions import Decision
 from tether.execution._policy import Policy
 from tether.execution._run import Run
-from tether.store import JournalEntry, redact, storable
-from tether.tools import Tool, ValidatedCall
+from tether.store import JournalEntry, storable
+from tether.tools import Tool, ValidatedCall, redact
 from tether.types import ToolCall
 
 __all__ = ["Attempt", "Guard", "applies"]

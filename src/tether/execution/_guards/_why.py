@@ -11,8 +11,8 @@ import re
 from typing import Any
 
 from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._guards._base import Attempt
 from tether.execution._policy import Policy
-from tether.execution.guards._base import Attempt
 from tether.tools import Tool
 from tether.types import ErrorCode, ToolCall
 

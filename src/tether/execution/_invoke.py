@@ -22,26 +22,26 @@ from typing import Any
 
 import pydantic_core
 
+from tether import envelopes
 from tether._threads import run_in_worker
 from tether.exceptions import NeedsInput, ToolCrashed, ToolError
 from tether.execution._process import run_in_process
-from tether.execution._suggestions import DEFAULT_SUGGESTIONS, stopped_suggestion
 from tether.tools import Tool
-from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope
+from tether.types import AnyEnvelope, ErrorEnvelope, NeedsEnvelope, OkEnvelope
 
-__all__ = ["Outcome", "run_tool"]
-
-AnyEnvelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
+__all__ = ["ToolResult", "as_json", "invoke"]
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class ToolResult:
+    """What running a tool came to: its envelope, and for the journal the traceback of a failure."""
+
     envelope: AnyEnvelope
     traceback: str | None = None
     """For `INTERNAL` failures: what went wrong, for the journal only."""
 
 
-async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: float | None) -> Outcome:
+async def invoke(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: float | None) -> ToolResult:
     """Run `tool` with `kwargs`, within `timeout_s` seconds when given."""
     function = tool.function
     if function is None:
@@ -62,7 +62,8 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
     except TimeoutError:
         if not timer.expired():
             return _internal(tool.name, "it raised TimeoutError", traceback.format_exc())
-        return Outcome(_timeout(tool, timeout_s, stopped=tool.is_async or isolated))
+        stopped = tool.is_async or isolated
+        return ToolResult(envelopes.timed_out(tool.name, timeout_s, tool.spec.side_effects, stopped=stopped))
     except ToolError as e:
         return _signal(tool.name, e)
     except NeedsInput as e:
@@ -77,10 +78,10 @@ async def run_tool(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: f
             raise
         return _internal(tool.name, "it raised CancelledError", traceback.format_exc())
     if isinstance(result, NeedsEnvelope | ErrorEnvelope):
-        return Outcome(result)
+        return ToolResult(result)
     data = result.data if isinstance(result, OkEnvelope) else result
     try:
-        return Outcome(OkEnvelope(data=as_json(data)))
+        return ToolResult(envelopes.ok(as_json(data)))
     except Exception as e:  # e.g. an object whose __repr__ raises
         return _internal(tool.name, f"its result could not be read as JSON ({type(e).__name__})", None)
 
@@ -123,41 +124,14 @@ def _resume(coroutine: Coroutine[Any, Any, Any], waiting_on: Any) -> Generator[A
                 return done.value
 
 
-def _signal(name: str, signal: ToolError | NeedsInput) -> Outcome:
+def _signal(name: str, signal: ToolError | NeedsInput) -> ToolResult:
     """The envelope a tool's `ToolError` or `NeedsInput` asks for; `INTERNAL` if its fields cannot make one."""
     try:
-        if isinstance(signal, NeedsInput):
-            return Outcome(NeedsEnvelope(needs=signal.needs))
-        suggestion = (
-            signal.suggestion if signal.suggestion is not None else DEFAULT_SUGGESTIONS.get(signal.code)
-        )
-        info = ErrorInfo(
-            code=signal.code, message=signal.message, recoverable=signal.recoverable, suggestion=suggestion
-        )
-        return Outcome(ErrorEnvelope(error=info))
+        return ToolResult(envelopes.from_signal(signal))
     except ValueError:  # e.g. NeedsInput(missing=["date"]): a list where a flag or a question belongs
         what = f"its {type(signal).__name__} could not be made into an envelope"
         return _internal(name, what, traceback.format_exc())
 
 
-def _timeout(tool: Tool[..., Any], timeout_s: float | None, *, stopped: bool) -> ErrorEnvelope:
-    # a sync tool's thread cannot be stopped: say so rather than claim it was
-    what = "was stopped" if stopped else "could not be stopped (a thread), so it may still be running"
-    info = ErrorInfo(
-        code=ErrorCode.TIMEOUT,
-        message=f"{tool.name} did not finish within {timeout_s:g} s and {what}.",
-        recoverable=True,
-        suggestion=stopped_suggestion(tool.spec.side_effects),
-        details={"timeout_s": timeout_s},
-    )
-    return ErrorEnvelope(error=info)
-
-
-def _internal(name: str, what: str, trace: str | None) -> Outcome:
-    info = ErrorInfo(
-        code=ErrorCode.INTERNAL,
-        message=f"{name} failed: {what}. The details are in the audit journal.",
-        recoverable=False,
-        suggestion="Do not retry this call as it is; try another way, or tell the user the tool failed.",
-    )
-    return Outcome(ErrorEnvelope(error=info), trace)
+def _internal(name: str, what: str, trace: str | None) -> ToolResult:
+    return ToolResult(envelopes.internal(name, what), trace)
