@@ -1,0 +1,206 @@
+"""The OpenAI-compatible endpoint: `/v1/models` and `/v1/chat/completions`, streamed or not.
+
+A model name maps either to an `Upstream` (pass-through tool calling: the client's `tools` are taught to a
+model that has no tool API, in its dialect, and the calls read out of its text come back as standard
+`tool_calls`) or to an `Agent` (tether runs the agent and its tools on the server; see `_openai_agents`).
+
+`tool_choice` and `parallel_tool_calls` are honoured as far as a prompt can: `"none"` teaches no tools and
+reads no calls; `"required"` and a named function are asked for in the tool prompt (a named function is
+the only tool taught, and calls to any other are dropped); `parallel_tool_calls=false` asks for one call
+and keeps only the first. A dropped or unreadable call is reported in tether's extension: the
+`tether_errors` list of a whole answer, or `: tether-error {json}` SSE comment lines in a streamed one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx2
+from fastapi import APIRouter, Request
+from pydantic import ValidationError
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.responses import JSONResponse, Response
+
+from tether.loop import Agent
+from tether.serve._openai_agents import agent_completion
+from tether.serve._openai_calls import CallStream
+from tether.serve._openai_prompt import teach
+from tether.serve._openai_upstream import Upstream, UpstreamStream
+from tether.serve._openai_wire import ApiError, ChatRequest, chunk, completion, completion_id
+
+__all__ = ["Upstream", "router"]
+
+_log = logging.getLogger("tether.serve.openai")
+
+
+def router(
+    upstreams: Mapping[str, Upstream] | None = None,
+    agents: Mapping[str, Agent] | None = None,
+    *,
+    client: httpx2.AsyncClient | None = None,
+) -> APIRouter:
+    """The `/v1` routes for these model names.
+
+    Args:
+        upstreams: Model name -> the OpenAI-compatible server, model id and dialect behind it.
+        agents: Model name -> an agent run on the server with its own tools.
+        client: The HTTP client for upstream requests (default: one shared by the router's requests).
+    """
+    upstreams = dict(upstreams or {})
+    agents = dict(agents or {})
+    if clash := sorted(set(upstreams) & set(agents)):
+        from tether.exceptions import UserError
+
+        raise UserError(f"model names {clash} are both an upstream and an agent: give each one name only")
+    http = client or httpx2.AsyncClient(
+        limits=httpx2.Limits(max_connections=None, max_keepalive_connections=256)
+    )
+    api = APIRouter(prefix="/v1", tags=["openai"])
+
+    @api.get("/models")
+    async def list_models() -> dict[str, Any]:  # pyright: ignore[reportUnusedFunction] - a route
+        """The model names served: upstreams and agents."""
+        names = sorted([*upstreams, *agents])
+        return {
+            "object": "list",
+            "data": [{"id": n, "object": "model", "created": 0, "owned_by": "tether"} for n in names],
+        }
+
+    @api.post(
+        "/chat/completions",
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": ChatRequest.model_json_schema()}},
+            }
+        },
+    )
+    async def chat_completions(request: Request) -> Response:  # pyright: ignore[reportUnusedFunction] - a route
+        """Chat Completions, with tool calling for models that have none (see the module's docstring)."""
+        try:
+            chat = await _read(request)
+            if (agent := agents.get(chat.model)) is not None:
+                return await agent_completion(agent, chat)
+            upstream = upstreams.get(chat.model)
+            if upstream is None:
+                raise ApiError(
+                    404,
+                    f"the model {chat.model!r} does not exist here",
+                    code="model_not_found",
+                    param="model",
+                    suggestion=f"Use one of {sorted([*upstreams, *agents])} (GET /v1/models lists them).",
+                )
+            return await _pass_through(http, upstream, chat)
+        except ApiError as e:
+            return JSONResponse(e.body(), status_code=e.status)
+
+    return api
+
+
+async def _read(request: Request) -> ChatRequest:
+    try:
+        body = await request.json()
+    except ValueError as e:
+        raise ApiError(400, f"the request body is not JSON: {e}") from e
+    try:
+        return ChatRequest.model_validate(body)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ApiError(
+            400, f"{where}: {first['msg']}" + (f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""),
+            param=where or None,
+        ) from e  # fmt: skip
+
+
+async def _pass_through(http: httpx2.AsyncClient, upstream: Upstream, chat: ChatRequest) -> Response:
+    taught = teach(chat, upstream.dialect)
+    body = {**chat.passed_on(), "model": upstream.model, "messages": taught.messages, "stream": True}
+    if chat.stream_options is not None or not chat.stream:
+        body["stream_options"] = {"include_usage": True}
+    stream = UpstreamStream(http, upstream, body)
+    await stream.open()
+    calls = CallStream(
+        upstream.dialect,
+        taught.specs,
+        parallel=chat.parallel_tool_calls,
+        only=taught.only,
+        reasoning_open=upstream.reasoning_open,
+    )
+    if chat.stream:
+        usage = chat.stream_options is not None and chat.stream_options.include_usage
+        return EventSourceResponse(_streamed(stream, calls, chat.model, usage), ping=15)
+    try:
+        return JSONResponse(await _whole(stream, calls, chat.model))
+    finally:
+        await stream.aclose()
+
+
+async def _whole(stream: UpstreamStream, calls: CallStream, model: str) -> dict[str, Any]:
+    content: list[str] = []
+    reasoning: list[str] = []
+    finish, usage = "stop", None
+    async for piece in stream.pieces():
+        if piece.reasoning:
+            reasoning.append(piece.reasoning)
+        for delta in calls.feed(piece.text):
+            _gather(delta, content, reasoning)
+        finish = piece.finish_reason or finish
+        usage = piece.usage or usage
+    for delta in calls.close():
+        _gather(delta, content, reasoning)
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(content) or None}
+    if reasoning:
+        message["reasoning_content"] = "".join(reasoning)
+    if calls.tool_calls:
+        message["tool_calls"] = calls.tool_calls
+        finish = "tool_calls"
+    body = completion(model, message, finish, usage)
+    if calls.errors:
+        body["tether_errors"] = calls.errors
+    return body
+
+
+def _gather(delta: dict[str, Any], content: list[str], reasoning: list[str]) -> None:
+    if "content" in delta:
+        content.append(delta["content"])
+    elif "reasoning_content" in delta:
+        reasoning.append(delta["reasoning_content"])
+    # tool_calls deltas: `calls.tool_calls` holds the whole calls
+
+
+async def _streamed(stream: UpstreamStream, calls: CallStream, model: str, usage: bool) -> AsyncIterator[Any]:
+    cid, created = completion_id(), int(time.time())
+    finish, last_usage, reported = "stop", None, 0
+    try:
+        yield json.dumps(chunk(cid, created, model, {"role": "assistant", "content": ""}))
+        async for piece in stream.pieces():
+            if piece.reasoning:
+                yield json.dumps(chunk(cid, created, model, {"reasoning_content": piece.reasoning}))
+            for delta in calls.feed(piece.text):
+                yield json.dumps(chunk(cid, created, model, delta))
+            finish = piece.finish_reason or finish
+            last_usage = piece.usage or last_usage
+            for error in calls.errors[reported:]:
+                yield ServerSentEvent(comment="tether-error " + json.dumps(error))
+            reported = len(calls.errors)
+        for delta in calls.close():
+            yield json.dumps(chunk(cid, created, model, delta))
+        for error in calls.errors[reported:]:
+            yield ServerSentEvent(comment="tether-error " + json.dumps(error))
+        yield json.dumps(chunk(cid, created, model, {}, "tool_calls" if calls.tool_calls else finish))
+        if usage:
+            yield json.dumps({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                              "choices": [], "usage": last_usage})  # fmt: skip
+    except ApiError as e:
+        yield json.dumps(e.body())
+    except Exception as e:  # the stream is already a 200: say what broke in the stream's own error form
+        _log.exception("the /v1/chat/completions stream failed")
+        yield json.dumps(ApiError(500, f"internal error ({type(e).__name__})", type="server_error").body())
+    finally:
+        await stream.aclose()
+    yield "[DONE]"

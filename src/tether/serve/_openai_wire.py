@@ -1,0 +1,159 @@
+"""The Chat Completions wire format as the endpoint reads and writes it: requests, errors, chunks."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ApiError",
+    "ChatMessageIn",
+    "ChatRequest",
+    "FunctionCallIn",
+    "NamedToolChoice",
+    "ToolCallIn",
+    "ToolDef",
+    "chunk",
+    "completion",
+    "completion_id",
+]
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class FunctionCallIn(_Open):
+    name: str
+    arguments: str = "{}"
+
+
+class ToolCallIn(_Open):
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCallIn
+
+
+class ChatMessageIn(_Open):
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[dict[str, Any]] | None = None
+    tool_calls: list[ToolCallIn] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def text(self) -> str:
+        """The content as text (the text parts of a list of parts)."""
+        if self.content is None or isinstance(self.content, str):
+            return self.content or ""
+        return "".join(str(p.get("text", "")) for p in self.content if p.get("type") == "text")
+
+
+class _FunctionDef(_Open):
+    name: str = Field(min_length=1)
+
+
+class ToolDef(_Open):
+    type: Literal["function"]
+    function: _FunctionDef
+
+
+class _Named(BaseModel):
+    name: str
+
+
+class NamedToolChoice(BaseModel):
+    type: Literal["function"] = "function"
+    function: _Named
+
+
+class _StreamOptions(_Open):
+    include_usage: bool = False
+
+
+class ChatRequest(_Open):
+    """A `/v1/chat/completions` request. Fields not named here (temperature, max_tokens, stop, seed, ...) are
+    passed on to the upstream model as they are."""
+
+    model: str
+    messages: list[ChatMessageIn] = Field(min_length=1)
+    stream: bool = False
+    stream_options: _StreamOptions | None = None
+    tools: list[ToolDef] | None = None
+    tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
+    parallel_tool_calls: bool = True
+    n: Literal[1] = 1
+    """Several choices per request are not supported (one model output is parsed per request)."""
+
+    def passed_on(self) -> dict[str, Any]:
+        """The fields tether does not interpret, for the upstream request."""
+        return dict(self.model_extra or {})
+
+
+class ApiError(Exception):
+    """An error answered in OpenAI's shape, `{"error": {"message", "type", "param", "code"}}`, with tether's
+    `suggestion` beside them."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str = "invalid_request_error",
+        code: str | None = None,
+        param: str | None = None,
+        suggestion: str | None = None,
+    ):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type
+        self.code = code
+        self.param = param
+        self.suggestion = suggestion
+
+    def body(self) -> dict[str, Any]:
+        error: dict[str, Any] = {
+            "message": self.message,
+            "type": self.type,
+            "param": self.param,
+            "code": self.code,
+        }
+        if self.suggestion:
+            error["suggestion"] = self.suggestion
+        return {"error": error}
+
+
+def completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex[:24]}"
+
+
+def chunk(
+    cid: str, created: int, model: str, delta: dict[str, Any], finish_reason: str | None = None
+) -> dict[str, Any]:
+    """One `chat.completion.chunk` of the single choice."""
+    return {
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
+
+
+def completion(
+    model: str, message: dict[str, Any], finish_reason: str, usage: dict[str, Any] | None
+) -> dict[str, Any]:
+    """A whole `chat.completion` of the single choice."""
+    body: dict[str, Any] = {
+        "id": completion_id(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return body
