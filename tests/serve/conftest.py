@@ -49,7 +49,7 @@ class FakeUpstream:
             yield "data: <html>oops</html>\n\n"
         if self.mode == "mid_error":
             yield f"data: {json.dumps({'error': {'message': 'CUDA out of memory'}})}\n\n"
-        done = {"index": 0, "delta": {}, "finish_reason": "stop"}
+        done: dict[str, Any] = {"index": 0, "delta": {}, "finish_reason": "stop"}
         usage = {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
         yield f"data: {json.dumps({'id': 'x', 'object': 'chat.completion.chunk', 'choices': [done], 'usage': usage})}\n\n"
         yield "data: [DONE]\n\n"
