@@ -40,11 +40,11 @@ def _tools(record: dict[str, Any], dialect: str) -> list[dict[str, Any]]:
 
 
 def _cases() -> list[Any]:
+    if not CORPORA.is_dir():  # one case, which the `corpora_dir` fixture skips saying why (fails under CI)
+        return [pytest.param("hermes", {}, [], None, id="no-corpora")]
     cases: list[Any] = []
     for dialect in DIALECTS:
         path = CORPORA / f"{dialect}.jsonl"
-        if not path.exists():  # pragma: no cover - the corpora are a sibling checkout
-            continue
         chosen: list[Any] = []
         for line in path.read_text().splitlines():
             record = json.loads(line)
@@ -97,6 +97,7 @@ def upstream() -> Iterator[tuple[FakeUpstream, openai.OpenAI]]:
 
 @pytest.mark.parametrize(("dialect", "record", "tools", "expected"), _cases())
 def test_the_client_receives_exactly_the_calls_in_the_models_text(
+    corpora_dir: Path,
     upstream: tuple[FakeUpstream, openai.OpenAI],
     dialect: str,
     record: dict[str, Any],
