@@ -13,16 +13,14 @@ and keeps only the first. A dropped or unreadable call is reported in tether's e
 
 from __future__ import annotations
 
-import json
 import logging
-import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx2
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import EventSourceResponse
 from starlette.responses import JSONResponse, Response
 
 from tether.loop import Agent
@@ -30,7 +28,7 @@ from tether.serve._openai_agents import agent_completion
 from tether.serve._openai_calls import CallStream
 from tether.serve._openai_prompt import teach
 from tether.serve._openai_upstream import Upstream, UpstreamStream
-from tether.serve._openai_wire import ApiError, ChatRequest, chunk, completion, completion_id
+from tether.serve._openai_wire import ApiError, ChatRequest, Chunks, completion
 
 __all__ = ["Upstream", "router"]
 
@@ -173,34 +171,36 @@ def _gather(delta: dict[str, Any], content: list[str], reasoning: list[str]) -> 
     # tool_calls deltas: `calls.tool_calls` holds the whole calls
 
 
-async def _streamed(stream: UpstreamStream, calls: CallStream, model: str, usage: bool) -> AsyncIterator[Any]:
-    cid, created = completion_id(), int(time.time())
+async def _streamed(
+    stream: UpstreamStream, calls: CallStream, model: str, usage: bool
+) -> AsyncIterator[bytes]:
+    # one write per upstream piece, whatever it became (the deltas of a piece go out together)
+    out = Chunks(model)
     finish, last_usage, reported = "stop", None, 0
     try:
-        yield json.dumps(chunk(cid, created, model, {"role": "assistant", "content": ""}))
+        yield out.delta({"role": "assistant", "content": ""})
         async for piece in stream.pieces():
+            events = [out.delta(delta) for delta in calls.feed(piece.text)]
             if piece.reasoning:
-                yield json.dumps(chunk(cid, created, model, {"reasoning_content": piece.reasoning}))
-            for delta in calls.feed(piece.text):
-                yield json.dumps(chunk(cid, created, model, delta))
+                events.insert(0, out.delta({"reasoning_content": piece.reasoning}))
+            if len(calls.errors) > reported:
+                events += [out.comment("tether-error", e) for e in calls.errors[reported:]]
+                reported = len(calls.errors)
             finish = piece.finish_reason or finish
             last_usage = piece.usage or last_usage
-            for error in calls.errors[reported:]:
-                yield ServerSentEvent(comment="tether-error " + json.dumps(error))
-            reported = len(calls.errors)
-        for delta in calls.close():
-            yield json.dumps(chunk(cid, created, model, delta))
-        for error in calls.errors[reported:]:
-            yield ServerSentEvent(comment="tether-error " + json.dumps(error))
-        yield json.dumps(chunk(cid, created, model, {}, "tool_calls" if calls.tool_calls else finish))
+            if events:
+                yield b"".join(events) if len(events) > 1 else events[0]
+        events = [out.delta(delta) for delta in calls.close()]
+        events += [out.comment("tether-error", e) for e in calls.errors[reported:]]
+        events.append(out.delta({}, "tool_calls" if calls.tool_calls else finish))
         if usage:
-            yield json.dumps({"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                              "choices": [], "usage": last_usage})  # fmt: skip
+            events.append(out.usage(last_usage))
+        yield b"".join(events)
     except ApiError as e:
-        yield json.dumps(e.body())
+        yield out.error(e)
     except Exception as e:  # the stream is already a 200: say what broke in the stream's own error form
         _log.exception("the /v1/chat/completions stream failed")
-        yield json.dumps(ApiError(500, f"internal error ({type(e).__name__})", type="server_error").body())
+        yield out.error(ApiError(500, f"internal error ({type(e).__name__})", type="server_error"))
     finally:
         await stream.aclose()
-    yield "[DONE]"
+    yield out.DONE

@@ -9,16 +9,14 @@ keeps as an extra field (`completion.model_extra["tether_events"]`).
 from __future__ import annotations
 
 import asyncio
-import json
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import EventSourceResponse
 from starlette.responses import JSONResponse, Response
 
 from tether.loop import Agent, RunResult
-from tether.serve._openai_wire import ApiError, ChatRequest, chunk, completion, completion_id
+from tether.serve._openai_wire import ApiError, ChatRequest, Chunks, completion
 from tether.types import AssistantMessage, ChatModelStreamEvent, Event, Message, UserMessage
 
 __all__ = ["agent_completion"]
@@ -45,9 +43,9 @@ async def agent_completion(agent: Agent, request: ChatRequest) -> Response:
     return EventSourceResponse(_stream(agent, request.model, prompt, history), ping=15)
 
 
-async def _stream(agent: Agent, model: str, prompt: str, history: list[Message]) -> AsyncIterator[Any]:
+async def _stream(agent: Agent, model: str, prompt: str, history: list[Message]) -> AsyncIterator[bytes]:
     queue: asyncio.Queue[Any] = asyncio.Queue()
-    cid, created = completion_id(), int(time.time())
+    out = Chunks(model)
 
     async def run() -> RunResult:
         try:
@@ -57,19 +55,20 @@ async def _stream(agent: Agent, model: str, prompt: str, history: list[Message])
 
     task = asyncio.create_task(run())
     try:
-        yield json.dumps(chunk(cid, created, model, {"role": "assistant", "content": ""}))
+        yield out.delta({"role": "assistant", "content": ""})
         while (event := await queue.get()) is not _DONE:
-            yield ServerSentEvent(comment="tether-event " + event.model_dump_json())
+            sent = out.comment("tether-event", event.model_dump(mode="json"))
             if isinstance(event, ChatModelStreamEvent) and event.data:
-                yield json.dumps(chunk(cid, created, model, {"content": event.data}))
+                sent += out.delta({"content": event.data})
+            yield sent
         result = await task
         try:
             _raise_model_error(result)
         except ApiError as e:
-            yield json.dumps(e.body())
+            yield out.error(e)
         else:
-            yield json.dumps(chunk(cid, created, model, {}, "stop"))
-        yield "[DONE]"
+            yield out.delta({}, "stop")
+        yield out.DONE
     finally:
         task.cancel()  # a client that goes away stops the run (the model stream and running tools)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from typing import Any, Literal
@@ -12,11 +13,11 @@ __all__ = [
     "ApiError",
     "ChatMessageIn",
     "ChatRequest",
+    "Chunks",
     "FunctionCallIn",
     "NamedToolChoice",
     "ToolCallIn",
     "ToolDef",
-    "chunk",
     "completion",
     "completion_id",
 ]
@@ -130,17 +131,48 @@ def completion_id() -> str:
     return f"chatcmpl-{uuid.uuid4().hex[:24]}"
 
 
-def chunk(
-    cid: str, created: int, model: str, delta: dict[str, Any], finish_reason: str | None = None
-) -> dict[str, Any]:
-    """One `chat.completion.chunk` of the single choice."""
-    return {
-        "id": cid,
-        "object": "chat.completion.chunk",
-        "created": created,
-        "model": model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-    }
+class Chunks:
+    """The SSE events of one streamed answer, as bytes ready to send: `chat.completion.chunk`s of its single
+    choice (the fixed part of each serialised once), error events, comments and the closing `[DONE]`."""
+
+    def __init__(self, model: str):
+        head = {
+            "id": completion_id(),
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+        }
+        self._head = json.dumps(head)[:-1].encode() + b', "choices": [{"index": 0, "delta": '
+        self._model = model
+
+    def delta(self, delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+        end = b"null" if finish_reason is None else json.dumps(finish_reason).encode()
+        return (
+            b"data: " + self._head + json.dumps(delta).encode() + b', "finish_reason": ' + end + b"}]}" + _END
+        )
+
+    def usage(self, usage: dict[str, Any] | None) -> bytes:
+        return (
+            b"data: "
+            + self._head[: self._head.rindex(b"[")]
+            + b"[], "
+            + json.dumps({"usage": usage})[1:].encode()
+            + _END
+        )
+
+    @staticmethod
+    def error(error: ApiError) -> bytes:
+        return b"data: " + json.dumps(error.body()).encode() + _END
+
+    @staticmethod
+    def comment(name: str, value: Any) -> bytes:
+        """An SSE comment line, `: name {json}`: skipped by conforming clients, the `openai` SDK included."""
+        return b": " + name.encode() + b" " + json.dumps(value).encode() + _END
+
+    DONE = b"data: [DONE]\r\n\r\n"
+
+
+_END = b"\r\n\r\n"
 
 
 def completion(
