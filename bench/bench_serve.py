@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,16 +60,22 @@ async def upstream(port: int, tokens: int, interval: float) -> None:
     async def session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
-            length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))  # type: ignore[union-attr]  # noqa: PGH003
-            await reader.readexactly(length)
+            found = re.search(rb"(?i)content-length: *(\d+)", head)
+            await reader.readexactly(int(found.group(1)) if found else 0)
             writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
             for _ in range(tokens):
                 await asyncio.sleep(interval)
-                writer.write(b'data: {"choices":[{"index":0,"delta":{"content":"%d "}}]}\n\n' % time.monotonic_ns())
+                writer.write(
+                    b'data: {"choices":[{"index":0,"delta":{"content":"%d "}}]}\n\n' % time.monotonic_ns()
+                )
             for i in range(0, len(CALL), len(CALL) // 4 + 1):
-                piece = json.dumps({"choices": [{"index": 0, "delta": {"content": CALL[i : i + len(CALL) // 4 + 1]}}]})
+                piece = json.dumps(
+                    {"choices": [{"index": 0, "delta": {"content": CALL[i : i + len(CALL) // 4 + 1]}}]}
+                )
                 writer.write(b"data: " + piece.encode() + b"\n\n")
-            writer.write(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+            writer.write(
+                b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+            )
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
@@ -97,7 +104,7 @@ def echo_app(upstream_url: str) -> Any:
             client.build_request("POST", f"{upstream_url}/chat/completions", json=body), stream=True
         )
 
-        async def events() -> Any:
+        async def events() -> AsyncIterator[str]:
             try:
                 async for line in response.aiter_lines():
                     if line.startswith("data:"):
@@ -186,7 +193,12 @@ async def one_session(port: int, body: bytes, load: Load, tokens: int, want_call
 
 async def generate(port: int, sessions: int, ramp: float, tokens: int, want_call: bool) -> tuple[Load, float]:
     body = json.dumps(
-        {"model": "m", "stream": True, "tools": [WEATHER], "messages": [{"role": "user", "content": "Weather?"}]}
+        {
+            "model": "m",
+            "stream": True,
+            "tools": [WEATHER],
+            "messages": [{"role": "user", "content": "Weather?"}],
+        }
     ).encode()
     load = Load()
     start = time.monotonic()
@@ -199,6 +211,15 @@ async def generate(port: int, sessions: int, ramp: float, tokens: int, want_call
 
 
 # ------------------------------------------------------------------------------------------------ driver
+
+
+def _fast_loop() -> None:
+    """uvloop for the upstream and the load generator too, when installed (the servers get it from uvicorn)."""
+    try:
+        import uvloop
+    except ImportError:
+        return
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 
 
 def free_port() -> int:
@@ -278,32 +299,56 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=60)
     parser.add_argument("--interval-ms", type=float, default=50.0)
     parser.add_argument("--ramp-s", type=float, default=2.0)
+    parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--child", nargs="+")
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
         if kind == "upstream":
+            _fast_loop()
             asyncio.run(upstream(int(rest[0]), int(rest[1]), float(rest[2])))
         else:
             serve(kind, int(rest[0]), rest[1])
         return
+    _fast_loop()
+    load_before = os.getloadavg()[0]
     up_port = free_port()
     up = subprocess.Popen(
-        [sys.executable, __file__, "--child", "upstream", str(up_port), str(args.tokens), str(args.interval_ms / 1000)]
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            "upstream",
+            str(up_port),
+            str(args.tokens),
+            str(args.interval_ms / 1000),
+        ]
     )
     try:
         wait_listening(up_port)
         url = f"http://127.0.0.1:{up_port}/v1"
-        results = [measure(kind, args, url) for kind in ("echo", "tether")]
+        rounds = [[measure(kind, args, url) for kind in ("echo", "tether")] for _ in range(args.rounds)]
+        # on a shared machine a whole process can land in a slow spell: each server keeps its best round
+        results = [min((r[i] for r in rounds), key=lambda r: (r["errors"], r["lat_p99"])) for i in range(2)]
     finally:
         up.terminate()
         up.wait(10)
-    load = os.getloadavg()
     print(
         f"{args.sessions} sessions ramped over {args.ramp_s:g} s, each {args.tokens} tokens every "
-        f"{args.interval_ms:g} ms then a hermes tool call; load average before/after: {load[0]:.1f}"
+        f"{args.interval_ms:g} ms then a hermes tool call; best of {args.rounds} rounds; load average "
+        f"before {load_before:.1f}, after {os.getloadavg()[0]:.1f}"
     )
-    print(row("server", "held", "errors", "first event p50 / p99 ms", "event latency p50 / p99 ms", "events/s", "KiB/session"))
+    print(
+        row(
+            "server",
+            "held",
+            "errors",
+            "first event p50 / p99 ms",
+            "event latency p50 / p99 ms",
+            "events/s",
+            "KiB/session",
+        )
+    )
     print(row(*["---"] * 7))
     for r in results:
         print(
