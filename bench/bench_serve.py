@@ -55,7 +55,7 @@ CALLED = re.compile(rb'"name": ?"get_weather"')
 
 
 async def upstream(port: int, tokens: int, interval: float) -> None:
-    """A Chat Completions server streaming `tokens` stamped chunks, one per `interval`, then a hermes call."""
+    """A Chat Completions server streaming a role chunk at once, then `tokens` stamped chunks, one per `interval`, then a hermes call."""
 
     async def session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -63,6 +63,10 @@ async def upstream(port: int, tokens: int, interval: float) -> None:
             found = re.search(rb"(?i)content-length: *(\d+)", head)
             await reader.readexactly(int(found.group(1)) if found else 0)
             writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
+            writer.write(
+                b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n'
+            )  # at once, as
+            # vLLM does: the first event a client sees is the server's, not the model's first token
             for _ in range(tokens):
                 await asyncio.sleep(interval)
                 writer.write(
