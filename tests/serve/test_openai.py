@@ -21,7 +21,7 @@ from tether.models import FunctionModel, ModelRequest
 from tether.serve._openai import Upstream, router
 from tether.tools import tool
 
-from .conftest import FakeUpstream, free_socket, running, url_of
+from .openai_fakes import FakeUpstream, free_socket, running, url_of
 
 WEATHER = {
     "type": "function",
@@ -487,3 +487,45 @@ def test_history_reaches_the_agents_model(served: Served) -> None:
         ("assistant", "hello"),
         ("user", "2+3?"),
     ]
+
+
+# ------------------------------------------------------------------------------------------ principals
+
+
+def test_the_callers_principal_reaches_the_agent_factory_and_a_refusal_its_status() -> None:
+    from fastapi import Header, HTTPException
+
+    from tether.execution import Principal
+
+    made: list[Principal] = []
+
+    async def caller(authorization: str | None = Header(default=None)) -> Principal:
+        if authorization != "Bearer sesame":
+            raise HTTPException(401, "a key, please")
+        return Principal(id="alice", scopes=frozenset({"math"}))
+
+    def build(principal: Principal) -> Agent:
+        made.append(principal)
+        return Agent(FunctionModel(lambda request: "ok"), [add], dialect="hermes", principal=principal)
+
+    sock = free_socket()
+    app = FastAPI()
+    app.include_router(router(agents={"a": build}, caller=caller))
+    ask: Any = [{"role": "user", "content": "hi"}]
+    with running(app, sock):
+        keyed = openai.OpenAI(base_url=f"{url_of(sock)}/v1", api_key="sesame", max_retries=0)
+        assert keyed.chat.completions.create(model="a", messages=ask).choices[0].message.content == "ok"
+        stranger = openai.OpenAI(base_url=f"{url_of(sock)}/v1", api_key="guess", max_retries=0)
+        with pytest.raises(openai.AuthenticationError):
+            stranger.chat.completions.create(model="a", messages=ask)
+        with pytest.raises(openai.AuthenticationError):
+            stranger.models.list()
+    assert made == [Principal(id="alice", scopes=frozenset({"math"}))]
+
+
+def test_a_name_that_is_both_an_upstream_and_an_agent_is_refused() -> None:
+    from tether.exceptions import UserError
+
+    agent = Agent(FunctionModel(lambda request: "ok"), [add], dialect="hermes")
+    with pytest.raises(UserError, match=r"model names \['m'\] are both an upstream and an agent"):
+        router({"m": Upstream(base_url="http://127.0.0.1:9/v1", model="m")}, {"m": agent})

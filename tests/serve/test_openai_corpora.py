@@ -20,7 +20,7 @@ from tether.dialects import parse
 from tether.exceptions import UserError
 from tether.serve._openai import Upstream, router
 
-from .conftest import FakeUpstream, free_socket, running, url_of
+from .openai_fakes import FakeUpstream, free_socket, running, url_of
 
 CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 DIALECTS = ("hermes", "pythonic", "mistral", "qwen3_coder_xml", "glm45", "harmony")

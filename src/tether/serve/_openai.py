@@ -14,15 +14,17 @@ and keeps only the first. A dropped or unreadable call is reported in tether's e
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx2
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
 from starlette.responses import JSONResponse, Response
 
+from tether.exceptions import UserError
+from tether.execution import Principal
 from tether.loop import Agent
 from tether.serve._openai_agents import agent_completion
 from tether.serve._openai_calls import CallStream
@@ -30,37 +32,49 @@ from tether.serve._openai_prompt import teach
 from tether.serve._openai_upstream import Upstream, UpstreamStream
 from tether.serve._openai_wire import ApiError, ChatRequest, Chunks, completion
 
-__all__ = ["Upstream", "router"]
+__all__ = ["AgentFactory", "Upstream", "router"]
 
 _log = logging.getLogger("tether.serve.openai")
 
 
+AgentFactory = Callable[[Principal], Agent]
+"""Makes the agent for one request, on behalf of the caller (e.g. with the caller's scopes)."""
+
+
 def router(
     upstreams: Mapping[str, Upstream] | None = None,
-    agents: Mapping[str, Agent] | None = None,
+    agents: Mapping[str, Agent | AgentFactory] | None = None,
     *,
+    caller: Callable[..., Awaitable[Principal]] | None = None,
     client: httpx2.AsyncClient | None = None,
 ) -> APIRouter:
     """The `/v1` routes for these model names.
 
     Args:
         upstreams: Model name -> the OpenAI-compatible server, model id and dialect behind it.
-        agents: Model name -> an agent run on the server with its own tools.
+        agents: Model name -> an agent run on the server with its own tools, or a function making one for the
+            caller's principal.
+        caller: A FastAPI dependency answering the request's principal (it authenticates, and may refuse with
+            its own 401 or 429); default: every request is the local principal.
         client: The HTTP client for upstream requests (default: one shared by the router's requests).
+
+    Raises:
+        UserError: A name that is both an upstream and an agent.
     """
     upstreams = dict(upstreams or {})
     agents = dict(agents or {})
     if clash := sorted(set(upstreams) & set(agents)):
-        from tether.exceptions import UserError
-
         raise UserError(f"model names {clash} are both an upstream and an agent: give each one name only")
     http = client or httpx2.AsyncClient(
         limits=httpx2.Limits(max_connections=None, max_keepalive_connections=256)
     )
     api = APIRouter(prefix="/v1", tags=["openai"])
+    who: Any = Depends(caller or _local)  # a default, not an annotation: FastAPI reads those from the module
 
     @api.get("/models")
-    async def list_models() -> dict[str, Any]:  # pyright: ignore[reportUnusedFunction] - a route
+    async def list_models(  # pyright: ignore[reportUnusedFunction] - a route
+        principal: Principal = who,
+    ) -> dict[str, Any]:
         """The model names served: upstreams and agents."""
         names = sorted([*upstreams, *agents])
         return {
@@ -77,12 +91,14 @@ def router(
             }
         },
     )
-    async def chat_completions(request: Request) -> Response:  # pyright: ignore[reportUnusedFunction] - a route
+    async def chat_completions(  # pyright: ignore[reportUnusedFunction] - a route
+        request: Request, principal: Principal = who
+    ) -> Response:
         """Chat Completions, with tool calling for models that have none (see the module's docstring)."""
         try:
             chat = await _read(request)
             if (agent := agents.get(chat.model)) is not None:
-                return await agent_completion(agent, chat)
+                return await agent_completion(agent if isinstance(agent, Agent) else agent(principal), chat)
             upstream = upstreams.get(chat.model)
             if upstream is None:
                 raise ApiError(
@@ -97,6 +113,10 @@ def router(
             return JSONResponse(e.body(), status_code=e.status)
 
     return api
+
+
+async def _local() -> Principal:
+    return Principal()
 
 
 async def _read(request: Request) -> ChatRequest:

@@ -1,4 +1,5 @@
-"""A fake upstream OpenAI-compatible server and a real uvicorn on a free loopback port to serve tether on."""
+"""For the OpenAI endpoint's tests: a fake upstream OpenAI-compatible server, and a real uvicorn on a free loopback
+port to serve tether on (a helper module, not a conftest: the agent API's tests keep theirs)."""
 
 from __future__ import annotations
 
