@@ -529,3 +529,20 @@ def test_a_name_that_is_both_an_upstream_and_an_agent_is_refused() -> None:
     agent = Agent(FunctionModel(lambda request: "ok"), [add], dialect="hermes")
     with pytest.raises(UserError, match=r"model names \['m'\] are both an upstream and an agent"):
         router({"m": Upstream(base_url="http://127.0.0.1:9/v1", model="m")}, {"m": agent})
+
+
+def test_the_openapi_document_describes_both_routes_and_the_request_with_no_dangling_reference() -> None:
+    app = FastAPI()
+    app.include_router(router())
+    document = app.openapi()
+    assert {"/v1/models", "/v1/chat/completions"} <= set(document["paths"])
+    body = document["paths"]["/v1/chat/completions"]["post"]["requestBody"]["content"]["application/json"]
+    assert body["schema"]["required"] == ["model", "messages"]
+    assert "$defs" not in json.dumps(body)
+    assert body["schema"]["properties"]["messages"]["items"]["properties"]["role"]["enum"] == [
+        "system",
+        "developer",
+        "user",
+        "assistant",
+        "tool",
+    ]

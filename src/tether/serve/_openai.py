@@ -30,7 +30,7 @@ from tether.serve._openai_agents import agent_completion
 from tether.serve._openai_calls import CallStream
 from tether.serve._openai_prompt import teach
 from tether.serve._openai_upstream import Upstream, UpstreamStream
-from tether.serve._openai_wire import ApiError, ChatRequest, Chunks, completion
+from tether.serve._openai_wire import ApiError, ChatRequest, Chunks, completion, request_schema
 
 __all__ = ["AgentFactory", "Upstream", "router"]
 
@@ -87,7 +87,7 @@ def router(
         openapi_extra={
             "requestBody": {
                 "required": True,
-                "content": {"application/json": {"schema": ChatRequest.model_json_schema()}},
+                "content": {"application/json": {"schema": request_schema()}},
             }
         },
     )

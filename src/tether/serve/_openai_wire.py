@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +20,7 @@ __all__ = [
     "ToolDef",
     "completion",
     "completion_id",
+    "request_schema",
 ]
 
 
@@ -91,6 +92,26 @@ class ChatRequest(_Open):
     def passed_on(self) -> dict[str, Any]:
         """The fields tether does not interpret, for the upstream request."""
         return dict(self.model_extra or {})
+
+
+def request_schema() -> dict[str, Any]:
+    """`ChatRequest`'s JSON Schema with its definitions inlined, for the OpenAPI document (where a `$defs`
+    reference would point at the document's root)."""
+    schema = ChatRequest.model_json_schema()
+    defs: dict[str, Any] = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            node = cast(dict[str, Any], node)
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return inline(defs[ref.removeprefix("#/$defs/")])
+            return {k: inline(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v) for v in cast(list[Any], node)]
+        return node
+
+    return inline(schema)
 
 
 class ApiError(Exception):
