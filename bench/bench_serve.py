@@ -125,10 +125,10 @@ def echo_app(upstream_url: str) -> Any:
 def tether_app(upstream_url: str) -> Any:
     from fastapi import FastAPI
 
-    from tether.serve._openai import Upstream, router
+    from tether.serve._openai import Upstream, openai_router
 
     app = FastAPI()
-    app.include_router(router({"m": Upstream(base_url=upstream_url, model="fake", dialect="hermes")}))
+    app.include_router(openai_router({"m": Upstream(base_url=upstream_url, model="fake", dialect="hermes")}))
     return app
 
 

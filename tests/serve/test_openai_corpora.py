@@ -18,7 +18,8 @@ from starlette.routing import Mount
 
 from tether.dialects import parse
 from tether.exceptions import UserError
-from tether.serve._openai import Upstream, router
+from tether.serve import Upstream
+from tether.serve._openai import openai_router as router
 
 from .openai_fakes import FakeUpstream, free_socket, running, url_of
 

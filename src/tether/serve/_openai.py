@@ -13,6 +13,7 @@ and keeps only the first. A dropped or unreadable call is reported in tether's e
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
@@ -26,13 +27,16 @@ from starlette.responses import JSONResponse, Response
 from tether.exceptions import UserError
 from tether.execution import Principal
 from tether.loop import Agent
+from tether.serve._config import ServedAgent
 from tether.serve._openai_agents import agent_completion
 from tether.serve._openai_calls import CallStream
 from tether.serve._openai_prompt import teach
 from tether.serve._openai_upstream import Upstream, UpstreamStream
 from tether.serve._openai_wire import ApiError, ChatRequest, Chunks, completion, request_schema
+from tether.serve._routes import caller
+from tether.serve._served import Served
 
-__all__ = ["AgentFactory", "Upstream", "router"]
+__all__ = ["AgentFactory", "Upstream", "openai_router", "router"]
 
 _log = logging.getLogger("tether.serve.openai")
 
@@ -41,7 +45,20 @@ AgentFactory = Callable[[Principal], Agent]
 """Makes the agent for one request, on behalf of the caller (e.g. with the caller's scopes)."""
 
 
-def router(
+def router(served: Served) -> APIRouter:
+    """The `/v1` routes of `tether serve`'s app: its config's upstreams, its agents (each built for the
+    caller, keeping its calls in the server's journal), behind the agent API's authentication."""
+    agents: dict[str, AgentFactory] = {
+        name: functools.partial(_build, agent, served) for name, agent in served.agents.items()
+    }
+    return openai_router(served.config.upstreams, agents, caller=caller)
+
+
+def _build(agent: ServedAgent, served: Served, principal: Principal) -> Agent:
+    return agent.build(principal, served.journal)
+
+
+def openai_router(
     upstreams: Mapping[str, Upstream] | None = None,
     agents: Mapping[str, Agent | AgentFactory] | None = None,
     *,
