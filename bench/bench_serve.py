@@ -16,7 +16,7 @@ the echo's. The load generator is a small raw-socket HTTP client (one connection
 unless it answers 200, streams every token and (for tether) the tool call, and ends with `[DONE]`. Memory
 per session = (the server's peak RSS during the run - its RSS before) / N.
 
-    python bench/bench_serve.py [--sessions 1000] [--tokens 60] [--interval-ms 50]
+    python bench/bench_serve.py [--sessions 1000] [--tokens 30] [--interval-ms 500] [--ramp-s 5] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -300,12 +300,12 @@ def measure(kind: str, args: argparse.Namespace, upstream_url: str) -> dict[str,
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=int(os.environ.get("BENCH_SESSIONS", 1000)))
-    parser.add_argument("--tokens", type=int, default=60)
-    parser.add_argument("--interval-ms", type=float, default=50.0)
-    parser.add_argument("--ramp-s", type=float, default=2.0)
+    parser.add_argument("--tokens", type=int, default=30)
+    parser.add_argument("--interval-ms", type=float, default=500.0)
+    parser.add_argument("--ramp-s", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--child", nargs="+")
-    args = parser.parse_args()
+    args, _ = parser.parse_known_args()  # `python -m bench serve` leaves its own filter in argv
     if args.child:
         kind, *rest = args.child
         if kind == "upstream":
