@@ -26,7 +26,8 @@ class FakeUpstream:
 
     pieces: list[str] = field(default_factory=list[str])
     mode: str = "ok"
-    """ok | slow (stalls after the first piece) | html | not_json | status | mid_error"""
+    """ok | slow (stalls after the first piece) | hang (stalls before its headers) | html | not_json | status |
+    mid_error"""
     requests: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
 
     def app(self) -> Starlette:
@@ -34,6 +35,8 @@ class FakeUpstream:
 
     async def _chat(self, request: Request) -> Response:
         self.requests.append(await request.json())
+        if self.mode == "hang":  # never even answers the headers
+            await asyncio.sleep(3)  # longer than the 0.5 s timeout under test
         if self.mode == "html":
             return HTMLResponse("<html><body>It works!</body></html>")
         if self.mode == "status":
@@ -45,7 +48,7 @@ class FakeUpstream:
             delta = {"content": piece} if i else {"role": "assistant", "content": piece}
             yield f"data: {json.dumps({'id': 'x', 'object': 'chat.completion.chunk', 'choices': [{'index': 0, 'delta': delta}]})}\n\n"
             if self.mode == "slow":
-                await asyncio.sleep(30)
+                await asyncio.sleep(3)  # longer than the 0.5 s timeout under test
         if self.mode == "not_json":
             yield "data: <html>oops</html>\n\n"
         if self.mode == "mid_error":

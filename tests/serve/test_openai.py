@@ -342,6 +342,15 @@ def test_an_upstream_that_stalls_is_a_504_after_its_timeout(served: Served) -> N
     assert time.monotonic() - started < 5
 
 
+def test_an_upstream_that_never_answers_is_a_504_before_any_stream_starts(served: Served) -> None:
+    served.reply("Hi", mode="hang")
+    started = time.monotonic()
+    stream = served.post({"model": "slow", "messages": ASK, "stream": True})
+    assert stream.status_code == 504
+    assert stream.json()["error"]["code"] == "upstream_timeout"
+    assert time.monotonic() - started < 5
+
+
 def test_an_upstream_that_stalls_mid_stream_ends_the_stream_with_an_error(served: Served) -> None:
     served.reply("Thinking", mode="slow")
     stream = served.client.chat.completions.create(model="slow", messages=ASK, tools=TOOLS, stream=True)
