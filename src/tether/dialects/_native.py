@@ -10,9 +10,10 @@ streamed pieces, and `partial_calls()` parses the arguments received so far.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from abc import abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, cast
+from typing import Any, cast
 
 from tether._literals import loads, strict_object
 from tether._model_events import (
@@ -49,8 +50,10 @@ _TYPED = frozenset((TextChunk, ReasoningChunk, ToolCallChunk, ToolCallDone, Usag
 class NativeParser(StreamParser):
     """Reads typed model events; splits JSON text into values and reads each object as typed events."""
 
-    read: ClassVar[Callable[[Mapping[str, Any]], list[ModelChunk]]]
-    """The dialect's reading of one provider JSON object as typed events (a `staticmethod`)."""
+    @staticmethod
+    @abstractmethod
+    def read(event: Mapping[str, Any]) -> list[ModelChunk]:
+        """The dialect's reading of one of its provider's JSON objects as typed model events."""
 
     def __init__(self, dialect: str, tools: ToolIndex):
         super().__init__(dialect, tools)
@@ -61,7 +64,7 @@ class NativeParser(StreamParser):
 
     # -------------------------------------------------------------------------------------------- input
 
-    def feed_event(self, event: ModelChunk | Mapping[str, Any] | Any) -> list[ParseEvent]:
+    def feed_event(self, event: Any) -> list[ParseEvent]:
         """Feed one event: a typed model event (what a provider model streams), or a provider's JSON object
         already parsed (a dict, or an SDK object with `model_dump()`)."""
         events: list[ParseEvent] = []

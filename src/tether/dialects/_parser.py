@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
+from tether._model_events import (
+    Finish,
+    ModelChunk,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    ToolCallDone,
+    Usage,
+)
 from tether.dialects._emitter import Emitter
 from tether.dialects._events import ParseEvent, ParseResult, PartialCall
 from tether.dialects._tools import ToolIndex
@@ -51,10 +60,27 @@ class StreamParser(ABC):
                 self._internal_error(e)
         return events
 
-    def feed_event(self, event: Any) -> list[ParseEvent]:
-        """Feed one already-parsed provider event (native dialects only: openai, anthropic, gemini)."""
+    def feed_event(self, event: ModelChunk | Any) -> list[ParseEvent]:
+        """Feed one typed model event (what `Model.stream` yields): text goes through `feed`, reasoning the
+        provider streams apart is kept as reasoning, usage and finish change nothing here. Native dialects
+        (openai, anthropic, gemini) also assemble tool-call events, and read a provider's JSON objects.
+
+        Raises:
+            UserError: `event` is a provider's JSON object, which only a native dialect reads.
+        """
+        kind: type = type(cast(object, event))
+        if kind is TextChunk:
+            return self.feed(cast(TextChunk, event).text)
+        if kind is ReasoningChunk:
+            events: list[ParseEvent] = []
+            self._emit.events = events
+            self._emit.reasoning(cast(ReasoningChunk, event).text)
+            return events
+        if kind in (ToolCallChunk, ToolCallDone, Usage, Finish):
+            return []  # a text dialect's model is offered no tools through the provider's API
         raise UserError(
-            f"the {self.dialect} dialect reads text: use feed(text); feed_event() is for native dialects"
+            f"the {self.dialect} dialect reads text: feed_event() takes typed model events (TextChunk, ...); "
+            f"a provider's JSON ({kind.__name__}) is for a native dialect (openai, anthropic, gemini)"
         )
 
     def close(self) -> list[ParseEvent]:

@@ -18,6 +18,7 @@ from tether._model_events import (
 from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
 from tether.dialects._render import json_text
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolCall, ToolResultMessage
 
@@ -28,14 +29,14 @@ def _d(v: Any) -> dict[str, Any]:
     return cast(dict[str, Any], v) if isinstance(v, dict) else {}
 
 
-def read(event: Mapping[str, Any]) -> list[ModelChunk]:
+def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
     """One Messages API JSON object (a stream event, a message, or a content block) as the typed events a
     model streams."""
     out: list[ModelChunk] = []
     kind = event.get("type")
     if kind == "message_start":
         message = _d(event.get("message"))
-        out += read(message)
+        out += _read(message)
         usage = _d(message.get("usage"))
         if usage:
             out.append(Usage(input_tokens=_int(usage.get("input_tokens"))))
@@ -97,7 +98,7 @@ def _mapping(v: Any) -> dict[str, Any] | None:
 
 
 class _Parser(NativeParser):
-    read = staticmethod(read)
+    read = staticmethod(_read)
 
 
 class Anthropic(Dialect):
@@ -121,7 +122,7 @@ class Anthropic(Dialect):
             {
                 "type": "tool_result",
                 "tool_use_id": r.call_id,
-                "content": r.envelope.model_dump_json(exclude_none=True),
+                "content": result_text(r.envelope),
                 **({"is_error": True} if not r.envelope.ok else {}),
             }
             for r in results

@@ -10,6 +10,7 @@ from tether._model_events import ModelChunk, ReasoningChunk, TextChunk, ToolCall
 from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
 from tether.dialects._render import json_text
+from tether.dialects._results import result_data
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolCall, ToolResultMessage
 
@@ -20,13 +21,13 @@ def _d(v: Any) -> dict[str, Any]:
     return cast(dict[str, Any], v) if isinstance(v, dict) else {}
 
 
-def read(event: Mapping[str, Any]) -> list[ModelChunk]:
+def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
     """One Gemini JSON object (a response or stream chunk, a content, or a part) as the typed events a model
     streams: each `functionCall` part is a whole call."""
     out: list[ModelChunk] = []
     if isinstance(event.get("candidates"), list):
         for cand in cast(list[Any], event["candidates"])[:1]:  # the first candidate is the reply
-            out += read(_d(_d(cand).get("content")))
+            out += _read(_d(_d(cand).get("content")))
     elif isinstance(event.get("parts"), list):
         for part in cast(list[Any], event["parts"]):
             _part(_d(part), out)
@@ -53,7 +54,7 @@ def _part(part: dict[str, Any], out: list[ModelChunk]) -> None:
 
 
 class _Parser(NativeParser):
-    read = staticmethod(read)
+    read = staticmethod(_read)
 
 
 class Gemini(Dialect):
@@ -78,7 +79,7 @@ class Gemini(Dialect):
                 "functionResponse": {
                     "id": r.call_id,
                     "name": r.name,
-                    "response": r.envelope.model_dump(mode="json", exclude_none=True),
+                    "response": result_data(r.envelope),
                 }
             }
             for r in results

@@ -24,6 +24,7 @@ from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
 from tether.dialects._prompt import openai_tool_json
 from tether.dialects._render import json_text
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolCall, ToolResultMessage
 
@@ -42,7 +43,7 @@ def _s(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
 
 
-def read(event: Mapping[str, Any]) -> list[ModelChunk]:
+def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
     """One OpenAI JSON object (a Chat Completions chunk or response, a message, a Responses API event or
     response) as the typed events a model streams."""
     out: list[ModelChunk] = []
@@ -84,7 +85,7 @@ def _message(m: dict[str, Any], out: list[ModelChunk]) -> None:
         t = _d(tc)
         fn = _d(t.get("function"))
         args = fn.get("arguments")
-        whole = args if isinstance(args, str | dict) else None
+        whole = cast(str | dict[str, Any], args) if isinstance(args, str | dict) else None
         out.append(ToolCallDone(f"message:{n}", _s(t.get("id")), _s(fn.get("name")), whole))
     out.append(Finish())  # a whole message: every call in it is complete
 
@@ -158,7 +159,7 @@ def _response_event(e: Mapping[str, Any], out: list[ModelChunk]) -> None:
 
 
 class _Parser(NativeParser):
-    read = staticmethod(read)
+    read = staticmethod(_read)
 
 
 class OpenAI(Dialect):
@@ -179,7 +180,7 @@ class OpenAI(Dialect):
                 {
                     "role": "tool",
                     "tool_call_id": r.call_id,
-                    "content": r.envelope.model_dump_json(exclude_none=True),
+                    "content": result_text(r.envelope),
                 }
             )
             for r in results
