@@ -144,6 +144,8 @@ class NativeParser(StreamParser):
             self.add_arguments(self.pending(piece.index, piece.id, piece.name), piece.arguments)
         elif kind is ToolCallDone:
             done = cast(ToolCallDone, event)
+            if done.index not in self._pending and done.id is done.name is done.arguments is None:
+                return  # the end of a block that was no call (Anthropic ends text blocks too)
             call = self.pending(done.index, done.id, done.name)
             arguments = done.arguments
             if arguments is not None and not call.parts and call.arguments is None:

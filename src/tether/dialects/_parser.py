@@ -66,7 +66,8 @@ class StreamParser(ABC):
         (openai, anthropic, gemini) also assemble tool-call events, and read a provider's JSON objects.
 
         Raises:
-            UserError: `event` is a provider's JSON object, which only a native dialect reads.
+            UserError: `event` is no model event (e.g. a bare `str` from a `Model` written before models
+                streamed typed events, or a provider's JSON object, which only a native dialect reads).
         """
         kind: type = type(cast(object, event))
         if kind is TextChunk:
@@ -79,8 +80,9 @@ class StreamParser(ABC):
         if kind in (ToolCallChunk, ToolCallDone, Usage, Finish):
             return []  # a text dialect's model is offered no tools through the provider's API
         raise UserError(
-            f"the {self.dialect} dialect reads text: feed_event() takes typed model events (TextChunk, ...); "
-            f"a provider's JSON ({kind.__name__}) is for a native dialect (openai, anthropic, gemini)"
+            f"feed_event() takes typed model events, not a {kind.__name__}: a model streams its text as "
+            "TextChunk(text) (Model.stream yields tether.models events), and a provider's JSON objects are read "
+            "by a native dialect (openai, anthropic, gemini)"
         )
 
     def close(self) -> list[ParseEvent]:

@@ -36,7 +36,8 @@ def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
     kind = event.get("type")
     if kind == "message_start":
         message = _d(event.get("message"))
-        out += _read(message)
+        for n, block in enumerate(_l(message.get("content"))):  # usually none: blocks stream after it
+            _block(f"content:{n}", _d(block), out, streaming=False)
         usage = _d(message.get("usage"))
         if usage:
             out.append(Usage(input_tokens=_int(usage.get("input_tokens"))))
@@ -65,6 +66,10 @@ def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
     elif kind in ("tool_use", "text", "thinking"):
         _block("content:0", dict(event), out, streaming=False)
     return out
+
+
+def _l(v: Any) -> list[Any]:
+    return cast(list[Any], v) if isinstance(v, list) else []
 
 
 def _index(event: Mapping[str, Any]) -> int | str:
