@@ -440,7 +440,7 @@ async def test_tool_end_events_come_as_each_call_of_a_batch_finishes() -> None:
 async def test_each_request_holds_the_conversation_as_it_was_at_that_turn(dialect: str) -> None:
     if dialect == "openai":
 
-        def turn(n: int) -> list[ModelChunk]:
+        def turn(n: int) -> list[dict[str, Any]]:
             item = {"type": "function_call", "id": f"fc{n}", "call_id": f"c{n}", "name": "lookup",
                     "arguments": json.dumps({"city": f"City {n}"})}  # fmt: skip
             return [{"type": "response.output_item.done", "item": item}, {"type": "response.completed"}]
