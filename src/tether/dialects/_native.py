@@ -134,29 +134,27 @@ class NativeParser(StreamParser):
     def apply(self, event: ModelChunk) -> None:
         """One typed model event: text and reasoning pass on, call pieces are assembled, a finish completes
         what is still open."""
-        kind = type(event)
-        if kind is TextChunk:
-            self._emit.text(cast(TextChunk, event).text)
-        elif kind is ToolCallChunk:
-            piece = cast(ToolCallChunk, event)
-            if piece.id:  # a new call begins
-                self._begins(piece.index, piece.id)
-            self.add_arguments(self.pending(piece.index, piece.id, piece.name), piece.arguments)
-        elif kind is ToolCallDone:
-            done = cast(ToolCallDone, event)
-            if done.index not in self._pending and done.id is done.name is done.arguments is None:
+        # exact types, most frequent first: this runs once per streamed token
+        if type(event) is TextChunk:
+            self._emit.text(event.text)
+        elif type(event) is ToolCallChunk:
+            if event.id:  # a new call begins
+                self._begins(event.index, event.id)
+            self.add_arguments(self.pending(event.index, event.id, event.name), event.arguments)
+        elif type(event) is ToolCallDone:
+            if event.index not in self._pending and event.id is event.name is event.arguments is None:
                 return  # the end of a block that was no call (Anthropic ends text blocks too)
-            call = self.pending(done.index, done.id, done.name)
-            arguments = done.arguments
+            call = self.pending(event.index, event.id, event.name)
+            arguments = event.arguments
             if arguments is not None and not call.parts and call.arguments is None:
                 if isinstance(arguments, str):
                     self.add_arguments(call, arguments)
                 else:
                     call.arguments = dict(arguments)
-            self.finish(done.index)
-        elif kind is ReasoningChunk:
-            self._emit.reasoning(cast(ReasoningChunk, event).text)
-        elif kind is Finish:
+            self.finish(event.index)
+        elif type(event) is ReasoningChunk:
+            self._emit.reasoning(event.text)
+        elif type(event) is Finish:
             self.finish_all()
 
     def _begins(self, index: int | str, call_id: str) -> None:

@@ -69,14 +69,14 @@ class StreamParser(ABC):
             UserError: `event` is no model event (e.g. a bare `str` from a `Model` written before models
                 streamed typed events, or a provider's JSON object, which only a native dialect reads).
         """
-        kind: type = type(cast(object, event))
-        if kind is TextChunk:
-            return self.feed(cast(TextChunk, event).text)
-        if kind is ReasoningChunk:
+        if type(event) is TextChunk:
+            return self.feed(event.text)
+        if type(event) is ReasoningChunk:
             events: list[ParseEvent] = []
             self._emit.events = events
-            self._emit.reasoning(cast(ReasoningChunk, event).text)
+            self._emit.reasoning(event.text)
             return events
+        kind = type(cast(object, event))
         if kind in (ToolCallChunk, ToolCallDone, Usage, Finish):
             return []  # a text dialect's model is offered no tools through the provider's API
         raise UserError(

@@ -229,18 +229,18 @@ class AgentRun:
                 raise
             except Exception as e:
                 raise _ModelFailed(e) from e
-            text = parses_text and type(chunk) is TextChunk
-            written = 0
-            if text:
-                delta = cast(TextChunk, chunk).text
-                raw.append(delta)
-                written = len(delta)
-                events = parser.feed(delta)
+            if parses_text and type(chunk) is TextChunk:
+                text = chunk.text
+                raw.append(text)
+                written = len(text)
+                events = parser.feed(text)
             else:
+                text = None
+                written = 0
                 events = parser.feed_event(chunk)
             ready: list[ToolCall] = []
             for event in events:
-                if not text:  # any other event: count what the model wrote in it
+                if text is None:  # any other event: count what the model wrote in it
                     written += _written(event)
                 if isinstance(event, TextDelta):
                     if event.text and self.visible:
