@@ -546,3 +546,14 @@ async def test_fifty_calls_of_one_turn_all_run_at_once_with_the_default_settings
     assert result.reason == "no_calls"
     envelopes = [m.envelope for m in result.messages if isinstance(m, ToolResultMessage)]
     assert envelopes == [OkEnvelope(data=n) for n in range(50)]
+
+
+@pytest.mark.parametrize("native", [False, True])
+async def test_a_model_yielding_bare_strings_is_told_to_yield_typed_events(native: bool) -> None:
+    class Untyped(ScriptedModel):
+        async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+            yield "hi"  # how models streamed text before they yielded typed events
+
+    model = Untyped([], native_dialect="openai" if native else None)
+    with pytest.raises(UserError, match=r"TextChunk\(text\)"):
+        await Agent(model, [lookup]).run("x")

@@ -29,6 +29,7 @@ from tether._syntax import Balancer
 from tether.dialects._events import ParseEvent, PartialCall
 from tether.dialects._parser import StreamParser
 from tether.dialects._tools import ToolIndex
+from tether.exceptions import UserError
 from tether.types import Repair
 
 __all__ = ["NativeParser", "PendingCall"]
@@ -66,11 +67,20 @@ class NativeParser(StreamParser):
 
     def feed_event(self, event: Any) -> list[ParseEvent]:
         """Feed one event: a typed model event (what a provider model streams), or a provider's JSON object
-        already parsed (a dict, or an SDK object with `model_dump()`)."""
+        already parsed (a dict, or an SDK object with `model_dump()`).
+
+        Raises:
+            UserError: `event` is a bare `str` (a model's text is a `TextChunk`; JSON text goes to `feed`).
+        """
         events: list[ParseEvent] = []
         self._emit.events = events
         if self._broken:
             return events
+        if type(event) is str:
+            raise UserError(
+                "feed_event() takes typed model events or a provider's JSON objects, not a str: a model streams "
+                "its text as TextChunk(text) (Model.stream yields tether.models events); JSON text goes to feed()"
+            )
         try:
             if type(event) in _TYPED:  # the usual case first: an ABC check costs more than the rest
                 self.apply(cast(ModelChunk, event))
