@@ -280,7 +280,9 @@ def embedder_from_spec(spec: str, *, base_url: str | None = None) -> Embedder:
     kind, _, name = spec.partition(":")
     if kind == "wordllama":
         if name and not name.isdigit():
-            raise UserError(f"unknown embedder {spec!r}: wordllama takes a number of dimensions, e.g. wordllama:256")
+            raise UserError(
+                f"unknown embedder {spec!r}: wordllama takes a number of dimensions, e.g. wordllama:256"
+            )
         return WordLlamaEmbedder(int(name) if name else 256)
     if kind == "onnx" and name:
         model, _, file = name.partition("#")
