@@ -80,6 +80,16 @@ def test_ingest_with_an_onnx_embedder_then_search_with_rerank(tmp_path: Path) ->
     assert reranked.output.splitlines()[1].split()[2] == "dogs.txt"  # "puppies" outweighs everything
 
 
+def test_ingest_with_the_wordllama_embedder_then_search_by_meaning(tmp_path: Path) -> None:
+    docs, db = folder(tmp_path), str(tmp_path / "k.db")
+    (docs / "broken.txt").unlink()
+    ingested = runner.invoke(app, ["ingest", str(docs), "--db", db, "--embedder", "wordllama"])
+    assert ingested.exit_code == 0, ingested.output
+    found = runner.invoke(app, ["search", "a barking puppy", "--db", db, "--mode", "vector", "-k", "1"])
+    assert found.exit_code == 0, found.output
+    assert "dogs.txt" in found.output
+
+
 def test_bad_options_are_one_error_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["search", "x", "--db", str(tmp_path / "k.db"), "--mode", "fuzzy"])
     assert result.exit_code == 2

@@ -1,9 +1,14 @@
 """Embedders and rerankers load and run for real: ONNX models from a Hugging Face cache (the path a download
-takes) or a folder, and an OpenAI-compatible /v1/embeddings server over HTTP."""
+takes) or a folder, an OpenAI-compatible /v1/embeddings server over HTTP, and WordLlama's pretrained model
+from its wheel with the network blocked."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,7 +19,14 @@ import numpy as np
 import pytest
 
 from tether.exceptions import ModelError, UserError
-from tether.knowledge import KnowledgeBase, OnnxEmbedder, OnnxReranker, OpenAIEmbedder, embedder_from_spec
+from tether.knowledge import (
+    KnowledgeBase,
+    OnnxEmbedder,
+    OnnxReranker,
+    OpenAIEmbedder,
+    WordLlamaEmbedder,
+    embedder_from_spec,
+)
 
 from .onnx_models import as_downloaded, build_scorer, build_static_embedder
 
@@ -163,3 +175,96 @@ def test_a_failing_endpoint_is_a_model_error(embeddings_server: str) -> None:
 def test_unknown_embedder_specs_name_the_forms_that_exist() -> None:
     with pytest.raises(UserError, match="use onnx:REPO_OR_FOLDER"):
         embedder_from_spec("word2vec:x")
+
+
+OFFLINE_LOAD = """
+import json, logging, socket, sys
+
+def refuse(*args, **kwargs):
+    raise OSError("network blocked by the test")
+
+socket.socket.connect = refuse
+socket.create_connection = refuse
+from tether.knowledge import embedder_from_spec
+
+embedder = embedder_from_spec(sys.argv[1])
+vectors = embedder.embed(["the cat sleeps", "a kitten naps", "stock prices fell"])
+print(json.dumps({"name": embedder.name, "vectors": vectors.tolist(),
+                  "root_handlers": len(logging.getLogger().handlers)}))
+"""
+
+
+@pytest.fixture(scope="module")
+def wordllama() -> WordLlamaEmbedder:
+    return WordLlamaEmbedder()
+
+
+def load_offline(tmp_path: Path, spec: str) -> dict[str, Any]:
+    # an empty home (no ~/.cache/wordllama), the Hub offline and every socket refused: only the wheel is left
+    env = {**os.environ, "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", OFFLINE_LOAD, spec],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_the_wordllama_model_ships_in_its_wheel_and_loads_with_no_network(tmp_path: Path) -> None:
+    loaded = load_offline(tmp_path, "wordllama")
+    vectors = np.array(loaded["vectors"])
+    assert loaded["name"] == "wordllama:256"
+    assert vectors.shape == (3, 256)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    similarity = vectors @ vectors.T
+    assert similarity[0, 1] > similarity[0, 2]  # pretrained meaning: cats and kittens, not stocks
+    assert loaded["root_handlers"] == 0  # its import's logging.basicConfig is undone
+    assert list(tmp_path.iterdir()) == []  # nothing downloaded or cached
+
+
+def test_wordllama_vectors_are_deterministic_and_unaffected_by_their_batch(
+    wordllama: WordLlamaEmbedder,
+) -> None:
+    alone = wordllama.embed(["how do I get a refund"])
+    beside_others = wordllama.embed(
+        ["a much longer text about exporting notes to markdown", "how do I get a refund"]
+    )
+    assert alone.dtype == np.float32
+    assert np.allclose(alone[0], beside_others[1], atol=1e-6)
+    assert np.array_equal(alone, wordllama.embed(["how do I get a refund"]))
+
+
+def test_an_empty_text_is_a_zero_vector_not_nan(wordllama: WordLlamaEmbedder) -> None:
+    vectors = wordllama.embed(["", "notes"])
+    assert not np.isnan(vectors).any()
+    assert np.allclose(vectors[0], 0.0)
+
+
+def test_wordllama_can_be_truncated_to_fewer_dimensions_which_name_another_embedder() -> None:
+    small = embedder_from_spec("wordllama:64")
+    assert small.name == "wordllama:64"
+    assert small.embed(["notes"]).shape == (1, 64)
+    with pytest.raises(
+        UserError, match=re.escape("use wordllama:256 (the default), wordllama:128 or wordllama:64")
+    ):
+        embedder_from_spec("wordllama:100")
+    with pytest.raises(UserError, match="wordllama takes a number of dimensions"):
+        embedder_from_spec("wordllama:big")
+
+
+def test_an_index_built_with_wordllama_reopens_with_it_and_refuses_another(
+    wordllama: WordLlamaEmbedder, tmp_path: Path
+) -> None:
+    (tmp_path / "cats.txt").write_text("Kittens nap in the sun all afternoon.")
+    (tmp_path / "money.txt").write_text("Stock prices fell sharply on Monday.")
+    KnowledgeBase(tmp_path / "k.db", embedder=wordllama).ingest(
+        [tmp_path / "cats.txt", tmp_path / "money.txt"], index="pets"
+    )
+    later = KnowledgeBase(tmp_path / "k.db")  # no embedder given: the recorded wordllama:256 is loaded
+    hits = later.search("a sleeping cat", index="pets", mode="vector")
+    assert [h.metadata["filename"] for h in hits] == ["cats.txt", "money.txt"]
+    with pytest.raises(UserError, match="index 'pets' was built with 'wordllama:256', not 'wordllama:64'"):
+        KnowledgeBase(tmp_path / "k.db", embedder=WordLlamaEmbedder(64)).search("cat", index="pets")

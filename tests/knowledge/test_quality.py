@@ -1,11 +1,11 @@
 """Retrieval quality on the evaluation set kept in tests/knowledge/eval/: MRR@10 and recall@10 for lexical,
 vector and hybrid search, and hybrid held at or above the better of the other two.
 
-No pretrained embedding model can be downloaded here, so the vector side is the strongest honest model
-that can be made offline: latent semantic analysis (Deerwester et al. 1990). Word vectors come from the SVD
-of an idf-weighted word-by-sentence matrix of the evaluation documents (the queries are never seen), and
-are served as a static-embedding ONNX model (token -> vector, mean pooling) through `OnnxEmbedder`, the
-same loading path as a downloaded model. Its scores are printed: `pytest -s tests/knowledge/test_quality.py`.
+Two vector models: WordLlama's pretrained static model, the one real model that runs offline here (it ships
+inside its wheel), and latent semantic analysis (Deerwester et al. 1990) as a weak model made from the
+documents themselves (word vectors from the SVD of an idf-weighted word-by-sentence matrix of the evaluation
+documents; the queries are never seen), served as a static-embedding ONNX model through `OnnxEmbedder`, the
+same loading path as a downloaded model. Their scores are printed: `pytest -s tests/knowledge/test_quality.py`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tether.knowledge import Hit, KnowledgeBase, OnnxEmbedder
+from tether.knowledge import Embedder, Hit, KnowledgeBase, OnnxEmbedder, WordLlamaEmbedder
 
 from .onnx_models import build_static_embedder
 
@@ -76,16 +76,23 @@ def score(kb: KnowledgeBase, mode: str) -> Scores:
     return Scores(reciprocal / len(queries), found / len(queries))
 
 
+def ingested(folder: Path, embedder: Embedder) -> KnowledgeBase:
+    kb = KnowledgeBase(folder / "k.db", embedder=embedder)
+    report = kb.ingest([EVAL / "docs", EVAL / "faq.csv"])
+    assert report.failed == {}
+    return kb
+
+
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
     folder = tmp_path_factory.mktemp("lsa")
     vocabulary, table = lsa_table(sentences())
-    kb = KnowledgeBase(
-        folder / "k.db", embedder=OnnxEmbedder(build_static_embedder(folder / "model", vocabulary, table))
-    )
-    report = kb.ingest([EVAL / "docs", EVAL / "faq.csv"])
-    assert report.failed == {}
-    return kb
+    return ingested(folder, OnnxEmbedder(build_static_embedder(folder / "model", vocabulary, table)))
+
+
+@pytest.fixture(scope="module")
+def pretrained(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
+    return ingested(tmp_path_factory.mktemp("wordllama"), WordLlamaEmbedder())
 
 
 def scores_of(kb: KnowledgeBase) -> dict[str, Scores]:
@@ -105,12 +112,22 @@ def test_hybrid_search_ranks_better_than_the_vector_model_alone(kb: KnowledgeBas
     assert scores["hybrid"].recall >= scores["vector"].recall
 
 
+def test_the_pretrained_model_ranks_better_than_a_model_made_from_the_documents(
+    kb: KnowledgeBase, pretrained: KnowledgeBase
+) -> None:
+    assert score(pretrained, "vector").mrr > score(kb, "vector").mrr
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="with the only embedding that runs offline here (LSA over 170 sentences: MRR@10 0.657) fusion "
-    "trails BM25 (hybrid 0.818 < lexical 0.900); it must pass, and then this mark goes, with a real model",
+    reason="with WordLlama's pretrained model, fused by standard RRF (k=60, 50 candidates a side), hybrid "
+    "(MRR@10 0.931, recall@10 0.975) trails vector (0.933, 1.000): it loses the one answer BM25 cannot find "
+    "('how do I get my money back'), the vector side's first hit falling below hits both sides rank middling; "
+    "it must pass, and then this mark goes, with a stronger model or a fusion justified beyond this set",
 )
-def test_hybrid_search_is_at_least_as_good_as_the_better_of_lexical_and_vector(kb: KnowledgeBase) -> None:
-    scores = scores_of(kb)
+def test_hybrid_search_is_at_least_as_good_as_the_better_of_lexical_and_vector(
+    pretrained: KnowledgeBase,
+) -> None:
+    scores = scores_of(pretrained)
     assert scores["hybrid"].mrr >= max(scores["lexical"].mrr, scores["vector"].mrr)
     assert scores["hybrid"].recall >= max(scores["lexical"].recall, scores["vector"].recall)

@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
         embedder: Annotated[
             str | None,
             typer.Option(
-                help="onnx:REPO_OR_FOLDER or openai:MODEL; without one the index is searched by words (BM25)."
+                help="onnx:REPO_OR_FOLDER, openai:MODEL or wordllama (no download); without one, words only (BM25)."
             ),
         ] = None,
         base_url: BaseUrlOption = None,

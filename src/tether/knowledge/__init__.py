@@ -18,6 +18,7 @@ from tether.knowledge._embeddings import OnnxEmbedder as OnnxEmbedder
 from tether.knowledge._embeddings import OnnxReranker as OnnxReranker
 from tether.knowledge._embeddings import OpenAIEmbedder as OpenAIEmbedder
 from tether.knowledge._embeddings import Reranker as Reranker
+from tether.knowledge._embeddings import WordLlamaEmbedder as WordLlamaEmbedder
 from tether.knowledge._embeddings import embedder_from_spec as embedder_from_spec
 from tether.knowledge._ingest import Chunking as Chunking
 from tether.knowledge._ingest import IngestReport as IngestReport
@@ -54,6 +55,7 @@ __all__ = [
     "SqliteStore",
     "Store",
     "Tokenizer",
+    "WordLlamaEmbedder",
     "chunk_text",
     "embedder_from_spec",
     "fuse",

@@ -5,8 +5,10 @@
     OnnxEmbedder("/models/my-model")                         a folder holding model.onnx + tokenizer.json
     OnnxReranker("cross-encoder/ms-marco-MiniLM-L-6-v2")     a cross-encoder, the same way
     OpenAIEmbedder("text-embedding-3-small", base_url=...)   OpenAI, Ollama, vLLM, llama.cpp, ...
+    WordLlamaEmbedder()                                      a pretrained static model shipped inside the
+                                                             `wordllama` wheel: no download, no network
 
-`embedder_from_spec("onnx:NAME" | "openai:NAME")` makes one from the string a store records per index.
+`embedder_from_spec("onnx:NAME" | "openai:NAME" | "wordllama[:DIM]")` makes one from the string a store records per index.
 Every embedder returns L2-normalised float32 rows, so a dot product is the cosine similarity.
 """
 
@@ -25,7 +27,15 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["Embedder", "OnnxEmbedder", "OnnxReranker", "OpenAIEmbedder", "Reranker", "embedder_from_spec"]
+__all__ = [
+    "Embedder",
+    "OnnxEmbedder",
+    "OnnxReranker",
+    "OpenAIEmbedder",
+    "Reranker",
+    "WordLlamaEmbedder",
+    "embedder_from_spec",
+]
 
 
 class Embedder(Protocol):
@@ -209,9 +219,71 @@ class OpenAIEmbedder:
         return _normalised(np.array(rows, dtype=np.float32))
 
 
+class WordLlamaEmbedder:
+    """WordLlama's `l2_supercat` model: token vectors distilled from Llama 2's embedding table, mean-pooled.
+
+    Its weights (256 dimensions, 16 MB) and tokenizer ship inside the `wordllama` wheel, so it loads with
+    no download and no network, which no ONNX model can; it is a static model (a table lookup, no
+    attention), far faster than a transformer and weaker on paraphrase. Its dimensions are Matryoshka-trained,
+    so a prefix of 64 or 128 of them is a smaller model of its own.
+    """
+
+    DIMENSIONS = (64, 128, 256)
+
+    def __init__(self, dimensions: int = 256, *, batch_size: int = 256) -> None:
+        """Args:
+        dimensions: 256, or 64 or 128 for a smaller, faster and slightly weaker index.
+        batch_size: Texts per lookup.
+        """
+        if dimensions not in self.DIMENSIONS:
+            raise UserError(
+                f"wordllama ships {', '.join(map(str, self.DIMENSIONS))} dimensions, not {dimensions}: "
+                "use wordllama:256 (the default), wordllama:128 or wordllama:64"
+            )
+        self.name = f"wordllama:{dimensions}"
+        # a static model has no context length to fit, so chunks are counted with the default tokenizer
+        self.tokenizer: Tokenizer | None = None
+        self._batch = batch_size
+        self._model = _load_wordllama(dimensions)
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        # mean-pooled, not normalised by WordLlama: `_normalised` keeps an empty text a zero row, not NaN
+        return _normalised(self._model.embed(list(texts), batch_size=self._batch))
+
+
+def _load_wordllama(dimensions: int) -> Any:
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    import wordllama  # its import calls logging.basicConfig(INFO): a library must not, so it is undone
+
+    root.handlers[:], root.level = handlers, level
+    loader: Any = wordllama.WordLlama  # untyped
+    # The wheel's own weights and tokenizer, never a download: 0.4 looks for its tokenizer in a `tokenizer/`
+    # folder it does not ship (it ships `tokenizers/`), but its cache layout is the wheel's layout, so the
+    # package folder serves as a cache that already holds both files.
+    return loader.load(
+        dim=256,
+        trunc_dim=None if dimensions == 256 else dimensions,
+        cache_dir=Path(wordllama.__file__).parent,
+        disable_download=True,
+    )
+
+
 def embedder_from_spec(spec: str, *, base_url: str | None = None) -> Embedder:
-    """`onnx:REPO_OR_FOLDER[#file]` or `openai:MODEL` (with `base_url`) -> an embedder."""
+    """`onnx:REPO_OR_FOLDER[#file]`, `openai:MODEL` (with `base_url`) or `wordllama[:DIM]` -> an embedder."""
     kind, _, name = spec.partition(":")
+    if kind == "wordllama":
+        if name and not name.isdigit():
+            raise UserError(
+                f"unknown embedder {spec!r}: wordllama takes a number of dimensions, e.g. wordllama:256"
+            )
+        return WordLlamaEmbedder(int(name) if name else 256)
     if kind == "onnx" and name:
         model, _, file = name.partition("#")
         return OnnxEmbedder(model, file=file or "onnx/model.onnx")
@@ -219,7 +291,8 @@ def embedder_from_spec(spec: str, *, base_url: str | None = None) -> Embedder:
         return OpenAIEmbedder(name, base_url=base_url)
     raise UserError(
         f"unknown embedder {spec!r}: use onnx:REPO_OR_FOLDER (e.g. onnx:sentence-transformers/all-MiniLM-L6-v2) "
-        "or openai:MODEL (e.g. openai:text-embedding-3-small, with --base-url for Ollama or vLLM)"
+        "or openai:MODEL (e.g. openai:text-embedding-3-small, with --base-url for Ollama or vLLM), "
+        "or wordllama (a small pretrained model that needs no download)"
     )
 
 
