@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 
-from tether.models import Model, ModelChunk, ModelRequest
+from tether.models import Model, ModelChunk, ModelRequest, TextChunk
 from tether.types import UserMessage
 
 __all__ = ["DEMO_MODEL", "DemoModel"]
@@ -36,7 +36,7 @@ class DemoModel(Model):
         for piece in re.findall(r"\S+\s*|\s+", _reply(request)):
             if self.delay_s:
                 await asyncio.sleep(self.delay_s)
-            yield piece
+            yield TextChunk(piece)
 
 
 def _reply(request: ModelRequest) -> str:
