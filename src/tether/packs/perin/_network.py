@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -13,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import insert, select, update
 
-from tether.exceptions import UserError
+from tether.exceptions import NeedsInput, ToolError, UserError
 from tether.packs.perin._calendars import CalendarAdapter, Interval, LocalCalendar
 from tether.packs.perin._slots import WorkingHours, utc_seconds
 from tether.packs.perin._tables import (
@@ -338,6 +339,18 @@ class Network:
             connection.execute(
                 insert(audit).values(**row, detail=json.dumps(detail, sort_keys=True, default=str))
             )
+
+    @contextmanager
+    def auditing(self, user_id: str, action: str) -> Iterator[None]:
+        """Audit an action's refusal (its error code) or question (the fields it needs) as it leaves."""
+        try:
+            yield
+        except ToolError as e:
+            self.audit(user_id, action, "refused", code=e.code)
+            raise
+        except NeedsInput as e:
+            self.audit(user_id, action, "needs", fields=sorted(e.needs))
+            raise
 
     def audit_trail(self, user_id: str | None = None) -> list[tuple[str, str, str, dict[str, Any]]]:
         """`(user_id, action, outcome, detail)` for every audited action (of one user), oldest first."""

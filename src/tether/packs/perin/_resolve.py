@@ -14,6 +14,8 @@ __all__ = ["resolve_counterpart"]
 
 _CLOSE = 0.8
 """How alike a name must be to count as a match (a typo, a missing letter), as `difflib` measures it."""
+_HINT = 0.6
+"""How alike a name must be to be suggested when nothing matches."""
 
 
 def resolve_counterpart(reference: str, connections: Sequence[Connection]) -> Connection:
@@ -25,7 +27,7 @@ def resolve_counterpart(reference: str, connections: Sequence[Connection]) -> Co
     """
     wanted = " ".join(reference.lower().split())
     matches = [c for c in connections if _matches(wanted, c)]
-    active = [c for c in matches if c.status == "active"]
+    active = sorted((c for c in matches if c.status == "active"), key=lambda c: c.counterpart.name)
     if len(active) == 1:
         return active[0]
     if len(active) > 1:
@@ -39,14 +41,20 @@ def resolve_counterpart(reference: str, connections: Sequence[Connection]) -> Co
             recoverable=False,
             suggestion=f"Tell the user the connection with {person} must be active again before scheduling.",
         )
-    names = [c.counterpart.name for c in connections if c.status == "active"]
-    close = difflib.get_close_matches(reference, names, n=3, cutoff=0.5)
+    close = sorted(
+        c.counterpart.name for c in connections if c.status == "active" and _likeness(wanted, c) >= _HINT
+    )
     hint = f"Did they mean {' or '.join(close)}? " if close else ""
     raise ToolError(
         ErrorCode.NOT_FOUND,
         f"No one called {reference.strip()!r} is among the user's connections.",
         suggestion=f"{hint}Ask the user for the person's full name or email; do not guess an id.",
     )
+
+
+def _likeness(wanted: str, connection: Connection) -> float:
+    name = " ".join(connection.counterpart.name.lower().split())
+    return max(difflib.SequenceMatcher(None, wanted, part).ratio() for part in [name, *name.split()])
 
 
 def _matches(wanted: str, connection: Connection) -> bool:
@@ -59,4 +67,4 @@ def _matches(wanted: str, connection: Connection) -> bool:
     parts = name.split()
     if wanted in parts or (len(wanted.split()) > 1 and name.startswith(wanted)):
         return True
-    return any(difflib.SequenceMatcher(None, wanted, part).ratio() >= _CLOSE for part in [name, *parts])
+    return _likeness(wanted, connection) >= _CLOSE

@@ -112,7 +112,6 @@ def confirm_meeting(
         _require(connection, (), "book meetings with", any_of=(WRITE_CONFIRM, WRITE_AUTO))
     slot = _selected(session.proposals, selection_index, start, end, zone)
     if not network.move_session(session_id, "proposed", "confirming"):
-        network.audit(user.id, "confirm_meeting", "conflict", session=session_id)
         raise _already(network, session_id)
     other_id = session.counterpart_id if user.id == session.initiator_id else session.initiator_id
     booked = _book(network, (user.id, other_id), slot, session_id)

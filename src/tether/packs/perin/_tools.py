@@ -45,7 +45,8 @@ def perin_pack(network: Network, *, rate_limit: RateLimit = RATE_LIMIT) -> Tools
             tzHint: IANA timezone when user mentions 'Israel time' etc. (optional).
         """
         user = acting_user(network, ctx.principal)
-        return schedule_meeting(network, user, counterpart, durationMins, startWindow, endWindow, tzHint)
+        with network.auditing(user.id, "schedule_meeting"):
+            return schedule_meeting(network, user, counterpart, durationMins, startWindow, endWindow, tzHint)
 
     @tool(
         name="network_confirm_meeting",
@@ -69,7 +70,8 @@ def perin_pack(network: Network, *, rate_limit: RateLimit = RATE_LIMIT) -> Tools
             end: ISO end of the chosen proposal.
         """
         user = acting_user(network, ctx.principal)
-        return confirm_meeting(network, user, sessionId, selectionIndex, start, end)
+        with network.auditing(user.id, "confirm_meeting"):
+            return confirm_meeting(network, user, sessionId, selectionIndex, start, end)
 
     @tool(name="notifications_list", side_effects="none", rate_limit=rate_limit, category="notifications")
     def notifications_list(ctx: ToolContext, includeResolved: bool = False) -> dict[str, Any]:
