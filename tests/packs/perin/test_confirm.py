@@ -15,7 +15,7 @@ from .conftest import NOW, AnyEnvelope, People
 
 pytestmark = pytest.mark.anyio
 
-WINDOW = {
+WINDOW: dict[str, Any] = {
     "startWindow": "2026-03-27T12:00:00",
     "endWindow": "2026-03-27T14:00:00",
     "tzHint": "Asia/Jerusalem",
@@ -53,13 +53,13 @@ async def test_confirming_books_both_calendars_and_tells_aviad(people: People) -
 
 async def test_a_proposal_can_be_chosen_by_its_start_and_end(people: People) -> None:
     session = await propose(people)
-    chosen = {"start": "2026-03-27T13:00:00+03:00", "end": "2026-03-27T13:30:00+03:00"}
+    chosen: dict[str, Any] = {"start": "2026-03-27T13:00:00+03:00", "end": "2026-03-27T13:30:00+03:00"}
     envelope = await people.call("network_confirm_meeting", sessionId=session, **chosen)
     assert isinstance(envelope, OkEnvelope)
     assert envelope.data["meeting"] == chosen
     # a time that was never proposed (Aviad's dentist) cannot be booked through confirm
     other = await propose(people)
-    dentist = {"start": "2026-03-27T12:30:00+03:00", "end": "2026-03-27T13:00:00+03:00"}
+    dentist: dict[str, Any] = {"start": "2026-03-27T12:30:00+03:00", "end": "2026-03-27T13:00:00+03:00"}
     assert code(await people.call("network_confirm_meeting", sessionId=other, **dentist)) == "INVALID_ARGS"
     assert (
         code(await people.call("network_confirm_meeting", sessionId=other, selectionIndex=9))

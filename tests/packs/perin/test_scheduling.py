@@ -11,7 +11,7 @@ from .conftest import People, tomorrow
 
 pytestmark = pytest.mark.anyio
 
-NOON_TO_TWO = {
+NOON_TO_TWO: dict[str, Any] = {
     "startWindow": "2026-03-27T12:00:00",
     "endWindow": "2026-03-27T14:00:00",
     "tzHint": "Asia/Jerusalem",
@@ -223,7 +223,12 @@ async def test_a_bad_time_zone_or_window_is_explained(people: People) -> None:
 
 
 async def schedule_error(people: People, **window: str) -> str:
-    arguments = {"counterpart": "Aviad", "durationMins": 30, "tzHint": "Asia/Jerusalem"} | window
+    arguments: dict[str, Any] = {
+        "counterpart": "Aviad",
+        "durationMins": 30,
+        "tzHint": "Asia/Jerusalem",
+        **window,
+    }
     return error_code(await people.call("network_schedule_meeting", **arguments))
 
 
