@@ -16,21 +16,45 @@ database; rate limits are the executor's, kept in the same database; and the pac
 `tether.tool_packs` entry point like any third-party pack.
 """
 
-from tether.packs.perin._agent import SYSTEM_PROMPT as SYSTEM_PROMPT
-from tether.packs.perin._agent import perin_agent as perin_agent
-from tether.packs.perin._calendars import CalendarAdapter as CalendarAdapter
-from tether.packs.perin._calendars import Interval as Interval
-from tether.packs.perin._calendars import LocalCalendar as LocalCalendar
-from tether.packs.perin._network import ALL_SCOPES as ALL_SCOPES
-from tether.packs.perin._network import Connection as Connection
-from tether.packs.perin._network import Network as Network
-from tether.packs.perin._network import Notification as Notification
-from tether.packs.perin._network import User as User
-from tether.packs.perin._slots import WorkingHours as WorkingHours
-from tether.packs.perin._telemetry import PerinMetrics as PerinMetrics
-from tether.packs.perin._tools import PERIN_PACK as PERIN_PACK
-from tether.packs.perin._tools import RATE_LIMIT as RATE_LIMIT
-from tether.packs.perin._tools import perin_pack as perin_pack
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from tether.packs.perin._pack import PERIN_PACK as PERIN_PACK
+
+if TYPE_CHECKING:
+    from tether.packs.perin._agent import SYSTEM_PROMPT as SYSTEM_PROMPT
+    from tether.packs.perin._agent import perin_agent as perin_agent
+    from tether.packs.perin._calendars import CalendarAdapter as CalendarAdapter
+    from tether.packs.perin._calendars import Interval as Interval
+    from tether.packs.perin._calendars import LocalCalendar as LocalCalendar
+    from tether.packs.perin._network import ALL_SCOPES as ALL_SCOPES
+    from tether.packs.perin._network import Connection as Connection
+    from tether.packs.perin._network import Network as Network
+    from tether.packs.perin._network import Notification as Notification
+    from tether.packs.perin._network import User as User
+    from tether.packs.perin._slots import WorkingHours as WorkingHours
+    from tether.packs.perin._telemetry import PerinMetrics as PerinMetrics
+    from tether.packs.perin._tools import RATE_LIMIT as RATE_LIMIT
+    from tether.packs.perin._tools import perin_pack as perin_pack
+
+_EXPORTS: dict[str, str] = {
+    "ALL_SCOPES": "tether.packs.perin._network",
+    "CalendarAdapter": "tether.packs.perin._calendars",
+    "Connection": "tether.packs.perin._network",
+    "Interval": "tether.packs.perin._calendars",
+    "LocalCalendar": "tether.packs.perin._calendars",
+    "Network": "tether.packs.perin._network",
+    "Notification": "tether.packs.perin._network",
+    "PerinMetrics": "tether.packs.perin._telemetry",
+    "RATE_LIMIT": "tether.packs.perin._tools",
+    "SYSTEM_PROMPT": "tether.packs.perin._agent",
+    "User": "tether.packs.perin._network",
+    "WorkingHours": "tether.packs.perin._slots",
+    "perin_agent": "tether.packs.perin._agent",
+    "perin_pack": "tether.packs.perin._tools",
+}
 
 __all__ = [
     "ALL_SCOPES",
@@ -49,3 +73,10 @@ __all__ = [
     "perin_agent",
     "perin_pack",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load the network (and SQLAlchemy) on first use: listing tether's packs imports this package."""
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'tether.packs.perin' has no attribute {name!r}")

@@ -6,14 +6,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from tether.builtin import PackConfig, ToolPack
 from tether.exceptions import ToolError
 from tether.packs.perin._network import Network
 from tether.packs.perin._scheduling import acting_user, confirm_meeting, schedule_meeting
 from tether.tools import ToolContext, Toolset, tool
 from tether.types import ErrorCode, RateLimit
 
-__all__ = ["PERIN_PACK", "RATE_LIMIT", "perin_pack"]
+__all__ = ["RATE_LIMIT", "perin_pack"]
 
 RATE_LIMIT = RateLimit(calls=20, per_seconds=60)
 """Per user and per tool, kept in the network's database (seed 002: rate limits stay server-enforced)."""
@@ -145,15 +144,3 @@ def perin_pack(network: Network, *, rate_limit: RateLimit = RATE_LIMIT) -> Tools
         integrations_connect,
     )
     return Toolset(*tools)
-
-
-def _build(config: PackConfig) -> Toolset:
-    url = config.options.get("perin_url")
-    return perin_pack(Network(url) if isinstance(url, str) else Network())
-
-
-PERIN_PACK = ToolPack(
-    "perin",
-    _build,
-    "Perin scheduling network (seed 002): schedule and confirm meetings with connections, notifications",
-)
