@@ -3,7 +3,7 @@ UV ?= $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 export UV_PYTHON_DOWNLOADS := never
 export PYRIGHT_PYTHON_IGNORE_WARNINGS := 1
 
-.PHONY: setup lint typecheck test check bench demo
+.PHONY: setup lint typecheck test check bench demo serve
 
 setup:
 	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet 'uv==0.13.9' \
@@ -27,3 +27,6 @@ bench: setup
 
 demo: setup
 	$(UV) run --frozen tether demo
+
+serve: setup
+	$(UV) run --frozen tether serve --open

@@ -13,9 +13,10 @@ import tether.exceptions
 import tether.loop
 import tether.mcp
 import tether.models
+import tether.serve
 import tether.tools
 
-PACKAGES = [tether, tether.tools, tether.loop, tether.models, tether.mcp]
+PACKAGES = [tether, tether.tools, tether.loop, tether.models, tether.mcp, tether.serve]
 
 
 @pytest.mark.parametrize("module", PACKAGES, ids=lambda m: m.__name__)
@@ -40,7 +41,7 @@ def test_unknown_attributes_raise_attribute_error() -> None:
 
 
 def test_import_tether_loads_no_heavy_dependency() -> None:
-    code = "import sys, tether; print(sorted(m for m in ('pydantic', 'yaml', 'jsonschema', 'typer', 'rich', 'sqlalchemy') if m in sys.modules))"
+    code = "import sys, tether; print(sorted(m for m in ('pydantic', 'yaml', 'jsonschema', 'typer', 'rich', 'sqlalchemy', 'fastapi', 'uvicorn', 'sse_starlette') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

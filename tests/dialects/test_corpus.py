@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tether.cli import app
+from tether.cli._corpus_runner import FileReport, calls_match, load_exclusions, run_file
 from tether.dialects import parse
-from tether.dialects._corpus import FileReport, calls_match, load_exclusions, run_file
 
 MISLABELED = Path(__file__).with_name("mislabeled.json")
 runner = CliRunner()

@@ -1,4 +1,6 @@
 from collections.abc import Sequence
+from importlib.metadata import EntryPoint
+from pathlib import Path
 from typing import Any, ClassVar, cast
 
 import pytest
@@ -9,6 +11,7 @@ from tether.dialects import (
     Opener,
     RegionParser,
     ToolIndex,
+    _registry,
     dialect_names,
     get_dialect,
     parse,
@@ -18,7 +21,7 @@ from tether.dialects import (
     stream_parser,
 )
 from tether.exceptions import UserError
-from tether.types import OkEnvelope, ToolResultMessage, ToolSpec
+from tether.types import OkEnvelope, ToolCall, ToolResultMessage, ToolSpec
 
 ISSUE_DIALECTS = {
     "json_calls", "fenced", "yaml", "pythonic", "olmo3_pythonic", "hermes", "mistral", "llama3_json",
@@ -41,7 +44,7 @@ class _Angle(RegionParser):
     openers = (Opener("<<", ends=(">>",)),)
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        self.call(body.strip(), {}, span)
+        self._emit.call(body.strip(), {}, span)
 
 
 class _AngleDialect(Dialect):
@@ -52,6 +55,9 @@ class _AngleDialect(Dialect):
 
     def render_tools(self, tools: ToolIndex) -> str:
         return "Write <<tool>>."
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f"<<{c.name}>>" for c in calls)
 
 
 def test_a_plugin_dialect_registers_like_a_builtin() -> None:
@@ -86,3 +92,87 @@ def test_every_dialect_renders_its_tool_prompt_and_results(name: str) -> None:
 def test_an_unknown_dialect_is_a_clear_error(wrong: object) -> None:
     with pytest.raises(UserError, match=r"unknown dialect .*; known dialects: .*hermes"):
         stream_parser(cast(Any, wrong))
+
+
+_PLUGIN = """
+from tether.dialects import Dialect, Opener, RegionParser
+
+
+class _Braces(RegionParser):
+    openers = (Opener("{{", ends=("}}",)),)
+
+    def on_region(self, opener, body, span, complete):
+        self._emit.call(body.strip(), {}, span)
+
+
+class Braces(Dialect):
+    name = "test_braces"
+
+    def stream_parser(self, tools):
+        return _Braces(self.name, tools)
+
+    def render_tools(self, tools):
+        return "Write {{tool}}."
+
+    def render_calls(self, calls):
+        return "".join("{{" + c.name + "}}" for c in calls)
+
+
+NOT_A_DIALECT = 42
+"""
+
+
+def _installed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, value: str, *, module: str = "tether_test_braces"
+) -> None:
+    """A plugin module on the path and an entry point naming `value` in it, as an installed package has."""
+    (tmp_path / f"{module}.py").write_text(_PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))  # pyright: ignore[reportUnknownMemberType] - untyped in pytest
+    point = EntryPoint(name="braces", value=f"{module}:{value}", group="tether.dialects")
+
+    def points(*, group: str) -> list[EntryPoint]:
+        return [point] if group == "tether.dialects" else []
+
+    monkeypatch.setattr(_registry, "entry_points", points)
+    monkeypatch.setattr(_registry, "_entry_points_loaded", False)
+    monkeypatch.setattr(_registry, "_DIALECTS", dict(_registry._DIALECTS))  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_dialect_from_an_entry_point_is_found_by_name(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _installed(monkeypatch, tmp_path, "Braces")
+    assert [c.name for c in parse("a {{ping}} b", "test_braces").calls] == ["ping"]
+    assert "test_braces" in dialect_names()
+
+
+def test_an_entry_point_naming_no_dialect_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _installed(monkeypatch, tmp_path, "NOT_A_DIALECT", module="tether_test_braces_bad")
+    with pytest.raises(UserError, match="must name a Dialect"):
+        dialect_names()
+
+
+def test_an_entry_point_cannot_take_a_builtin_dialects_name(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _installed(monkeypatch, tmp_path, "Braces", module="tether_test_braces_clash")
+    monkeypatch.setattr(_registry, "_DIALECTS", {**_registry._DIALECTS, "test_braces": get_dialect("hermes")})  # pyright: ignore[reportPrivateUsage]
+    with pytest.raises(UserError, match="already taken"):
+        dialect_names()
+
+
+class _Parserless(Dialect):
+    name: ClassVar[str] = "test_parserless"
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return ""
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return ""
+
+
+def test_a_dialect_without_a_parser_names_the_fix() -> None:
+    with pytest.raises(UserError, match=r"declares no parser: set `parser = YourParser`"):
+        parse("text", _Parserless())

@@ -7,7 +7,20 @@ from typing import Annotated
 import typer
 
 import tether
-from tether.cli import _audit, _auth, _chat, _corpus, _demo, _mcp, _parse, _run, _sandbox, _schema, _tools
+from tether.cli import (
+    _audit,
+    _auth,
+    _chat,
+    _corpus,
+    _demo,
+    _mcp,
+    _parse,
+    _run,
+    _sandbox,
+    _schema,
+    _serve,
+    _tools,
+)
 from tether.cli._errors import Commands
 
 __all__ = ["app", "main"]
@@ -55,6 +68,7 @@ _audit.register(app)
 _sandbox.register(app)
 _mcp.register(app)
 _auth.register(app)
+_serve.register(app)
 
 
 def main() -> None:

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from tether.cli._corpus_runner import FileReport, corpus_files, load_exclusions, run_file
 from tether.cli._errors import console as plain_console
-from tether.dialects._corpus import FileReport, corpus_files, load_exclusions, run_file
 from tether.exceptions import UserError
 
 __all__ = ["register"]

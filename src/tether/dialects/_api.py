@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tether.dialects._base import Dialect, StreamParser
+from tether.dialects._dialect import Dialect
 from tether.dialects._events import ParseResult
+from tether.dialects._parser import StreamParser
 from tether.dialects._registry import get_dialect
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolResultMessage

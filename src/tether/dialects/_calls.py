@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from tether._literals import Flavor, LooseValue, loads, parse_value, skip_ws, strict_object
-from tether.dialects._base import StreamParser
+from tether.dialects._emitter import Emitter
 from tether.dialects._events import PartialCall
 from tether.types import Repair
 
@@ -106,7 +106,7 @@ def _str_or_none(v: Any) -> str | None:
 
 
 def emit_json_calls(
-    parser: StreamParser,
+    out: Emitter,
     body: str,
     span: tuple[int, int],
     complete: bool,
@@ -124,11 +124,11 @@ def emit_json_calls(
         plain = _plain_call(body)
         if plain is not None:  # the usual case, read at C speed: strict JSON with `name` and `arguments`
             name, arguments, call_id = plain
-            parser.call(name, arguments, span, (), call_id=announced or call_id, announced=bool(announced))
+            out.call(name, arguments, span, (), call_id=announced or call_id, announced=bool(announced))
             return
     parsed = loads(body, flavor=flavor)
     if not parsed.ok:
-        parser.fail(f"invalid JSON: {parsed.error}", span, body, call_id=announced)
+        out.fail(f"invalid JSON: {parsed.error}", span, body, call_id=announced)
         return
     repairs = [*extra_repairs, *parsed.repairs]
     if not complete and not any(r.kind == "unbalanced_brackets" for r in repairs):
@@ -138,12 +138,12 @@ def emit_json_calls(
     for n, c in enumerate(read_calls(parsed.value, single_key=single_key)):
         first = announced if n == 0 and not is_list else None
         if c.error:
-            parser.fail(c.error, span, body, call_id=first)
+            out.fail(c.error, span, body, call_id=first)
             continue
         item = f"$[{n}]" if is_list else "$"
         key = c.extra.get("args_key", "arguments")
         scoped = scopes.scope(item, f"{item}.{key}" if key else item)
-        parser.call(
+        out.call(
             c.name, c.arguments, span, [*scoped, *c.repairs], call_id=first or c.id, announced=bool(first)
         )
 
@@ -224,14 +224,14 @@ class JsonAnnouncer:
         "emitted",
         "keep",
         "name",
-        "parser",
+        "out",
         "parts",
         "pending",
         "prefix",
     )
 
-    def __init__(self, parser: StreamParser, keep: int):
-        self.parser = parser
+    def __init__(self, out: Emitter, keep: int):
+        self.out = out
         self.keep = keep
         self.prefix = ""
         self.pending = ""
@@ -253,9 +253,9 @@ class JsonAnnouncer:
                 if len(self.prefix) > _HEAD_LIMIT:
                     self.done = True
                 return
-            self.call_id = self.parser.new_id()
+            self.call_id = self.out.new_id()
             self.name = m.group(1)
-            self.parser.started(self.call_id, self.name)
+            self.out.started(self.call_id, self.name)
             self.args_at = m.end()
             chunk = self.prefix[m.end() :].lstrip()
             self.args_at += len(self.prefix) - m.end() - len(chunk)
@@ -264,7 +264,7 @@ class JsonAnnouncer:
         safe = len(pending.rstrip().rstrip("}")) - self.keep
         if safe > 0:
             piece = pending[:safe]
-            self.parser.delta(self.call_id, piece)
+            self.out.delta(self.call_id, piece)
             self.parts.append(piece)
             self.emitted += safe
             pending = pending[safe:]
@@ -279,7 +279,7 @@ class JsonAnnouncer:
         end = v.end if v.ok else len(body)
         rest = body[start + self.emitted : end]
         if rest:
-            self.parser.delta(self.call_id, rest)
+            self.out.delta(self.call_id, rest)
         return self.call_id
 
     def partial(self) -> PartialCall | None:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from tether._literals import loads, strict_object
-from tether.dialects._base import Balancer, StreamParser
+from tether._syntax import Balancer
 from tether.dialects._events import ParseEvent, PartialCall
+from tether.dialects._parser import StreamParser
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair
 
@@ -46,18 +47,18 @@ class NativeParser(StreamParser):
 
     def feed_event(self, event: Any) -> list[ParseEvent]:
         """Feed one already-parsed event: a dict, or an SDK object with `model_dump()`."""
-        self._events = []
+        self._emit.events = []
         if type(event) is not dict:  # the usual case first: an ABC check costs more than the rest
             if hasattr(event, "model_dump"):
                 event = event.model_dump(exclude_none=True)
             if not isinstance(event, Mapping):
-                return self._events
+                return self._emit.events
         if not self._broken:
             try:
                 self.on_event(cast(Mapping[str, Any], event))
             except Exception as e:  # a parser bug must not take the caller down with the model's output
                 self._internal_error(e)
-        return self._events
+        return self._emit.events
 
     def _feed(self, delta: str, start: int) -> None:
         i, n = 0, len(delta)
@@ -82,7 +83,7 @@ class NativeParser(StreamParser):
             return
         parsed = loads(text, strip_extra=False)
         if not parsed.ok:
-            self.fail(
+            self._emit.fail(
                 f"invalid JSON from the provider: {parsed.error}",
                 (self._start, self._start + len(text)),
                 text,
@@ -106,26 +107,26 @@ class NativeParser(StreamParser):
     def pending(self, key: Any, call_id: str | None = None, name: str | None = None) -> PendingCall:
         call = self._pending.get(key)
         if call is None:
-            call = self._pending[key] = PendingCall(self.new_id(call_id))
+            call = self._pending[key] = PendingCall(self._emit.new_id(call_id))
         if name and not call.name:
             call.name = name
         if call.name and not call.announced:
             call.announced = True
-            self.started(call.id, call.name)
+            self._emit.started(call.id, call.name)
         return call
 
     def add_arguments(self, call: PendingCall, fragment: str) -> None:
         if fragment:
             call.parts.append(fragment)
             if call.announced:
-                self.delta(call.id, fragment)
+                self._emit.delta(call.id, fragment)
 
     def finish(self, key: Any) -> None:
         call = self._pending.pop(key, None)
         if call is None:
             return
         if not call.name:
-            self.fail("a tool call without a name", None, "".join(call.parts), call_id=call.id)
+            self._emit.fail("a tool call without a name", None, "".join(call.parts), call_id=call.id)
             return
         repairs: list[Repair] = []
         if call.arguments is not None:
@@ -140,7 +141,7 @@ class NativeParser(StreamParser):
                 parsed = loads(text)
                 value: Any = parsed.value
                 if not parsed.ok or not isinstance(value, dict):
-                    self.fail(
+                    self._emit.fail(
                         f"arguments are not a JSON object: {parsed.error or type(value).__name__}",
                         None,
                         text,
@@ -149,9 +150,9 @@ class NativeParser(StreamParser):
                     return
                 args, repairs = cast(dict[str, Any], value), parsed.repairs
         if not call.announced:
-            self.started(call.id, call.name)
-            self.delta(call.id, json.dumps(args, ensure_ascii=False))
-        self.call(call.name, args, None, repairs, call_id=call.id, announced=True)
+            self._emit.started(call.id, call.name)
+            self._emit.delta(call.id, json.dumps(args, ensure_ascii=False))
+        self._emit.call(call.name, args, None, repairs, call_id=call.id, announced=True)
 
     def finish_all(self) -> None:
         for key in list(self._pending):

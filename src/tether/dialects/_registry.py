@@ -1,15 +1,24 @@
-"""The dialect registry: built-in dialects register here exactly as a third-party plugin would."""
+"""The dialect registry: built-in dialects register here exactly as a third-party plugin would.
+
+A package can also declare an entry point in the `tether.dialects` group naming a `Dialect` (an instance, or
+a class made with no arguments); entry points are loaded the first time a name is not found, or when the
+names are listed, so the per-turn lookup stays a dict read.
+"""
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
 from typing import cast
 
-from tether.dialects._base import Dialect
+from tether.dialects._dialect import Dialect
 from tether.exceptions import UserError
 
-__all__ = ["dialect_names", "get_dialect", "register_dialect"]
+__all__ = ["ENTRY_POINT_GROUP", "dialect_names", "get_dialect", "register_dialect"]
+
+ENTRY_POINT_GROUP = "tether.dialects"
 
 _DIALECTS: dict[str, Dialect] = {}
+_entry_points_loaded = False
 
 
 def register_dialect(dialect: Dialect, *, replace: bool = False) -> Dialect:
@@ -37,6 +46,8 @@ def get_dialect(name: str | Dialect) -> Dialect:
         found = _DIALECTS.get(name)
         if found is not None:
             return found
+        if _load_entry_points():
+            return get_dialect(name)
     elif isinstance(cast(object, name), Dialect):  # anything else may arrive at run time: a clear error
         return name
     known = ", ".join(sorted(_DIALECTS))
@@ -44,5 +55,34 @@ def get_dialect(name: str | Dialect) -> Dialect:
 
 
 def dialect_names() -> list[str]:
-    """Names of all registered dialects, sorted."""
+    """Names of all registered dialects (entry points' included), sorted."""
+    _load_entry_points()
     return sorted(_DIALECTS)
+
+
+def _load_entry_points() -> bool:
+    """Register the dialects of the `tether.dialects` entry points, once; returns whether this call did.
+
+    Raises:
+        UserError: An entry point names no dialect, or a name already taken.
+    """
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return False
+    _entry_points_loaded = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found: object = ep.load()
+        dialect = found
+        if isinstance(found, type) and issubclass(found, Dialect):
+            dialect = found()
+        if not isinstance(dialect, Dialect):
+            raise UserError(
+                f"entry point {ep.name!r} in {ENTRY_POINT_GROUP} must name a Dialect, not {found!r}"
+            )
+        if _DIALECTS.get(dialect.name, dialect) is not dialect:
+            raise UserError(
+                f"entry point {ep.name!r} in {ENTRY_POINT_GROUP} registers a dialect named {dialect.name!r}, "
+                "which is already taken: give the plugin's dialect another name"
+            )
+        _DIALECTS[dialect.name] = dialect
+    return True

@@ -11,10 +11,11 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from tether._literals import parse_value
+from tether._syntax import SyntaxCall
 from tether.tools import as_toolset
 from tether.types import Repair, ToolSpec
 
-__all__ = ["ToolIndex", "coerce_text_value"]
+__all__ = ["ToolIndex", "bind_arguments", "coerce_text_value"]
 
 
 class ToolIndex:
@@ -122,3 +123,31 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return text.strip().lower() not in ("nan", "inf", "-inf", "infinity", "-infinity", "+inf")
+
+
+def bind_arguments(call: SyntaxCall, tools: ToolIndex) -> tuple[dict[str, Any], list[Repair], str | None]:
+    """Map positional arguments to the tool's parameters in declaration order; returns args, repairs, error."""
+    repairs: list[Repair] = []
+    if not call.args:
+        return dict(call.kwargs), repairs, None
+    params = tools.parameters(call.name)
+    if len(call.args) == 1 and isinstance(call.args[0], dict) and not call.kwargs:
+        obj: dict[str, Any] = call.args[0]  # pyright: ignore[reportUnknownVariableType]
+        first = tools.param_schema(call.name, params[0]) if params else None
+        first_is_object = bool(first) and first.get("type") == "object" and len(params) == 1
+        if not params or (not first_is_object and set(obj) <= set(params)):
+            return dict(obj), repairs, None  # fn({a: 1}): arguments passed as one object
+    if not params:
+        return (
+            {},
+            repairs,
+            f"{call.name} has positional arguments but its parameters are unknown (pass tools=)",
+        )
+    if len(call.args) > len(params):
+        return {}, repairs, f"{call.name} takes {len(params)} arguments, {len(call.args)} given"
+    out = dict(zip(params, call.args, strict=False))
+    for k, v in call.kwargs.items():
+        if k in out:
+            return {}, repairs, f"{call.name} got {k} both by position and by name"
+        out[k] = v
+    return out, repairs, None

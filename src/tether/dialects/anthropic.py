@@ -6,10 +6,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
-from tether.dialects._base import Dialect
+from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["Anthropic"]
 
@@ -28,9 +29,9 @@ class _Parser(NativeParser):
         elif kind == "content_block_delta":
             d = _d(event.get("delta"))
             if d.get("type") == "text_delta":
-                self.text(str(d.get("text") or ""))
+                self._emit.text(str(d.get("text") or ""))
             elif d.get("type") == "thinking_delta":
-                self.reasoning(str(d.get("thinking") or ""))
+                self._emit.reasoning(str(d.get("thinking") or ""))
             elif d.get("type") == "input_json_delta":
                 self.add_arguments(
                     self.pending(("b", event.get("index", 0))), str(d.get("partial_json") or "")
@@ -49,9 +50,9 @@ class _Parser(NativeParser):
     def _block(self, index: Any, block: dict[str, Any], *, streaming: bool) -> None:
         kind = block.get("type")
         if kind == "text":
-            self.text(str(block.get("text") or ""))
+            self._emit.text(str(block.get("text") or ""))
         elif kind == "thinking":
-            self.reasoning(str(block.get("thinking") or ""))
+            self._emit.reasoning(str(block.get("thinking") or ""))
         elif kind in ("tool_use", "server_tool_use"):
             key = ("b", index) if streaming else index
             call = self.pending(key, block.get("id") or None, block.get("name"))
@@ -67,8 +68,7 @@ class Anthropic(Dialect):
 
     name: ClassVar[str] = "anthropic"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         """The `tools` request parameter, as JSON."""
@@ -90,3 +90,10 @@ class Anthropic(Dialect):
             for r in results
         ]
         return json.dumps({"role": "user", "content": blocks}, ensure_ascii=False)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """An assistant message of `tool_use` blocks, as JSON."""
+        if not calls:
+            return ""
+        blocks = [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in calls]
+        return json_text({"role": "assistant", "content": blocks})

@@ -16,12 +16,14 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._base import Dialect, StreamParser, marker_pattern
+from tether.dialects._dialect import Dialect
 from tether.dialects._events import ParseEvent, ParseResult, PartialCall, TextDelta
+from tether.dialects._parser import StreamParser
+from tether.dialects._regions import marker_pattern
 from tether.dialects._registry import get_dialect
 from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
-from tether.types import ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["CANDIDATES", "Auto"]
 
@@ -137,7 +139,7 @@ class AutoParser(StreamParser):
             and not self._closed
             and not self._broken
         ):
-            start = self._fed
+            start = self._emit.fed
             since = start if self._deferred is None else self._deferred
             probe = delta if since == start else self._output.slice(since, start) + delta
             m = waiting.search(probe)
@@ -147,10 +149,10 @@ class AutoParser(StreamParser):
                 and m.group()[0].isalnum()
                 and m.group() not in self._waiting_markers
             ):
-                fed = self._fed = start + len(delta)
+                fed = self._emit.fed = start + len(delta)
                 self._output.append(delta)
                 events: list[ParseEvent] = []
-                self._events = events
+                self._emit.events = events
                 deferred = self._deferred = None if m is None else since + m.start()
                 released = self._released
                 if self._agreed is not None:  # every candidate passes it on: so can `auto`
@@ -159,7 +161,7 @@ class AutoParser(StreamParser):
                         text = (
                             delta if released == start and upto == fed else self._output.slice(released, upto)
                         )
-                        self._content.append(text)
+                        self._emit.content.append(text)
                         events.append(TextDelta(text))
                         self._released = upto
                 return events
@@ -167,7 +169,7 @@ class AutoParser(StreamParser):
 
     def _feed(self, delta: str, start: int) -> None:
         if self._chosen is not None:
-            self._events.extend(self._chosen.feed(delta))
+            self._emit.events.extend(self._chosen.feed(delta))
             return
         self._output.append(delta)
         fed = self._busy
@@ -198,9 +200,9 @@ class AutoParser(StreamParser):
             self._decide(final=False)
         if self._chosen is None and self._agreed is not None:
             agreed = self._agreed
-            upto = min((agreed[n] for n in self._busy), default=self._fed)
+            upto = min((agreed[n] for n in self._busy), default=self._emit.fed)
             if upto > self._released:
-                self.text(self._output.slice(self._released, upto))
+                self._emit.text(self._output.slice(self._released, upto))
                 self._released = upto
         output = self._output
         if len(output.pieces) - output.first > 64:  # now and then, let go of what no one needs any more
@@ -260,10 +262,10 @@ class AutoParser(StreamParser):
 
     def _close(self) -> None:
         if self._chosen is not None:
-            self._events.extend(self._chosen.close())
+            self._emit.events.extend(self._chosen.close())
             return
         for n, (held, p) in enumerate(zip(self._held, self._candidates, strict=True)):
-            self._catch_up(n, self._fed)
+            self._catch_up(n, self._emit.fed)
             held.extend(p.close())
         self._decide(final=True)
 
@@ -278,16 +280,16 @@ class AutoParser(StreamParser):
             if not final:
                 return
             best = _plain_reading(
-                self._candidates, self._output.slice(self._released, self._fed), self._released
+                self._candidates, self._output.slice(self._released, self._emit.fed), self._released
             )
         elif not final:
             for p in self._candidates:
                 since = p.busy_since
                 if since is not None and since <= best_at and p.first_call_at is None:
                     return  # another format may still read a call that begins earlier
-        self._catch_up(best, self._fed)
+        self._catch_up(best, self._emit.fed)
         self._chosen = self._candidates[best]
-        self._events.extend(_without_text(self._held[best], self._released))
+        self._emit.events.extend(_without_text(self._held[best], self._released))
         self._held = []
         self._candidates = []
         self._agreed = None
@@ -395,3 +397,7 @@ class Auto(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return get_dialect("hermes").render_results(results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """As `hermes` writes them (the first format `auto` tries)."""
+        return get_dialect("hermes").render_calls(calls)

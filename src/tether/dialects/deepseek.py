@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import loads
-from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import THINK, Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["DeepSeekR1", "DeepSeekV3", "DeepSeekV31"]
 
@@ -37,7 +39,7 @@ class _Parser(RegionParser):
         Opener(CALLS_BEGIN, "drop"),
         Opener(CALLS_END, "drop"),
         Opener(EOS, "drop"),
-        Opener("<think>", "reasoning", ends=("</think>",)),
+        THINK,
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
@@ -46,7 +48,7 @@ class _Parser(RegionParser):
     def _read_call(self, body: str, span: tuple[int, int], complete: bool) -> None:
         head, sep, rest = body.partition(SEP)
         if not sep:
-            self.fail("a DeepSeek tool call needs the tool sep token", span, body)
+            self._emit.fail("a DeepSeek tool call needs the tool sep token", span, body)
             return
         head = head.strip()
         if head == "function" or head.endswith(("function", "type")):  # V3: the name follows the separator
@@ -55,19 +57,19 @@ class _Parser(RegionParser):
             name = head
         name = name.strip()
         if not name:
-            self.fail("a DeepSeek tool call needs a name", span, body)
+            self._emit.fail("a DeepSeek tool call needs a name", span, body)
             return
         extra = [] if complete else [Repair(kind="unterminated", message="the call's end marker is missing")]
         parsed = loads(rest) if rest.strip() else None
         if parsed is None:
-            self.call(name, {}, span, extra)
+            self._emit.call(name, {}, span, extra)
             return
         value: Any = parsed.value
         if not parsed.ok or not isinstance(value, dict):
-            self.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, body)
+            self._emit.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, body)
             return
         repairs = [r for r in parsed.repairs if r.kind != "code_fence"]  # the V3 format fences by design
-        self.call(name, cast(dict[str, Any], value), span, [*extra, *repairs])
+        self._emit.call(name, cast(dict[str, Any], value), span, [*extra, *repairs])
 
 
 # R1 writes the section's begin token in several spellings; its calls may lack their own begin token.
@@ -92,7 +94,7 @@ class _R1Parser(_Parser):
             return
         calls = [c.replace(CALL_BEGIN, "").strip() for c in body.split(CALL_END)]
         if not any(calls):
-            self.fail("no tool call in the tool calls section", span, body)
+            self._emit.fail("no tool call in the tool calls section", span, body)
         for n, call in enumerate(calls):
             if call:  # only the last one can lack its end token
                 self._read_call(call, span, complete or n < len(calls) - 1)
@@ -103,14 +105,7 @@ class DeepSeekV3(Dialect):
 
     name: ClassVar[str] = "deepseek_v3"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find(CALL_BEGIN)
-        if i < 0:
-            return None
-        return i if text[i + len(CALL_BEGIN) : i + len(CALL_BEGIN) + 8] == "function" else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -123,21 +118,32 @@ class DeepSeekV3(Dialect):
             f"{OUTPUT_BEGIN}{r.envelope.model_dump_json(exclude_none=True)}{OUTPUT_END}" for r in results
         )
 
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        if not calls:
+            return ""
+        body = "".join(
+            f"{CALL_BEGIN}function{SEP}{c.name}\n```json\n{json_text(c.arguments)}\n```{CALL_END}"
+            for c in calls
+        )
+        return f"{CALLS_BEGIN}{body}{CALLS_END}"
+
 
 class DeepSeekV31(DeepSeekV3):
     """DeepSeek V3.1 (name before the separator, bare JSON arguments)."""
 
     name: ClassVar[str] = "deepseek_v31"
 
-    def detect(self, text: str) -> int | None:
-        i = text.find(CALL_BEGIN)
-        return i if i >= 0 else None
-
     def render_tools(self, tools: ToolIndex) -> str:
         return (
             f"## Tools\n\n{tool_json_lines(tools)}\n\nTo call a function, write:\n"
             f"{CALLS_BEGIN}{CALL_BEGIN}<name>{SEP}<json arguments>{CALL_END}{CALLS_END}"
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        if not calls:
+            return ""
+        body = "".join(f"{CALL_BEGIN}{c.name}{SEP}{json_text(c.arguments)}{CALL_END}" for c in calls)
+        return f"{CALLS_BEGIN}{body}{CALLS_END}"
 
 
 class DeepSeekR1(DeepSeekV3):
@@ -146,9 +152,4 @@ class DeepSeekR1(DeepSeekV3):
 
     name: ClassVar[str] = "deepseek_r1"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _R1Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        found = [i for i in (text.find(s) for s in _R1_SECTIONS) if i >= 0]
-        return min(found) if found else None
+    parser = _R1Parser

@@ -18,20 +18,21 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import parse_value, skip_ws
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
 from tether.dialects._calls import emit_json_calls
+from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import THINK, Opener, RegionParser
+from tether.dialects._render import json_calls, json_text, text_value
 from tether.dialects._tools import ToolIndex, coerce_text_value
 from tether.dialects.glm45 import Glm45, arg_pairs
 from tether.dialects.json_objects import OBJECT_GUARD, OBJECT_VIABLE
-from tether.dialects.pythonic import emit_pythonic
-from tether.dialects.qwen3_coder_xml import Qwen3CoderXml, read_xml_functions
-from tether.types import Repair, ToolResultMessage
+from tether.dialects.pythonic import emit_pythonic, python_call
+from tether.dialects.qwen3_coder_xml import Qwen3CoderXml, read_xml_functions, xml_function
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["FAMILIES"]
 
 THINK_MARKERS = ("<think>", "</think>")
-THINK = Opener(THINK_MARKERS[0], "reasoning", ends=THINK_MARKERS[1:])
 
 
 class _TaggedJsonParser(RegionParser):
@@ -47,11 +48,11 @@ class _TaggedJsonParser(RegionParser):
             v = parse_value(body, i)
             if not v.ok:
                 if not found:
-                    emit_json_calls(self, body[i:], span, complete, single_key=self.single_key)
+                    emit_json_calls(self._emit, body[i:], span, complete, single_key=self.single_key)
                 else:
-                    self.text(body[i:])
+                    self._emit.text(body[i:])
                 return
-            emit_json_calls(self, body[i : v.end], span, complete, single_key=self.single_key)
+            emit_json_calls(self._emit, body[i : v.end], span, complete, single_key=self.single_key)
             found = True
             i = skip_ws(body, v.end)
             if body.startswith("</s>", i):
@@ -69,10 +70,20 @@ class TaggedJson(Dialect):
     """The reasoning block's start and end markers."""
     also: ClassVar[tuple[Opener, ...]] = ()
     """More openers (another form of call or reasoning), tried before the reasoning block."""
+    name_key: ClassVar[str] = "name"
+    args_key: ClassVar[str] = "arguments"
+    """The keys a call's name and arguments go under, as the family writes them."""
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        cls = type(self)
-        openers = (
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A family's parser class is made once, from its declared markers."""
+        super().__init_subclass__(**kwargs)
+        attrs = {"openers": cls.markers(), "single_key": cls.single_key}
+        cls.parser = type(f"_{cls.__name__}Parser", (_TaggedJsonParser,), attrs)
+
+    @classmethod
+    def markers(cls) -> tuple[Opener, ...]:
+        """The openers the declared markers make (a family with another shape of markers overrides this)."""
+        return (
             Opener(cls.start, ends=cls.ends),
             *cls.also,
             THINK
@@ -80,10 +91,6 @@ class TaggedJson(Dialect):
             else Opener(cls.thinking[0], "reasoning", ends=cls.thinking[1:]),
             *(Opener(d, "drop") for d in cls.drops),
         )
-        parser_cls = type(
-            f"_{cls.__name__}Parser", (_TaggedJsonParser,), {"openers": openers, "single_key": cls.single_key}
-        )
-        return parser_cls(self.name, tools)
 
     def render_tools(self, tools: ToolIndex) -> str:
         shape = (
@@ -96,6 +103,17 @@ class TaggedJson(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """One JSON list of calls between the markers."""
+        if not calls:
+            return ""
+        if self.single_key:
+            body = json_text([{c.name: c.arguments} for c in calls])
+        else:
+            body = json_calls(calls, name_key=self.name_key, args_key=self.args_key)
+        end = self.ends[0] if self.ends and self.ends[0] != self.start else ""  # a next call's start ends one
+        return f"{self.start}{body}{end}"
 
 
 class Ernie45(TaggedJson):
@@ -147,15 +165,15 @@ class Gigachat3(TaggedJson):
     name: ClassVar[str] = "gigachat3"
     start, drops = "function call<|role_sep|>", ("<|message_sep|>", "</s>")
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        openers = (
-            Opener(self.start),
+    @classmethod
+    def markers(cls) -> tuple[Opener, ...]:
+        return (
+            Opener(cls.start),
             Opener("<|function_call|>"),
             Opener("{", balanced=True, guard=OBJECT_GUARD, guard_len=24, viable=OBJECT_VIABLE, quotes='"'),
             THINK,
-            *(Opener(d, "drop") for d in self.drops),
+            *(Opener(d, "drop") for d in cls.drops),
         )
-        return type("_Gigachat3Parser", (_TaggedJsonParser,), {"openers": openers})(self.name, tools)
 
 
 class CommandR(TaggedJson):
@@ -166,6 +184,7 @@ class CommandR(TaggedJson):
     name: ClassVar[str] = "command_r"
     start, ends = "<|START_ACTION|>", ("<|END_ACTION|>",)
     thinking = ("<|START_THINKING|>", "<|END_THINKING|>")
+    name_key, args_key = "tool_name", "parameters"
     also = (Opener("Action: ```json", ends=("```",), line_start=True),)
     drops = ("<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>")
 
@@ -222,14 +241,20 @@ class _SeedParser(RegionParser):
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        read_xml_functions(self, body, span, complete, value_lines=False)  # Seed-OSS writes values inline
+        read_xml_functions(
+            self._emit, body, span, complete, value_lines=False
+        )  # Seed-OSS writes values inline
 
 
 class SeedOss(Qwen3CoderXml):
     name: ClassVar[str] = "seed_oss"
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        return _SeedParser(self.name, tools)
+    parser = _SeedParser
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(
+            f"<seed:tool_call>\n{xml_function(c, value_lines=False)}\n</seed:tool_call>\n" for c in calls
+        )
 
 
 class _Lfm2Parser(RegionParser):
@@ -237,22 +262,26 @@ class _Lfm2Parser(RegionParser):
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
         if body.lstrip()[:1] == "{" or body.lstrip().replace(" ", "")[:2] == "[{":  # LFM2 may emit JSON calls
-            emit_json_calls(self, body, span, complete)
+            emit_json_calls(self._emit, body, span, complete)
         else:
-            emit_pythonic(self, body, span, complete, speculative=False)
+            emit_pythonic(self._emit, body, span, complete, speculative=False)
 
 
 class Lfm2(Dialect):
     name: ClassVar[str] = "lfm2"
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        return _Lfm2Parser(self.name, tools)
+    parser = _Lfm2Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
             f"List of tools: <|tool_list_start|>{tool_json_lines(tools)}<|tool_list_end|>\n"
             "To call, write <|tool_call_start|>[func(param=value)]<|tool_call_end|>"
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        if not calls:
+            return ""
+        return f"<|tool_call_start|>[{', '.join(python_call(c) for c in calls)}]<|tool_call_end|>"
 
 
 class _HunyuanParser(RegionParser):
@@ -267,17 +296,17 @@ class _HunyuanParser(RegionParser):
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
         if body.lstrip()[:1] in ("[", "{"):
-            emit_json_calls(self, body, span, complete)
+            emit_json_calls(self._emit, body, span, complete)
             return
         parts = body.split("<tool_call>")[1:]
         if not parts:
-            self.fail("no <tool_call> in <tool_calls>", span, body)
+            self._emit.fail("no <tool_call> in <tool_calls>", span, body)
         for part in parts:
             part = part.split("</tool_call>", 1)[0]
             name, sep, rest = part.partition("<tool_sep>")
             name = name.strip()
             if not sep or not name:
-                self.fail("a call needs name<tool_sep>arguments", span, part)
+                self._emit.fail("a call needs name<tool_sep>arguments", span, part)
                 continue
             if "<arg_key>" in rest:
                 pairs = arg_pairs(rest, 0)
@@ -287,27 +316,29 @@ class _HunyuanParser(RegionParser):
                     args[key], repair = coerce_text_value(raw, self.tools.param_schema(name, key), f"$.{key}")
                     if repair is not None:
                         repairs.append(repair)
-                self.call(name, args, span, repairs)
+                self._emit.call(name, args, span, repairs)
                 continue
             v = parse_value(rest) if rest.strip() else None
             value: Any = v.value if v is not None else {}
             if v is not None and (not v.ok or not isinstance(value, dict)):
-                self.fail(f"arguments of {name} are not a JSON object", span, part)
+                self._emit.fail(f"arguments of {name} are not a JSON object", span, part)
                 continue
-            self.call(name, cast(dict[str, Any], value), span, v.repairs if v is not None else [])
+            self._emit.call(name, cast(dict[str, Any], value), span, v.repairs if v is not None else [])
 
 
 class HunyuanA13b(Dialect):
     name: ClassVar[str] = "hunyuan_a13b"
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        return _HunyuanParser(self.name, tools)
+    parser = _HunyuanParser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
             f"You can call these functions:\n{tool_json_lines(tools)}\n\n"
             'To call, write <tool_calls>[{"name": "NAME", "arguments": {...}}]</tool_calls>'
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return f"<tool_calls>{json_calls(calls)}</tool_calls>" if calls else ""
 
 
 class _InvokeParser(RegionParser):
@@ -325,7 +356,7 @@ class _InvokeParser(RegionParser):
         pattern = re.compile(re.escape(cls.invoke) + r'\s+name="([^"]+)"\s*(/?)>')
         matches = list(pattern.finditer(body))
         if not matches:
-            self.fail("no invoke in the tool calls", span, body)
+            self._emit.fail("no invoke in the tool calls", span, body)
             return
         for n, m in enumerate(matches):
             limit = matches[n + 1].start() if n + 1 < len(matches) else len(body)
@@ -342,12 +373,12 @@ class _InvokeParser(RegionParser):
             v = parse_value(inner, skip_ws(inner, 0))
             value: Any = v.value
             if isinstance(value, dict):
-                self.call(name, cast(dict[str, Any], value), span, [*repairs, *v.repairs])
+                self._emit.call(name, cast(dict[str, Any], value), span, [*repairs, *v.repairs])
             else:
-                self.fail(f"arguments of {name} are not an object", span, inner)
+                self._emit.fail(f"arguments of {name} are not an object", span, inner)
             return
         if re.search(re.escape(cls.param) + r"\s*>", inner):
-            self.fail(f"a parameter of {name} has no name", span, inner)
+            self._emit.fail(f"a parameter of {name} has no name", span, inner)
             return
         args: dict[str, Any] = {}
         param = re.compile(re.escape(cls.param) + r'\s+name="([^"]+)"([^>]*)>')
@@ -366,11 +397,19 @@ class _InvokeParser(RegionParser):
             args[key], repair = coerce_text_value(raw, schema, f"$.{key}")
             if repair is not None:
                 repairs.append(repair)
-        self.call(name, args, span, repairs)
+        self._emit.call(name, args, span, repairs)
 
 
 def _invoke_dialect(
-    name: str, start: str, end: str, invoke: str, param: str, invoke_end: str, param_end: str
+    name: str,
+    start: str,
+    end: str,
+    invoke: str,
+    param: str,
+    invoke_end: str,
+    param_end: str,
+    *,
+    typed: bool = False,
 ) -> Dialect:
     openers = (Opener(start, ends=(end,)), THINK)
     attrs = {
@@ -383,8 +422,7 @@ def _invoke_dialect(
     parser_cls = type(f"_{name}Parser", (_InvokeParser,), attrs)
 
     class _Invoke(Dialect):
-        def stream_parser(self, tools: ToolIndex) -> RegionParser:
-            return parser_cls(self.name, tools)
+        parser = parser_cls
 
         def render_tools(self, tools: ToolIndex) -> str:
             return (
@@ -392,8 +430,27 @@ def _invoke_dialect(
                 f'{invoke} name="NAME">{param} name="KEY">VALUE{param_end}{invoke_end}{end}'
             )
 
+        def render_calls(self, calls: Sequence[ToolCall]) -> str:
+            body = "".join(
+                f'{invoke} name="{c.name}">'
+                + "".join(
+                    f'{param} name="{k}"{_string_attr(v) if typed else ""}>{text_value(v)}{param_end}'
+                    for k, v in c.arguments.items()
+                )
+                + invoke_end
+                for c in calls
+            )
+            if start == invoke or not calls:  # each call is a region of its own
+                return body
+            return f"{start}{body}{end}"
+
     _Invoke.name = name
     return _Invoke()
+
+
+def _string_attr(value: Any) -> str:
+    """DSML marks which values are strings (the rest are JSON)."""
+    return f' string="{str(isinstance(value, str)).lower()}"'
 
 
 _DSML = "<\uff5cDSML\uff5c"
@@ -435,6 +492,7 @@ FAMILIES: tuple[Dialect, ...] = (
         f"{_DSML}parameter",
         f"</{_DSML[1:]}invoke>",
         f"</{_DSML[1:]}parameter>",
+        typed=True,
     ),
     _invoke_dialect(
         "deepseek_v4",
@@ -444,6 +502,7 @@ FAMILIES: tuple[Dialect, ...] = (
         f"{_DSML}parameter",
         f"</{_DSML[1:]}invoke>",
         f"</{_DSML[1:]}parameter>",
+        typed=True,
     ),
 )
 """Instances of the extra families, for registration."""

@@ -12,11 +12,13 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from tether._literals import skip_ws
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
-from tether.dialects._pycall import bind_arguments, parse_call
-from tether.dialects._tools import ToolIndex
-from tether.dialects._typescript import signature
-from tether.types import Repair, ToolResultMessage
+from tether._syntax import parse_call
+from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
+from tether.dialects._tools import ToolIndex, bind_arguments
+from tether.dialects._ts_signatures import signature
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Fenced"]
 
@@ -31,7 +33,7 @@ class _Parser(RegionParser):
         extra = [] if complete else [Repair(kind="unterminated", message="the closing code fence is missing")]
         i, end = 0, len(body)
         if body[:1] not in "\n\r \t":
-            self.fail("a tool block starts with ```tool and a newline", span, body)
+            self._emit.fail("a tool block starts with ```tool and a newline", span, body)
             return
         while True:
             i = skip_ws(body, i)
@@ -43,7 +45,7 @@ class _Parser(RegionParser):
             c = parse_call(body, i, end, "js")
             cspan = (base + c.start, base + c.end)
             if c.error:
-                self.fail(c.error, cspan, body[c.start : max(c.end, c.start + 1)])
+                self._emit.fail(c.error, cspan, body[c.start : max(c.end, c.start + 1)])
                 nl = body.find("\n", max(c.end, i + 1))
                 if nl < 0:
                     return
@@ -51,9 +53,9 @@ class _Parser(RegionParser):
                 continue
             args, repairs, error = bind_arguments(c, self.tools)
             if error:
-                self.fail(error, cspan, body[c.start : c.end])
+                self._emit.fail(error, cspan, body[c.start : c.end])
             else:
-                self.call(c.name, args, cspan, [*extra, *c.repairs, *repairs])
+                self._emit.call(c.name, args, cspan, [*extra, *c.repairs, *repairs])
             i = skip_ws(body, c.end)
             if i < end and body[i] == ";":
                 i += 1
@@ -64,12 +66,7 @@ class Fenced(Dialect):
 
     name: ClassVar[str] = "fenced"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("```tool\n")
-        return i if i >= 0 else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         sigs = [signature(s) for s in tools.specs.values()]
@@ -87,3 +84,10 @@ class Fenced(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"```tool_result {r.name} {r.call_id}\n{render_envelope(r)}\n```" for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """One block per call, its arguments passed by name as one object."""
+        return "".join(
+            f"```tool\nreturn {c.name}({json_text(c.arguments) if c.arguments else ''});\n```\n"
+            for c in calls
+        )

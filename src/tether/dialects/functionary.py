@@ -14,11 +14,14 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import parse_value, skip_ws
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
 from tether.dialects._calls import emit_json_calls
+from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["FunctionaryV31", "FunctionaryV32"]
 
@@ -35,21 +38,21 @@ def _code_argument(tools: ToolIndex, name: str) -> str:
     return "code"
 
 
-def _emit(parser: RegionParser, name: str, rest: str, span: tuple[int, int], complete: bool) -> None:
+def _emit(out: Emitter, name: str, rest: str, span: tuple[int, int], complete: bool) -> None:
     """One call: `rest` holds its JSON arguments (or, for the python tool, raw code)."""
     repairs = [] if complete else [Repair(kind="unterminated", message="the call's end marker is missing")]
     i = skip_ws(rest, 0)
     if i == len(rest):
-        parser.call(name, {}, span, repairs)
+        out.call(name, {}, span, repairs)
         return
     v = parse_value(rest, i)
     value: Any = v.value
     if v.ok and isinstance(value, dict) and not rest[v.end :].strip():
-        parser.call(name, cast(dict[str, Any], value), span, [*repairs, *v.repairs])
+        out.call(name, cast(dict[str, Any], value), span, [*repairs, *v.repairs])
     elif name in _PYTHON:
-        parser.call(name, {_code_argument(parser.tools, name): rest.strip()}, span, repairs)
+        out.call(name, {_code_argument(out.tools, name): rest.strip()}, span, repairs)
     else:
-        parser.fail(f"arguments of {name} are not a JSON object", span, rest)
+        out.fail(f"arguments of {name} are not a JSON object", span, rest)
 
 
 class _V31Parser(RegionParser):
@@ -63,15 +66,15 @@ class _V31Parser(RegionParser):
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
         if opener.tag == "python":
             if body.lstrip().startswith("{"):  # Llama 3.1's own form: a JSON call after the tag
-                emit_json_calls(self, body, span, complete)
+                emit_json_calls(self._emit, body, span, complete)
             else:
-                _emit(self, "python", body, span, True)
+                _emit(self._emit, "python", body, span, True)
             return
         name, sep, rest = body.partition(">")
         if not sep or not re.fullmatch(_NAME, name.strip()):
-            self.fail("a call needs <function=name>", span, body)
+            self._emit.fail("a call needs <function=name>", span, body)
             return
-        _emit(self, name.strip(), rest, span, complete)
+        _emit(self._emit, name.strip(), rest, span, complete)
 
 
 class FunctionaryV31(Dialect):
@@ -79,8 +82,7 @@ class FunctionaryV31(Dialect):
 
     name: ClassVar[str] = "functionary_v3_1"
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        return _V31Parser(self.name, tools)
+    parser = _V31Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -90,6 +92,9 @@ class FunctionaryV31(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(render_envelope(r) for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f"<function={c.name}>{json_text(c.arguments)}</function>" for c in calls)
 
 
 class _V32Parser(RegionParser):
@@ -118,13 +123,13 @@ class _V32Parser(RegionParser):
             name, _, rest = part.partition("\n")
             name = name.strip()
             if name == "all":
-                self.text(rest)
+                self._emit.text(rest)
             elif not n and not opener.start and self.tools.get(name) is None:
-                self.text(part)  # `Result\n{...}` is a heading and JSON unless a tool has that name
+                self._emit.text(part)  # `Result\n{...}` is a heading and JSON unless a tool has that name
             elif re.fullmatch(_NAME, name):
-                _emit(self, name, rest, span, True)
+                _emit(self._emit, name, rest, span, True)
             else:  # `>>>` in text, e.g. a Python prompt
-                self.text((">>>" if n or opener.start else "") + part)
+                self._emit.text((">>>" if n or opener.start else "") + part)
 
 
 class FunctionaryV32(Dialect):
@@ -132,8 +137,7 @@ class FunctionaryV32(Dialect):
 
     name: ClassVar[str] = "functionary_v3_2"
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        return _V32Parser(self.name, tools)
+    parser = _V32Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -143,3 +147,6 @@ class FunctionaryV32(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(render_envelope(r) for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f">>>{c.name}\n{json_text(c.arguments)}\n" for c in calls)

@@ -6,10 +6,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
-from tether.dialects._base import Dialect
+from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["Gemini"]
 
@@ -40,9 +41,9 @@ class _Parser(NativeParser):
             self.finish(key)
         elif isinstance(part.get("text"), str):
             if part.get("thought"):
-                self.reasoning(part["text"])
+                self._emit.reasoning(part["text"])
             else:
-                self.text(part["text"])
+                self._emit.text(part["text"])
 
 
 class Gemini(Dialect):
@@ -50,8 +51,7 @@ class Gemini(Dialect):
 
     name: ClassVar[str] = "gemini"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         """The `tools` request parameter (`functionDeclarations`), as JSON."""
@@ -74,3 +74,10 @@ class Gemini(Dialect):
             for r in results
         ]
         return json.dumps({"role": "user", "parts": parts}, ensure_ascii=False)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """A model turn of `functionCall` parts, as JSON."""
+        if not calls:
+            return ""
+        parts = [{"functionCall": {"id": c.id, "name": c.name, "args": c.arguments}} for c in calls]
+        return json_text({"role": "model", "parts": parts})

@@ -11,10 +11,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import parse_value, skip_ws
-from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Gemma4"]
 
@@ -40,6 +42,18 @@ def _unquote(body: str) -> str:
         i = k + len(QUOTE)
 
 
+def _gemma_value(value: Any) -> str:
+    """A value as Gemma 4 writes it: bare keys, strings between `<|"|>` marks, the rest JSON-like."""
+    if isinstance(value, dict):
+        items = cast(dict[str, Any], value).items()
+        return "{" + ",".join(f"{k}:{_gemma_value(v)}" for k, v in items) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_gemma_value(v) for v in cast(list[Any], value)) + "]"
+    if isinstance(value, str):
+        return QUOTE + value + QUOTE
+    return json_text(value)
+
+
 class _Parser(RegionParser):
     openers = (
         Opener("<|tool_call>", ends=("<tool_call|>",)),
@@ -57,18 +71,18 @@ class _Parser(RegionParser):
                 break
             m = _CALL.match(text, pos)
             if not m:
-                self.fail("expected call:name{...}", span, body)
+                self._emit.fail("expected call:name{...}", span, body)
                 return
             v = parse_value(text, m.end(), flavor="js")
             value: Any = v.value
             if not v.ok or not isinstance(value, dict):
-                self.fail(f"arguments of {m.group(1)} are not an object: {v.error}", span, body)
+                self._emit.fail(f"arguments of {m.group(1)} are not an object: {v.error}", span, body)
                 return
             found = True
-            self.call(m.group(1), cast(dict[str, Any], value), span, [*extra, *v.repairs])
+            self._emit.call(m.group(1), cast(dict[str, Any], value), span, [*extra, *v.repairs])
             pos = v.end
         if not found:
-            self.fail("a tool call with no call:name{...}", span, body)
+            self._emit.fail("a tool call with no call:name{...}", span, body)
 
 
 class Gemma4(Dialect):
@@ -76,12 +90,7 @@ class Gemma4(Dialect):
 
     name: ClassVar[str] = "gemma4"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("<|tool_call>")
-        return i if i >= 0 else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -94,3 +103,6 @@ class Gemma4(Dialect):
             f"<|tool_response>response:{r.name}{r.envelope.model_dump_json(exclude_none=True)}<tool_response|>"
             for r in results
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f"<|tool_call>call:{c.name}{_gemma_value(c.arguments)}<tool_call|>" for c in calls)

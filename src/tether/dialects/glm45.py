@@ -10,11 +10,13 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import THINK, Opener, RegionParser
+from tether.dialects._render import text_value
 from tether.dialects._tools import ToolIndex
 from tether.dialects._xmlargs import typed_arguments
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Glm45", "arg_pairs"]
 
@@ -47,20 +49,20 @@ class _Parser(RegionParser):
         Opener(
             "<tool_call>", ends=("</tool_call>",), announce=re.compile(rf"\s*({_NAME.pattern})\s*<arg_key>")
         ),
-        Opener("<think>", "reasoning", ends=("</think>",)),
+        THINK,
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
         k = body.find("<arg_key>")
         name = (body if k < 0 else body[:k]).strip()
         if not _NAME.fullmatch(name):
-            self.fail("a tool call needs a function name", span, body)
+            self._emit.fail("a tool call needs a function name", span, body)
             return
         pairs = arg_pairs(body, max(k, 0))
         args, repairs = typed_arguments(self.tools, name, pairs)
         if not complete:
             repairs.append(Repair(kind="unterminated", message="the call's closing tag is missing"))
-        self.call(name, args, span, repairs)
+        self._emit.call(name, args, span, repairs)
 
 
 class Glm45(Dialect):
@@ -68,12 +70,7 @@ class Glm45(Dialect):
 
     name: ClassVar[str] = "glm45"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("<arg_key>")
-        return text.rfind("<tool_call>", 0, i) if i >= 0 else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -85,3 +82,14 @@ class Glm45(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(
+            f"<tool_call>{c.name}\n"
+            + "".join(
+                f"<arg_key>{k}</arg_key>\n<arg_value>{text_value(v)}</arg_value>\n"
+                for k, v in c.arguments.items()
+            )
+            + "</tool_call>\n"
+            for c in calls
+        )

@@ -19,10 +19,12 @@ from dataclasses import replace
 from typing import Any, ClassVar, cast
 
 from tether._literals import loads
-from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Harmony"]
 
@@ -101,7 +103,7 @@ class _Parser(RegionParser):
             self._state, self._recipient, self._call_id, self._args = "body", None, None, []
             self._lstrip = tag == "stripped_final"
             if tag == "stripped_analysis":
-                self.reasoning("")
+                self._emit.reasoning("")
             return
         if tag.startswith("header_"):
             self._state, self._header = "header", ["to=" if tag == "header_to" else " <channel> commentary"]
@@ -132,10 +134,10 @@ class _Parser(RegionParser):
         self._call_id = None
         self._call_start = position
         if self._recipient and "." in self._recipient:
-            self._call_id = self.new_id()
-            self.started(self._call_id, self._recipient.removeprefix("functions."))
+            self._call_id = self._emit.new_id()
+            self._emit.started(self._call_id, self._recipient.removeprefix("functions."))
         elif self._channel == "analysis" or (self._channel == "commentary" and self._recipient):
-            self.reasoning("")
+            self._emit.reasoning("")
 
     def _finish_body(self, position: int, *, complete: bool) -> None:
         if self._state != "body":
@@ -152,9 +154,9 @@ class _Parser(RegionParser):
         parsed = loads(text) if text.strip() else None
         value: Any = parsed.value if parsed else {}
         if parsed is not None and (not parsed.ok or not isinstance(value, dict)):
-            self.fail(f"arguments of {name} are not a JSON object", span, text, call_id=self._call_id)
+            self._emit.fail(f"arguments of {name} are not a JSON object", span, text, call_id=self._call_id)
             return
-        self.call(
+        self._emit.call(
             name,
             cast(dict[str, Any], value),
             span,
@@ -176,17 +178,17 @@ class _Parser(RegionParser):
         elif self._state == "body":
             if self._call_id is not None:
                 self._args.append(text)
-                self.delta(self._call_id, text)
+                self._emit.delta(self._call_id, text)
             elif self._channel == "analysis" or (self._channel == "commentary" and self._recipient):
-                self.reasoning(text)
+                self._emit.reasoning(text)
             else:
-                self.text(text)
+                self._emit.text(text)
         else:
-            self.text(text)
+            self._emit.text(text)
 
     def _close(self) -> None:
         super()._close()
-        self._finish_body(self._fed, complete=False)
+        self._finish_body(self._emit.fed, complete=False)
 
 
 class Harmony(Dialect):
@@ -194,12 +196,7 @@ class Harmony(Dialect):
 
     name: ClassVar[str] = "harmony"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("<|channel|>")
-        return i if i >= 0 else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -212,4 +209,11 @@ class Harmony(Dialect):
             f"<|start|>{'' if '.' in r.name else 'functions.'}{r.name} to=assistant<|channel|>commentary<|message|>"
             f"{r.envelope.model_dump_json(exclude_none=True)}<|end|>"
             for r in results
+        )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(
+            f"<|start|>assistant<|channel|>commentary to=functions.{c.name} <|constrain|>json<|message|>"
+            f"{json_text(c.arguments)}<|call|>"
+            for c in calls
         )

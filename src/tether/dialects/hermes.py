@@ -8,16 +8,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
 from tether.dialects._calls import JsonAnnouncer, emit_json_calls
+from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import THINK, Opener, RegionParser
+from tether.dialects._render import json_call
 from tether.dialects._tools import ToolIndex
-from tether.types import ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["Hermes"]
-
-THINK = Opener("<think>", "reasoning", ends=("</think>",))
 
 
 class _Parser(RegionParser):
@@ -26,7 +26,7 @@ class _Parser(RegionParser):
 
     def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
         if self._announcer is None:
-            self._announcer = JsonAnnouncer(self, len("</tool_call>") - 1)
+            self._announcer = JsonAnnouncer(self._emit, len("</tool_call>") - 1)
         self._announcer.progress(chunk)
 
     def partial_calls(self) -> list[PartialCall]:
@@ -36,7 +36,7 @@ class _Parser(RegionParser):
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
         announced = self._announcer.finish(body) if self._announcer else None
         self._announcer = None
-        emit_json_calls(self, body, span, complete, announced=announced)
+        emit_json_calls(self._emit, body, span, complete, announced=announced)
 
 
 class Hermes(Dialect):
@@ -44,12 +44,7 @@ class Hermes(Dialect):
 
     name: ClassVar[str] = "hermes"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("<tool_call>")
-        return i if i >= 0 and text[i + 11 : i + 40].lstrip().startswith("{") else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -63,3 +58,6 @@ class Hermes(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f"<tool_call>\n{json_call(c)}\n</tool_call>\n" for c in calls)

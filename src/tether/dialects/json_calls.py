@@ -17,10 +17,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import loads, strict_object
-from tether.dialects._base import Dialect, Opener, RegionParser
 from tether.dialects._calls import RepairScopes
+from tether.dialects._dialect import Dialect
+from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["JsonCalls"]
 
@@ -153,7 +155,7 @@ class _Parser(RegionParser):
         parsed = loads(body)
         if not parsed.ok:
             after = f" after toolCalls[{read - 1}]" if read else ""
-            self.fail(f"invalid JSON{after}: {parsed.error}", span, body)
+            self._emit.fail(f"invalid JSON{after}: {parsed.error}", span, body)
             return
         repairs = list(parsed.repairs)
         if not complete and not any(r.kind == "unbalanced_brackets" for r in repairs):
@@ -161,7 +163,7 @@ class _Parser(RegionParser):
         value: Any = parsed.value
         items: Any = cast(dict[str, Any], value).get("toolCalls") if isinstance(value, dict) else value
         if not isinstance(items, list):
-            self.fail("toolCalls must be a list of calls", span, body)
+            self._emit.fail("toolCalls must be a list of calls", span, body)
             return
         scopes = RepairScopes(repairs, "$.toolCalls")
         for n, item in enumerate(cast(list[Any], items)[read:], read):
@@ -170,25 +172,25 @@ class _Parser(RegionParser):
     def _one(self, item: Any, n: int, span: tuple[int, int], repairs: list[Repair]) -> None:
         raw = json.dumps(item, ensure_ascii=False)[:300]
         if not isinstance(item, dict):
-            self.fail(f"toolCalls[{n}] must be an object", span, raw)
+            self._emit.fail(f"toolCalls[{n}] must be an object", span, raw)
             return
         call = cast(dict[str, Any], item)
         name = call.get("type")
         if not isinstance(name, str) or not name:
-            self.fail(f"toolCalls[{n}] needs a string 'type' (the tool's name)", span, raw)
+            self._emit.fail(f"toolCalls[{n}] needs a string 'type' (the tool's name)", span, raw)
             return
         params = call.get("parameters", {})
         own: list[Repair] = []
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            self.fail(f"toolCalls[{n}].parameters must be an object", span, raw)
+            self._emit.fail(f"toolCalls[{n}].parameters must be an object", span, raw)
             return
         if "parameters" not in call:
             own.append(Repair(kind="missing_parameters", message="read a call without parameters as {}"))
         priority = call.get("priority")
         if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int | float)):
-            self.fail(f"toolCalls[{n}].priority must be a number", span, raw)
+            self._emit.fail(f"toolCalls[{n}].priority must be a number", span, raw)
             return
         if isinstance(priority, float):
             if not priority.is_integer():
@@ -196,7 +198,7 @@ class _Parser(RegionParser):
             priority = round(priority)
         call_id = call.get("id")
         operation = call.get("operation")
-        self.call(
+        self._emit.call(
             name,
             cast(dict[str, Any], params),
             span,
@@ -212,12 +214,7 @@ class JsonCalls(Dialect):
 
     name: ClassVar[str] = "json_calls"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        m = _RAW.search(text)
-        return m.start() if m else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         lines = [
@@ -244,3 +241,9 @@ class JsonCalls(Dialect):
             for r in results
         ]
         return json.dumps({"toolResults": items}, ensure_ascii=False)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        if not calls:
+            return ""
+        items = [{"type": c.name, "id": c.id, "parameters": c.arguments} for c in calls]
+        return json_text({"toolCalls": items})

@@ -8,12 +8,14 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
 from tether.dialects._calls import JsonAnnouncer, emit_json_calls
+from tether.dialects._dialect import Dialect, render_envelope
 from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import THINK, Opener, RegionParser
+from tether.dialects._render import json_call, json_calls
 from tether.dialects._tools import ToolIndex
-from tether.types import ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["OBJECT_GUARD", "OBJECT_VIABLE", "JsonToolList", "Llama3Json", "Xlam"]
 
@@ -22,7 +24,6 @@ _LIST = re.compile(r"\[\s*\{\s*\"(?:name|function|arguments|parameters)\"\s*:")
 _FENCE = re.compile(r"```(?:json)?\s*[\[{]\s*(?:\{\s*)?\"(?:name|function|arguments|parameters)\"")
 OBJECT_VIABLE = re.compile(r"\{\s*(?:\"[a-z]{0,10}\"?\s*)?")
 _LIST_VIABLE = re.compile(r"\[\s*(?:\{\s*(?:\"[a-z]{0,10}\"?\s*)?)?")
-THINK = Opener("<think>", "reasoning", ends=("</think>",))
 
 
 class _Parser(RegionParser):
@@ -31,7 +32,7 @@ class _Parser(RegionParser):
     def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
         if opener.tag != "fenced":
             if self._announcer is None:
-                self._announcer = JsonAnnouncer(self, 0)
+                self._announcer = JsonAnnouncer(self._emit, 0)
             self._announcer.progress(chunk)
 
     def partial_calls(self) -> list[PartialCall]:
@@ -43,7 +44,7 @@ class _Parser(RegionParser):
         self._announcer = None
         if opener.tag == "fenced":
             body = body[4:] if body.startswith("json") else body
-        emit_json_calls(self, body, span, complete, announced=announced)
+        emit_json_calls(self._emit, body, span, complete, announced=announced)
 
 
 class _Llama3Parser(_Parser):
@@ -68,7 +69,7 @@ class _Llama3Parser(_Parser):
     def after_text(self, text: str) -> None:
         held = self._after_call
         if held is None:
-            self.text(text)
+            self._emit.text(text)
             return
         text = held + text
         rest = text.lstrip()
@@ -76,11 +77,11 @@ class _Llama3Parser(_Parser):
             self._after_call = text
             return
         self._after_call = None
-        self.text(rest[1:] if rest[0] == ";" else text)
+        self._emit.text(rest[1:] if rest[0] == ";" else text)
 
     def _flush(self) -> None:
         if self._after_call:
-            self.text(self._after_call)
+            self._emit.text(self._after_call)
         self._after_call = None
 
     def _close(self) -> None:
@@ -112,12 +113,7 @@ class Llama3Json(Dialect):
 
     name: ClassVar[str] = "llama3_json"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Llama3Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        m = OBJECT_GUARD.search(text)
-        return m.start() if m else None
+    parser = _Llama3Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         shape = 'a JSON object {"name": function name, "parameters": {argument name: value}}'
@@ -126,18 +122,18 @@ class Llama3Json(Dialect):
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(render_envelope(r) for r in results)
 
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "\n".join(json_call(c, args_key="parameters") for c in calls)
+
 
 class JsonToolList(Dialect):
     """A JSON list of `{"name", "parameters"}` calls (tool_choice=required style)."""
 
     name: ClassVar[str] = "json_tool_list"
+    args_key: ClassVar[str] = "parameters"
+    """The key its calls hold their arguments under, as its prompt teaches."""
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _ListParser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        m = _LIST.search(text)
-        return m.start() if m else None
+    parser = _ListParser
 
     def render_tools(self, tools: ToolIndex) -> str:
         shape = 'a JSON list [{"name": function name, "parameters": {argument name: value}}, ...]'
@@ -146,14 +142,17 @@ class JsonToolList(Dialect):
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(render_envelope(r) for r in results)
 
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return json_calls(calls, args_key=self.args_key) if calls else ""
+
 
 class Xlam(JsonToolList):
     """Salesforce xLAM: a JSON list of calls, possibly fenced or tagged."""
 
     name: ClassVar[str] = "xlam"
+    args_key: ClassVar[str] = "arguments"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _XlamParser(self.name, tools)
+    parser = _XlamParser
 
     def render_tools(self, tools: ToolIndex) -> str:
         shape = 'a JSON list [{"name": function name, "arguments": {argument name: value}}, ...]'

@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import loads
-from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["KimiK2"]
 
@@ -33,18 +35,18 @@ class _Parser(RegionParser):
         name = call_id.removeprefix("functions.")
         name = name.rsplit(":", 1)[0] if ":" in name else name
         if not sep or not name:
-            self.fail(
+            self._emit.fail(
                 "a Kimi tool call needs `functions.name:index` and <|tool_call_argument_begin|>", span, body
             )
             return
         extra = [] if complete else [Repair(kind="unterminated", message="the call's end marker is missing")]
         if not rest.strip():
-            self.call(name, {}, span, extra, call_id=call_id or None)
+            self._emit.call(name, {}, span, extra, call_id=call_id or None)
             return
         parsed = loads(rest)
         value: Any = parsed.value
         if not parsed.ok or not isinstance(value, dict):
-            self.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, body)
+            self._emit.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, body)
             return
         args = cast(dict[str, Any], value)
         if name.isdigit():  # a bare counter: the tool is the one whose parameters fit the arguments
@@ -54,7 +56,9 @@ class _Parser(RegionParser):
                 if args and set(args) <= set(self.tools.parameters(s.name))
             ]
             if len(fits) != 1:
-                self.fail(f"call {call_id} names no tool and its arguments fit {len(fits)} tools", span, body)
+                self._emit.fail(
+                    f"call {call_id} names no tool and its arguments fit {len(fits)} tools", span, body
+                )
                 return
             name = fits[0]
             extra.append(
@@ -62,7 +66,7 @@ class _Parser(RegionParser):
                     kind="inferred_name", message=f"named the call {name}, the only tool whose parameters fit"
                 )
             )
-        self.call(name, args, span, [*extra, *parsed.repairs], call_id=call_id or None)
+        self._emit.call(name, args, span, [*extra, *parsed.repairs], call_id=call_id or None)
 
 
 class KimiK2(Dialect):
@@ -70,12 +74,7 @@ class KimiK2(Dialect):
 
     name: ClassVar[str] = "kimi_k2"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("<|tool_call_begin|>")
-        return i if i >= 0 else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -87,3 +86,14 @@ class KimiK2(Dialect):
         return "\n".join(
             f"## Return of {r.call_id}\n{r.envelope.model_dump_json(exclude_none=True)}" for r in results
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """Each call's id is the format's own, `functions.<name>:<index>`."""
+        if not calls:
+            return ""
+        body = "".join(
+            f"<|tool_call_begin|>functions.{c.name}:{n}<|tool_call_argument_begin|>"
+            f"{json_text(c.arguments)}<|tool_call_end|>"
+            for n, c in enumerate(calls)
+        )
+        return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"

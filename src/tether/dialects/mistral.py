@@ -8,11 +8,13 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import parse_value, skip_ws
-from tether.dialects._base import Dialect, Opener, RegionParser
 from tether.dialects._calls import emit_json_calls
+from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Mistral"]
 
@@ -33,14 +35,14 @@ class _Parser(RegionParser):
     def _segment(self, seg: str, span: tuple[int, int]) -> None:
         i = skip_ws(seg, 0)
         if i >= len(seg):
-            self.fail("[TOOL_CALLS] with no call after it", span, seg)
+            self._emit.fail("[TOOL_CALLS] with no call after it", span, seg)
             return
         if seg[i] in "[{":
             v = parse_value(seg, i)
             tail = seg[v.end :].strip()
             if v.ok and tail and not tail.startswith("</s>"):
-                self.text(tail)
-            emit_json_calls(self, seg[i : v.end] if v.ok else seg[i:], span, True)
+                self._emit.text(tail)
+            emit_json_calls(self._emit, seg[i : v.end] if v.ok else seg[i:], span, True)
             return
         pos = i
         while pos < len(seg):
@@ -50,21 +52,25 @@ class _Parser(RegionParser):
                 if j > pos and seg[j] == "[" and parse_value(seg, j).ok:
                     # prose before a JSON list: `junk [{...}] trail`
                     emit_json_calls(
-                        self,
+                        self._emit,
                         seg[j:],
                         span,
                         True,
                         extra_repairs=[Repair(kind="stray_text", message="ignored text before the calls")],
                     )
                     return
-                self.fail("expected `name{json}` after [TOOL_CALLS]", span, seg[pos:])
+                self._emit.fail("expected `name{json}` after [TOOL_CALLS]", span, seg[pos:])
                 return
             v = parse_value(seg, m.end())
             value: Any = v.value
             if not v.ok or not isinstance(value, dict):
-                self.fail(f"arguments of {m.group(1)} are not a JSON object: {v.error}", span, seg[pos:])
+                self._emit.fail(
+                    f"arguments of {m.group(1)} are not a JSON object: {v.error}", span, seg[pos:]
+                )
                 return
-            self.call(m.group(1), cast(dict[str, Any], value), span, v.repairs, call_id=m.group(2) or None)
+            self._emit.call(
+                m.group(1), cast(dict[str, Any], value), span, v.repairs, call_id=m.group(2) or None
+            )
             pos = skip_ws(seg, v.end)
             if seg.startswith("</s>", pos):
                 break
@@ -75,12 +81,7 @@ class Mistral(Dialect):
 
     name: ClassVar[str] = "mistral"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find(MARK)
-        return i if i >= 0 else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return f"[AVAILABLE_TOOLS]{tool_json_lines(tools)}[/AVAILABLE_TOOLS]"
@@ -90,3 +91,6 @@ class Mistral(Dialect):
             f"[TOOL_RESULTS]{r.call_id}[TOOL_CONTENT]{r.envelope.model_dump_json(exclude_none=True)}[/TOOL_RESULTS]"
             for r in results
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f"[TOOL_CALLS]{c.name}[ARGS]{json_text(c.arguments)}" for c in calls)

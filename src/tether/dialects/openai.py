@@ -11,11 +11,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
 from tether._literals import loads
-from tether.dialects._base import Dialect
+from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
 from tether.dialects._prompt import openai_tool_json
+from tether.dialects._render import json_text
 from tether.dialects._tools import ToolIndex
-from tether.types import ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["OpenAI"]
 
@@ -52,9 +53,9 @@ class _Parser(NativeParser):
     def _message(self, m: dict[str, Any]) -> None:
         reasoning = m.get("reasoning_content") or m.get("reasoning")
         if isinstance(reasoning, str):
-            self.reasoning(reasoning)
+            self._emit.reasoning(reasoning)
         if isinstance(m.get("content"), str):
-            self.text(m["content"])
+            self._emit.text(m["content"])
         for n, tc in enumerate(_l(m.get("tool_calls"))):
             t = _d(tc)
             fn = _d(t.get("function"))
@@ -69,9 +70,9 @@ class _Parser(NativeParser):
     def _delta(self, d: dict[str, Any]) -> None:
         reasoning = d.get("reasoning_content") or d.get("reasoning")
         if isinstance(reasoning, str):
-            self.reasoning(reasoning)
+            self._emit.reasoning(reasoning)
         if isinstance(d.get("content"), str):
-            self.text(d["content"])
+            self._emit.text(d["content"])
         for tc in _l(d.get("tool_calls")):
             t = _d(tc)
             key = ("d", t.get("index", 0))
@@ -109,11 +110,11 @@ class _Parser(NativeParser):
             for part in _l(item.get("content")):
                 p = _d(part)
                 if p.get("type") == "output_text" and isinstance(p.get("text"), str):
-                    self.text(p["text"])
+                    self._emit.text(p["text"])
         elif kind == "reasoning":
             for part in _l(item.get("summary")):
                 if isinstance(_d(part).get("text"), str):
-                    self.reasoning(_d(part)["text"])
+                    self._emit.reasoning(_d(part)["text"])
 
     def _response_event(self, e: Mapping[str, Any]) -> None:
         kind = e["type"]
@@ -132,7 +133,7 @@ class _Parser(NativeParser):
             if item.get("type") == "function_call":
                 self._item(item)
         elif kind == "response.output_text.delta":
-            self.text(str(e.get("delta") or ""))
+            self._emit.text(str(e.get("delta") or ""))
         elif kind == "response.completed":
             self.finish_all()
 
@@ -142,8 +143,7 @@ class OpenAI(Dialect):
 
     name: ClassVar[str] = "openai"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         """The `tools` request parameter, as JSON (native formats are not taught in the prompt)."""
@@ -161,3 +161,17 @@ class OpenAI(Dialect):
             )
             for r in results
         )
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """An assistant message with `tool_calls` (arguments as JSON strings), as JSON."""
+        if not calls:
+            return ""
+        tool_calls = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json_text(c.arguments)},
+            }
+            for c in calls
+        ]
+        return json_text({"role": "assistant", "content": None, "tool_calls": tool_calls})

@@ -11,13 +11,16 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether._syntax import parse_call_list
+from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._pycall import bind_arguments, parse_call_list
-from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.dialects._regions import THINK, Opener, RegionParser
+from tether.dialects._render import python_literal
+from tether.dialects._tools import ToolIndex, bind_arguments
+from tether.types import Repair, ToolCall, ToolResultMessage
 
-__all__ = ["Olmo3Pythonic", "Pythonic"]
+__all__ = ["Olmo3Pythonic", "Pythonic", "emit_pythonic", "python_call"]
 
 _LIST = re.compile(r"\[\s*[A-Za-z_][\w.:\-]*\s*\(")
 _BARE = re.compile(r"[A-Za-z_][\w.:\-]*\(")
@@ -25,31 +28,35 @@ _BARE_VIABLE = re.compile(r"[A-Za-z_][\w.:\-]*")
 _LIST_VIABLE = re.compile(r"\[\s*(?:[A-Za-z_][\w.:\-]*\s*)?")
 
 
-def emit_pythonic(
-    parser: RegionParser, body: str, span: tuple[int, int], complete: bool, speculative: bool
-) -> None:
+def emit_pythonic(out: Emitter, body: str, span: tuple[int, int], complete: bool, speculative: bool) -> None:
     """Record the calls of a pythonic call list; a speculative region that is no call list stays text."""
     calls, error, repairs = parse_call_list(body)
     if error or not calls or (speculative and any(c.error for c in calls) and len(calls) == 1):
         if speculative and not any(not c.error for c in calls):
-            parser.text(body)
+            out.text(body)
             return
         if error or not calls:
-            parser.fail(error or "no call found", span, body)
+            out.fail(error or "no call found", span, body)
             return
     extra: list[Repair] = list(repairs)
     if not complete and not extra:
         extra.append(Repair(kind="unterminated", message="the call list's end marker is missing"))
     for c in calls:
-        cspan = (span[0] + c.start, span[0] + c.end) if speculative or parser.dialect == "pythonic" else span
+        cspan = (span[0] + c.start, span[0] + c.end) if speculative or out.dialect == "pythonic" else span
         if c.error:
-            parser.fail(c.error, cspan, body[c.start : c.end + 1])
+            out.fail(c.error, cspan, body[c.start : c.end + 1])
             continue
-        args, bind_repairs, bind_error = bind_arguments(c, parser.tools)
+        args, bind_repairs, bind_error = bind_arguments(c, out.tools)
         if bind_error:
-            parser.fail(bind_error, cspan, body[c.start : c.end])
+            out.fail(bind_error, cspan, body[c.start : c.end])
             continue
-        parser.call(c.name, args, cspan, [*extra, *c.repairs, *bind_repairs])
+        out.call(c.name, args, cspan, [*extra, *c.repairs, *bind_repairs])
+
+
+def python_call(call: ToolCall) -> str:
+    """`name(key=value, ...)` with Python literals."""
+    args = ", ".join(f"{k}={python_literal(v)}" for k, v in call.arguments.items())
+    return f"{call.name}({args})"
 
 
 class _PythonicParser(RegionParser):
@@ -60,11 +67,11 @@ class _PythonicParser(RegionParser):
         Opener("[", balanced=True, guard=_LIST, guard_len=128, viable=_LIST_VIABLE, tag="list"),
         Opener("<|python_start|>", "drop"),
         Opener("<|python_end|>", "drop"),
-        Opener("<think>", "reasoning", ends=("</think>",)),
+        THINK,
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        emit_pythonic(self, body, span, complete, speculative=True)
+        emit_pythonic(self._emit, body, span, complete, speculative=True)
 
 
 class Pythonic(Dialect):
@@ -72,12 +79,7 @@ class Pythonic(Dialect):
 
     name: ClassVar[str] = "pythonic"
 
-    def stream_parser(self, tools: ToolIndex) -> _PythonicParser:
-        return _PythonicParser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        m = _LIST.search(text)
-        return m.start() if m else None
+    parser = _PythonicParser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -89,15 +91,18 @@ class Pythonic(Dialect):
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"{r.name}(...) -> {render_envelope(r)}" for r in results)
 
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return f"[{', '.join(python_call(c) for c in calls)}]" if calls else ""
+
 
 class _OlmoParser(RegionParser):
     openers = (
         Opener("<function_calls>", ends=("</function_calls>",)),
-        Opener("<think>", "reasoning", ends=("</think>",)),
+        THINK,
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        emit_pythonic(self, body, span, complete, speculative=False)
+        emit_pythonic(self._emit, body, span, complete, speculative=False)
 
 
 class Olmo3Pythonic(Dialect):
@@ -105,12 +110,7 @@ class Olmo3Pythonic(Dialect):
 
     name: ClassVar[str] = "olmo3_pythonic"
 
-    def stream_parser(self, tools: ToolIndex) -> _OlmoParser:
-        return _OlmoParser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("<function_calls>")
-        return i if i >= 0 else None
+    parser = _OlmoParser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -121,3 +121,8 @@ class Olmo3Pythonic(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"<function_results>\n{render_envelope(r)}\n</function_results>" for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        if not calls:
+            return ""
+        return "<function_calls>" + "\n".join(python_call(c) for c in calls) + "</function_calls>"

@@ -10,20 +10,23 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._base import Dialect, Opener, RegionParser, render_envelope
+from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import THINK, Opener, RegionParser
+from tether.dialects._render import text_value
 from tether.dialects._tools import ToolIndex
 from tether.dialects._xmlargs import typed_arguments
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
-__all__ = ["Qwen3CoderXml"]
+__all__ = ["Qwen3CoderXml", "read_xml_functions", "xml_function"]
 
 _FUNCTION = re.compile(r"<function=([^>\n]+)>")
 _PARAM_END = re.compile(r"</parameter>|(?=<parameter=)|(?=</function>)")
 
 
 def read_xml_functions(
-    parser: RegionParser, body: str, span: tuple[int, int], complete: bool, *, value_lines: bool = True
+    out: Emitter, body: str, span: tuple[int, int], complete: bool, *, value_lines: bool = True
 ) -> None:
     """Record each `<function=...>` of a body (a call without them is an error).
 
@@ -53,25 +56,35 @@ def read_xml_functions(
                 value = value.removeprefix("\n").removesuffix("\n")
             pairs.append((key, value))
             i = close.end() if close and close.end() > stop else stop
-        args, repairs = typed_arguments(parser.tools, name, pairs)
+        args, repairs = typed_arguments(out.tools, name, pairs)
         if end < 0 or not complete:
             repairs.append(Repair(kind="unterminated", message="the call's closing tag is missing"))
-        parser.call(name, args, span, repairs)
+        out.call(name, args, span, repairs)
     if not matches:
-        parser.fail("no <function=...> in the tool call", span, body)
+        out.fail("no <function=...> in the tool call", span, body)
+
+
+def xml_function(call: ToolCall, *, value_lines: bool) -> str:
+    """`<function=name><parameter=key>value</parameter></function>`, each value on lines of its own when
+    `value_lines` (as Qwen3-Coder writes them)."""
+    nl = "\n" if value_lines else ""
+    params = "".join(
+        f"<parameter={k}>{nl}{text_value(v)}{nl}</parameter>\n" for k, v in call.arguments.items()
+    )
+    return f"<function={call.name}>\n{params}</function>"
 
 
 class _Parser(RegionParser):
     openers = (
         Opener("<tool_call>", ends=("</tool_call>",), announce=re.compile(r"\s*<function=([^<>\n]+)>")),
         Opener("<function=", ends=("</function>",), tag="bare", announce=re.compile(r"([^<>\n]+)>")),
-        Opener("<think>", "reasoning", ends=("</think>",)),
+        THINK,
     )
 
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
         if opener.tag == "bare":
             body = "<function=" + body + "</function>"
-        read_xml_functions(self, body, span, complete)
+        read_xml_functions(self._emit, body, span, complete)
 
 
 class Qwen3CoderXml(Dialect):
@@ -79,12 +92,7 @@ class Qwen3CoderXml(Dialect):
 
     name: ClassVar[str] = "qwen3_coder_xml"
 
-    def stream_parser(self, tools: ToolIndex) -> RegionParser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        i = text.find("<function=")
-        return i if i >= 0 else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -96,3 +104,6 @@ class Qwen3CoderXml(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        return "".join(f"<tool_call>\n{xml_function(c, value_lines=True)}\n</tool_call>\n" for c in calls)

@@ -13,9 +13,10 @@ from typing import Any, ClassVar, cast
 
 import yaml
 
-from tether.dialects._base import Dialect, Opener, RegionParser
+from tether.dialects._dialect import Dialect
+from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._tools import ToolIndex
-from tether.types import Repair, ToolResultMessage
+from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["Yaml"]
 
@@ -54,28 +55,30 @@ class _Parser(RegionParser):
         try:
             value: Any = yaml.load(doc, Loader=_LOADER)
         except Exception as e:  # PyYAML raises many error types (and RecursionError) on bad input
-            self.fail(f"invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}", span, doc)
+            self._emit.fail(
+                f"invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}", span, doc
+            )
             return
         items = cast(list[Any], value) if isinstance(value, list) else [value]
         notes = _comments(doc)
         for item in items:
             if not isinstance(item, dict):
-                self.fail("a tool call is a mapping with type, tool and args", span, doc)
+                self._emit.fail("a tool call is a mapping with type, tool and args", span, doc)
                 continue
             call = cast(dict[str, Any], item)
             name = call.get("tool") or call.get("name")
             if call.get("type", "tool_call") != "tool_call" or not isinstance(name, str) or not name:
-                self.fail("a tool call needs `type: tool_call` and a `tool` name", span, doc)
+                self._emit.fail("a tool call needs `type: tool_call` and a `tool` name", span, doc)
                 continue
             args = call.get("args", call.get("arguments", {}))
             if args is None:
                 args = {}
             if not isinstance(args, dict):
-                self.fail(f"args of {name} must be a mapping", span, doc)
+                self._emit.fail(f"args of {name} must be a mapping", span, doc)
                 continue
             why = call.get("why")
             priority = call.get("priority")
-            self.call(
+            self._emit.call(
                 name,
                 _jsonable(args),
                 span,
@@ -103,12 +106,7 @@ class Yaml(Dialect):
 
     name: ClassVar[str] = "yaml"
 
-    def stream_parser(self, tools: ToolIndex) -> _Parser:
-        return _Parser(self.name, tools)
-
-    def detect(self, text: str) -> int | None:
-        m = re.search(r"(?m)^type:[ \t]*tool_call", text)
-        return m.start() if m else None
+    parser = _Parser
 
     def render_tools(self, tools: ToolIndex) -> str:
         catalog: dict[str, Any] = {}
@@ -139,3 +137,16 @@ class Yaml(Dialect):
             for r in results
         ]
         return "```yaml\n" + yaml.safe_dump_all(docs, sort_keys=False, allow_unicode=True).strip() + "\n```"
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """One fenced block per call."""
+        return "".join(
+            "```yaml\n"
+            + yaml.safe_dump(
+                {"type": "tool_call", "tool": c.name, "args": c.arguments},
+                allow_unicode=True,
+                sort_keys=False,
+            )
+            + "```\n"
+            for c in calls
+        )

@@ -169,6 +169,7 @@ class AgentRun:
             messages=conversation.for_model(),
             tools=self.specs if agent.native else (),
             system=with_context(self.system_message.content, self.context, self.run_state.session_id),
+            dialect=agent.dialect,
         )
         raw: list[str] = []
         chars = self.budget.chars

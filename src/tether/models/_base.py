@@ -24,6 +24,8 @@ class ModelRequest:
     """Offered through the provider's own tool API; empty when the tools are taught in the prompt."""
     system: str = ""
     """The system prompt (tool prompt included for text dialects)."""
+    dialect: str | None = None
+    """The dialect the loop reads the reply in (a test double writes scripted calls in it)."""
 
 
 class Model(ABC):

@@ -7,26 +7,54 @@ from typing import Any
 
 import anyio
 
+from tether.dialects import get_dialect
 from tether.exceptions import UserError
 from tether.models._base import Model, ModelChunk, ModelRequest
+from tether.types import ToolCall
 
 __all__ = ["FunctionModel", "ScriptedModel"]
 
-Turn = str | Sequence[ModelChunk]
-"""A whole text reply (streamed in pieces of `chunk_size`), or the exact chunks to stream."""
+Turn = str | Sequence[ModelChunk | ToolCall]
+"""A whole text reply (streamed in pieces of `chunk_size`), or the exact chunks to stream, where a `ToolCall`
+(or several in a row: parallel calls) is written as the model would write it in the request's dialect."""
 
 
-def _chunks(turn: Turn, chunk_size: int) -> list[ModelChunk]:
+def _chunks(turn: Turn, chunk_size: int, dialect: str | None) -> list[ModelChunk]:
     if isinstance(turn, str):
-        return [turn[i : i + chunk_size] for i in range(0, len(turn), chunk_size)] or [""]
-    return list(turn)
+        return _split(turn, chunk_size)
+    chunks: list[ModelChunk] = []
+    calls: list[ToolCall] = []
+    for item in [*turn, None]:
+        if isinstance(item, ToolCall):
+            calls.append(item)
+            continue
+        if calls:
+            chunks += _split(_render(calls, dialect), chunk_size)
+            calls = []
+        if item is not None:
+            chunks.append(item)
+    return chunks
+
+
+def _split(text: str, chunk_size: int) -> list[ModelChunk]:
+    return [text[i : i + chunk_size] for i in range(0, len(text), chunk_size)] or [""]
+
+
+def _render(calls: Sequence[ToolCall], dialect: str | None) -> str:
+    if dialect is None:
+        raise UserError(
+            "a scripted turn holds ToolCalls but the request names no dialect to write them in: run the "
+            "model through an Agent, or pass ModelRequest(dialect=...)."
+        )
+    return get_dialect(dialect).render_calls(calls)
 
 
 class ScriptedModel(Model):
     """Replies with the next scripted turn each time it is asked, streamed as a provider would.
 
     Args:
-        turns: One entry per model turn: text, or a list of chunks (text deltas or provider events).
+        turns: One entry per model turn: text, or a list of chunks (text deltas, provider events, or
+            `ToolCall`s, written as the agent's dialect writes calls).
         chunk_size: Characters per text delta when a turn is given as one string.
         native_dialect: Set when the turns are provider events, e.g. `"openai"`.
         delay_s: Pause before each chunk, to make streaming visible in tests and demos.
@@ -58,7 +86,7 @@ class ScriptedModel(Model):
             )
         turn = self.turns[len(self.requests)]
         self.requests.append(request)
-        for chunk in _chunks(turn, self.chunk_size):
+        for chunk in _chunks(turn, self.chunk_size, request.dialect):
             if self.delay_s:
                 await anyio.sleep(self.delay_s)
             yield chunk
@@ -87,5 +115,5 @@ class FunctionModel(Model):
         reply: Any = self.function(request)
         if hasattr(reply, "__await__"):  # an async function's coroutine (inspect.isawaitable is an ABC check)
             reply = await reply
-        for chunk in _chunks(reply, self.chunk_size):
+        for chunk in _chunks(reply, self.chunk_size, request.dialect):
             yield chunk

@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from tether._syntax import SyntaxCall, parse_call
 from tether.exceptions import UserError
-from tether.tools._jscall import parse_js_call
 from tether.types import JsonSchema, ToolExample, ToolSpec
 
 __all__ = ["MIN_EXAMPLES", "specs_from_typescript"]
@@ -316,9 +316,18 @@ class _Doc:
             self.tags[tag] = text.strip() or "true"
 
 
+def _js_call(text: str) -> SyntaxCall:
+    """A call expression with JavaScript literals, read strictly (it is the developer's text): a call cut off
+    before its `)` is an error, not a repair."""
+    call = parse_call(text, 0, len(text), "js")
+    if call.error is None and any(r.kind == "unbalanced_brackets" for r in call.repairs):
+        call.error = "missing ')' at the end of the call"
+    return call
+
+
 def _example(text: str, name: str, order: list[str], where: str) -> ToolExample:
     call_text, _, output_text = text.partition("=>")
-    call = parse_js_call(call_text.strip())
+    call = _js_call(call_text.strip())
     if call.error is not None:
         raise UserError(f"{where}: example {call_text.strip()!r} is not a call: {call.error}")
     if call.name != name:
@@ -332,6 +341,6 @@ def _example(text: str, name: str, order: list[str], where: str) -> ToolExample:
         arguments = cast(dict[str, Any], call.args[0])  # seed 003 also writes calls as fn({a: 1, b: 2})
     output: Any = None
     if output_text.strip():
-        parsed = parse_js_call(f"f({output_text.strip()})")
+        parsed = _js_call(f"f({output_text.strip()})")
         output = parsed.args[0] if parsed.error is None and parsed.args else output_text.strip()
     return ToolExample(input=arguments, output=output)

@@ -1,4 +1,4 @@
-"""The machinery every dialect shares: the `Dialect` base class and the streaming parser bases.
+"""Formats made of marked regions in free text: `Opener` describes a region, `RegionParser` finds them.
 
 A text dialect describes its format as *openers*: markers that begin a region (a tool call, a block of
 calls, or reasoning) and how the region ends (literal end markers, balanced brackets, or the end of the
@@ -11,245 +11,19 @@ of a stream equals the one-shot result for every split of the text.
 from __future__ import annotations
 
 import functools
-import json
 import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
-from tether.dialects._events import (
-    CallCompleted,
-    CallDelta,
-    CallFailed,
-    CallStarted,
-    ParseError,
-    ParseEvent,
-    ParseResult,
-    PartialCall,
-    ReasoningDelta,
-    TextDelta,
-)
+from tether._syntax import Balancer
+from tether.dialects._events import ParseEvent, TextDelta
+from tether.dialects._parser import StreamParser
 from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
-from tether.types import Provenance, Repair, ToolCall, ToolResultMessage
 
-__all__ = [
-    "Balancer",
-    "Dialect",
-    "Opener",
-    "RegionParser",
-    "StreamParser",
-    "marker_pattern",
-    "render_envelope",
-]
-
-_RAW_LIMIT = 300
-
-
-class StreamParser(ABC):
-    """Incremental parser of one model output. Subclasses implement `_feed` and `_close`."""
-
-    def __init__(self, dialect: str, tools: ToolIndex):
-        self.dialect = dialect
-        self.tools = tools
-        self._events: list[ParseEvent] = []
-        self._content: list[str] = []
-        self._reasoning: list[str] | None = None
-        self._calls: list[ToolCall] = []
-        self._errors: list[ParseError] = []
-        self._closed = False
-        self._broken = False
-        self._next_id = 0
-        self._ids: set[str] = set()
-        """Every call id given out in this output: ids are unique within it."""
-        self._fed: int = 0
-        """Characters fed so far: the absolute offset of the next delta."""
-        self.first_call_at: int | None = None
-        """Where the first complete call began (for `auto`)."""
-        self._announced: str | None = None
-        """The id of a call announced before it was read, which the next call or failure takes."""
-
-    # ------------------------------------------------------------------------------------------ public
-
-    def feed(self, delta: str) -> list[ParseEvent]:
-        """Parse the next piece of model output; returns the events it completes."""
-        if self._closed:
-            raise UserError(
-                "feed() after close(): start a new parser with stream_parser(...) for a new output."
-            )
-        events: list[ParseEvent] = []
-        self._events = events
-        if delta and not self._broken:
-            start = self._fed
-            self._fed += len(delta)
-            try:
-                self._feed(delta, start)
-            except Exception as e:  # a parser bug must not take the caller down with the model's output
-                self._internal_error(e)
-        return events
-
-    def feed_event(self, event: Any) -> list[ParseEvent]:
-        """Feed one already-parsed provider event (native dialects only: openai, anthropic, gemini)."""
-        raise UserError(
-            f"the {self.dialect} dialect reads text: use feed(text); feed_event() is for native dialects"
-        )
-
-    def close(self) -> list[ParseEvent]:
-        """Mark the end of the output: unfinished calls are completed (repaired) or reported as failed."""
-        if self._closed:
-            return []
-        self._events = []
-        self._guarded(self._close)
-        self._closed = True
-        return self._events
-
-    @property
-    def result(self) -> ParseResult:
-        """Everything parsed so far (the whole result once `close()` has been called)."""
-        return ParseResult(
-            dialect=self.dialect,
-            calls=list(self._calls),
-            content="".join(self._content),
-            reasoning=None if self._reasoning is None else "".join(self._reasoning),
-            errors=list(self._errors),
-        )
-
-    def partial_calls(self) -> list[PartialCall]:
-        """Calls still being streamed, with their arguments parsed so far (costs a parse of what they hold)."""
-        return []
-
-    @property
-    def busy_since(self) -> int | None:
-        """Where undecided text begins (an open region or held-back marker), or None."""
-        return None
-
-    def plain_text_until(self) -> frozenset[str] | None:
-        """Markers such that a delta holding none of them (nor, at its end, the start of one) would only be
-        passed on, whole, as content: feeding it may wait, to be batched with the next. None when any delta
-        may matter."""
-        return None
-
-    def open_reasoning(self) -> None:
-        """Read the output as beginning inside a reasoning block that the chat template already opened (it
-        shows only the block's end, e.g. `</think>`). Call before the first `feed`."""
-        raise UserError(f"the {self.dialect} dialect has no reasoning block to begin inside")
-
-    # -------------------------------------------------------------------------------------- subclasses
-
-    @abstractmethod
-    def _feed(self, delta: str, start: int) -> None: ...
-
-    @abstractmethod
-    def _close(self) -> None: ...
-
-    # -------------------------------------------------------------------------------------------- emit
-
-    def _guarded(self, step: Any) -> None:
-        if self._broken:
-            return
-        try:
-            step()
-        except Exception as e:  # a parser bug must not take the caller down with the model's output
-            self._internal_error(e)
-
-    def _internal_error(self, e: Exception) -> None:
-        self._broken = True
-        self._error(f"internal parser error ({type(e).__name__}: {e}); the rest of the output was ignored")
-
-    def new_id(self, wanted: str | None = None) -> str:
-        """An id no earlier call of this output has: `wanted` (the model's or provider's) when it is free, a
-        numbered variant of it (`x_2`) when an earlier call took it, else `call_<n>`. A model that gives two
-        calls one id must not get one result for both, nor one call run twice."""
-        if wanted:
-            call_id, n = wanted, 2
-            while call_id in self._ids:
-                call_id, n = f"{wanted}_{n}", n + 1
-        else:
-            call_id = f"call_{self._next_id}"
-            while call_id in self._ids:
-                self._next_id += 1
-                call_id = f"call_{self._next_id}"
-            self._next_id += 1
-        self._ids.add(call_id)
-        return call_id
-
-    def text(self, s: str) -> None:
-        if s:
-            self._content.append(s)
-            self._events.append(TextDelta(text=s))
-
-    def reasoning(self, s: str) -> None:
-        if self._reasoning is None:
-            self._reasoning = []
-        if s:
-            self._reasoning.append(s)
-            self._events.append(ReasoningDelta(text=s))
-
-    def started(self, call_id: str, name: str) -> None:
-        self._events.append(CallStarted(id=call_id, name=name))
-
-    def delta(self, call_id: str, arguments_delta: str) -> None:
-        if arguments_delta:
-            self._events.append(CallDelta(call_id, arguments_delta))
-
-    def call(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        span: tuple[int, int] | None,
-        repairs: Sequence[Repair] = (),
-        *,
-        call_id: str | None = None,
-        announced: bool = False,
-        **extra: Any,
-    ) -> ToolCall | None:
-        """Record a complete call; emits started/delta events too unless `announced` already did."""
-        early = self._announced if call_id is None else None
-        if early is not None:  # announced by name: its arguments follow now, whole
-            call_id, self._announced = early, None
-        if early is None and not announced:
-            call_id = self.new_id(call_id)
-        elif call_id is None:
-            call_id = self.new_id()
-        if span is None and not repairs:
-            provenance = _plain_provenance(self.dialect)  # frozen, so one serves every such call
-        else:
-            provenance = Provenance(dialect=self.dialect, span=span, repairs=tuple(repairs))
-        try:
-            tool_call = ToolCall(id=call_id, name=name, arguments=arguments, provenance=provenance, **extra)
-        except ValueError as e:
-            self.fail(f"invalid call: {e}", span, "", call_id=call_id)
-            return None
-        if not announced:
-            if early is None:
-                self.started(call_id, name)
-            self.delta(call_id, json.dumps(arguments, ensure_ascii=False))
-        self._calls.append(tool_call)
-        if self.first_call_at is None:
-            self.first_call_at = span[0] if span else self._fed
-        self._events.append(CallCompleted(call=tool_call))
-        return tool_call
-
-    def fail(
-        self, message: str, span: tuple[int, int] | None, raw: str, *, call_id: str | None = None
-    ) -> None:
-        """Record a call that could not be read (the other calls are unaffected)."""
-        if call_id is None and self._announced is not None:
-            call_id, self._announced = self._announced, None
-        if len(raw) > _RAW_LIMIT:
-            raw = raw[: _RAW_LIMIT // 2] + " … " + raw[-_RAW_LIMIT // 2 :]
-        error = ParseError(message=message, dialect=self.dialect, span=span, raw=raw, call_id=call_id)
-        self._errors.append(error)
-        self._events.append(CallFailed(error=error))
-
-    def _error(self, message: str) -> None:
-        error = ParseError(message=message, dialect=self.dialect, span=(self._fed, self._fed))
-        self._errors.append(error)
-        self._events.append(CallFailed(error=error))
-
-
-# ------------------------------------------------------------------------------------------------ regions
+__all__ = ["THINK", "Opener", "RegionParser", "marker_pattern"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,40 +67,8 @@ class Opener:
     announce: re.Pattern[str] | None = None
 
 
-class Balancer:
-    """Tracks bracket depth across chunks, ignoring brackets inside strings."""
-
-    __slots__ = ("depth", "escape", "quote", "quotes")
-
-    def __init__(self, quotes: str):
-        self.quotes = quotes
-        self.depth = 0
-        self.quote = ""
-        self.escape = False
-
-    def feed(self, s: str, start: int = 0) -> int:
-        """Consume `s[start:]`; returns the index just past the bracket that balances, or -1."""
-        quote, escape, depth, quotes = self.quote, self.escape, self.depth, self.quotes
-        for i in range(start, len(s)):
-            c = s[i]
-            if quote:
-                if escape:
-                    escape = False
-                elif c == "\\":
-                    escape = True
-                elif c == quote:
-                    quote = ""
-            elif c in quotes:
-                quote = c
-            elif c in "[{(":
-                depth += 1
-            elif c in "]})":
-                depth -= 1
-                if depth <= 0:
-                    self.quote, self.escape, self.depth = quote, escape, 0
-                    return i + 1
-        self.quote, self.escape, self.depth = quote, escape, depth
-        return -1
+THINK = Opener("<think>", "reasoning", ends=("</think>",))
+"""`<think>...</think>` reasoning, the block most open models write."""
 
 
 @dataclass(slots=True)
@@ -349,6 +91,8 @@ class _Region:
 
 
 _ANNOUNCE_WITHIN = 256
+_TO_END = "\x00"
+"""`_Region.end` of a call region that runs to the end of the output."""
 
 
 class RegionParser(StreamParser):
@@ -386,23 +130,55 @@ class RegionParser(StreamParser):
         """While a call region is open and past its announcement: its `end` (see `_Region.end`)."""
         self._open = False
         """While a region is open (and the output's start read, not closed)."""
+        self._text_mark = self._mark if self._inline and self._plain_text_is_content else None
+        """While `_inline` and plain text is content: the one character a delta must hold to need more than
+        passing on (feed's first check, as most deltas of most replies are plain text)."""
 
     def feed(self, delta: str) -> list[ParseEvent]:
-        # The common cases inline, as they cost most of streaming: a delta between regions that holds no
-        # marker's first character is plain text; a held-back marker that is still only the start of one stays
-        # held; a delta in a call region that does not complete its end marker is more of its body. Anything
-        # else takes the general path, which scans it.
+        # The common cases inline, as they cost most of streaming, the commonest first: a delta between regions
+        # that holds no marker's first character is plain text; a delta in a call region that does not complete
+        # its end marker is more of its body; a held-back marker that is still only the start of one stays
+        # held. Anything else takes the general path, which scans it.
+        mark = self._text_mark
+        if mark is not None and delta and mark not in delta:
+            emit = self._emit
+            emit.fed += len(delta)
+            self._last_char = delta[-1]
+            emit.content.append(delta)
+            return [TextDelta(delta)]
         if delta:
+            if (end := self._end) is not None:  # in a call region (never between regions)
+                region = self._region
+                assert region is not None
+                tail = region.tail
+                window = tail + delta if tail else delta
+                if end in window:
+                    return self._scan(delta)
+                emit = self._emit
+                emit.fed += len(delta)
+                region.parts.append(delta)
+                region.size += len(delta)
+                keep = region.keep
+                region.tail = window[-keep:] if keep else ""
+                events: list[ParseEvent] = []
+                emit.events = events
+                if self._progress:
+                    try:
+                        self.on_progress(region.opener, delta, region.start)
+                    except Exception as e:  # a parser bug must not take the caller down
+                        self._internal_error(e)
+                return events
             if self._inline:
                 mark, first = self._mark, self._first
                 if (mark not in delta) if mark is not None else (first is None or not first.search(delta)):
-                    self._fed += len(delta)
+                    emit = self._emit
+                    emit.fed += len(delta)
                     self._last_char = delta[-1]
                     if self._plain_text_is_content:
-                        self._content.append(delta)
+                        emit.content.append(delta)
                         return [TextDelta(delta)]
-                    events: list[ParseEvent] = []
-                    self._events = events
+                    events = []
+                    self._emit.events = events
                     try:
                         self.after_text(delta)
                     except Exception as e:  # a parser bug must not take the caller down
@@ -411,36 +187,17 @@ class RegionParser(StreamParser):
             elif self._holding:
                 held = self._hold + delta
                 if held in self._prefixes:
-                    self._fed += len(delta)
+                    self._emit.fed += len(delta)
                     self._hold = held
                     return []
-            elif (end := self._end) is not None:
-                region = self._region
-                assert region is not None
-                tail = region.tail
-                window = tail + delta if tail else delta
-                if end in window:
-                    return self._scan(delta)
-                self._fed += len(delta)
-                region.parts.append(delta)
-                region.size += len(delta)
-                keep = region.keep
-                region.tail = window[-keep:] if keep else ""
-                events = []
-                self._events = events
-                if self._progress:
-                    try:
-                        self.on_progress(region.opener, delta, region.start)
-                    except Exception as e:  # a parser bug must not take the caller down
-                        self._internal_error(e)
-                return events
             elif self._open:  # what `_feed` would do, less the checks that lead here
                 region = self._region
                 assert region is not None
-                start = self._fed
-                self._fed += len(delta)
+                emit = self._emit
+                start = emit.fed
+                emit.fed += len(delta)
                 events = []
-                self._events = events
+                emit.events = events
                 try:
                     used = self._region_feed(region, delta, False)
                     if used >= 0:
@@ -460,10 +217,11 @@ class RegionParser(StreamParser):
     def _scan(self, delta: str) -> list[ParseEvent]:
         """The general path for a delta of a live parser: what `StreamParser.feed` and `_feed` would do, less
         the checks that lead here."""
-        start = self._fed
-        self._fed += len(delta)
+        emit = self._emit
+        start = emit.fed
+        emit.fed += len(delta)
         events: list[ParseEvent] = []
-        self._events = events
+        emit.events = events
         try:
             self._process(delta, start, eof=False)
         except Exception as e:  # a parser bug must not take the caller down with the model's output
@@ -473,10 +231,12 @@ class RegionParser(StreamParser):
 
     def close(self) -> list[ParseEvent]:
         self._inline, self._holding, self._end, self._open = False, False, None, False
+        self._text_mark = None
         return super().close()
 
     def _internal_error(self, e: Exception) -> None:
         self._inline, self._holding, self._end, self._open = False, False, None, False
+        self._text_mark = None
         super()._internal_error(e)
 
     def _settle(self) -> None:
@@ -488,6 +248,7 @@ class RegionParser(StreamParser):
         self._holding = between and bool(self._hold)
         self._open = live and region is not None
         self._end = region.end if self._open and region is not None and region.head is None else None
+        self._text_mark = self._mark if self._inline and self._plain_text_is_content else None
 
     @property
     def busy_since(self) -> int | None:
@@ -515,9 +276,10 @@ class RegionParser(StreamParser):
         if reasoning is None:
             super().open_reasoning()
             return
-        if self._fed:
+        if self._emit.fed:
             raise UserError("open_reasoning() must come before the first feed()")
         self._open_reasoning, self._at_start, self._inline, self._holding = reasoning, True, False, False
+        self._text_mark = None
 
     def active_openers(self) -> tuple[Opener, ...]:
         """The openers in force (override to vary them with the tools or options)."""
@@ -554,7 +316,7 @@ class RegionParser(StreamParser):
 
     def after_text(self, text: str) -> None:
         """Hook for plain text between regions (default: it is content)."""
-        self.text(text)
+        self._emit.text(text)
 
     # ----------------------------------------------------------------------------------------- scanning
 
@@ -562,9 +324,9 @@ class RegionParser(StreamParser):
         self._process(delta, start, eof=False)
 
     def _close(self) -> None:
-        self._process("", self._fed, eof=True)
+        self._process("", self._emit.fed, eof=True)
 
-    def _emit_text(self, s: str) -> None:
+    def _pass_text(self, s: str) -> None:
         if s:
             self._last_char = s[-1]
             self.after_text(s)
@@ -589,10 +351,10 @@ class RegionParser(StreamParser):
                 if found is None:
                     found = self._find_opener(data, eof)
                 if found is None:
-                    self._emit_text(data)
+                    self._pass_text(data)
                     return
                 p, opener, verdict = found
-                self._emit_text(data[:p])
+                self._pass_text(data[:p])
                 if verdict == "maybe":
                     self._hold, self._hold_start = data[p:], offset + p
                     return
@@ -614,7 +376,7 @@ class RegionParser(StreamParser):
                 if opener.balanced:
                     self._region.balancer = Balancer(opener.quotes)
                 elif opener.kind == "reasoning":
-                    self.reasoning("")
+                    self._emit.reasoning("")
                 data, offset = data[p + skip :], offset + p + skip
                 continue
             used = self._region_feed(region, data, eof)
@@ -633,7 +395,7 @@ class RegionParser(StreamParser):
         skip = q + len(opener.start) if data.startswith(opener.start, q) else 0
         self._open_reasoning, self._at_start = None, False
         self._region = _Region(opener, offset, offset + skip, keep=self._keep[opener])
-        self.reasoning("")
+        self._emit.reasoning("")
         return skip
 
     def _find_start_opener(self, data: str, eof: bool) -> tuple[int, Opener | None, str] | None:
@@ -719,7 +481,7 @@ class RegionParser(StreamParser):
                 used = cut + len(best_end)
                 if o.kind != "call":
                     if o.kind == "reasoning":
-                        self.reasoning(window[:best])
+                        self._emit.reasoning(window[:best])
                     self._region = None
                     return used
                 if cut < 0:
@@ -735,13 +497,13 @@ class RegionParser(StreamParser):
                 safe = len(window) - keep
                 if safe > 0:
                     if o.kind == "reasoning":
-                        self.reasoning(window[:safe])
+                        self._emit.reasoning(window[:safe])
                     region.tail = window[safe:]
                 else:
                     region.tail = window
                 if eof:
                     if o.kind == "reasoning":
-                        self.reasoning(region.tail)
+                        self._emit.reasoning(region.tail)
                     self._region = None
                     return len(data)
                 return -1
@@ -774,9 +536,9 @@ class RegionParser(StreamParser):
         known = len(head) if final else len(head) - region.keep
         m = pattern.match(head, 0, min(known, _ANNOUNCE_WITHIN))
         if m is not None:
-            call_id = self.new_id()
-            self.started(call_id, m.group(1).strip())
-            self._announced = call_id
+            call_id = self._emit.new_id()
+            self._emit.started(call_id, m.group(1).strip())
+            self._emit.announced = call_id
             region.head = None
         else:
             region.head = None if final or known >= _ANNOUNCE_WITHIN else head
@@ -789,7 +551,7 @@ class RegionParser(StreamParser):
         self._region = None
         o = region.opener
         if o.kind == "reasoning":
-            self.reasoning(region.tail + last)
+            self._emit.reasoning(region.tail + last)
             return
         if o.kind == "drop":
             return
@@ -800,7 +562,7 @@ class RegionParser(StreamParser):
         if last:
             self.on_progress(o, last, region.start)
         self.on_region(o, "".join(region.parts), (region.start, end + marker_len), complete)
-        self._announced = None
+        self._emit.announced = None
 
 
 def _guard(o: Opener, data: str, p: int, eof: bool) -> str:
@@ -813,38 +575,6 @@ def _guard(o: Opener, data: str, p: int, eof: bool) -> str:
     if o.viable is not None and not o.viable.fullmatch(data, p, len(data)):
         return "no"
     return "maybe"
-
-
-class Dialect(ABC):
-    """A tool-call format: how to teach it, how to read it, how to feed results back."""
-
-    name: ClassVar[str]
-    """The name `parse(..., dialect=name)` uses."""
-    description: ClassVar[str] = ""
-
-    @abstractmethod
-    def stream_parser(self, tools: ToolIndex) -> StreamParser:
-        """A fresh incremental parser for one model output."""
-
-    def detect(self, text: str) -> int | None:
-        """Where this format's first unmistakable marker is in `text`, if any (for `auto`)."""
-        return None
-
-    @abstractmethod
-    def render_tools(self, tools: ToolIndex) -> str:
-        """The system-prompt text that teaches a model this format for these tools."""
-
-    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        """Tool results as the text fed back to the model (default: one tagged JSON envelope per result)."""
-        return "\n".join(
-            f'<tool_response name="{r.name}" id="{r.call_id}">\n{render_envelope(r)}\n</tool_response>'
-            for r in results
-        )
-
-
-def render_envelope(result: ToolResultMessage) -> str:
-    """The result's envelope as compact JSON."""
-    return result.envelope.model_dump_json(exclude_none=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -906,7 +636,7 @@ def _opener_plan(openers: tuple[Opener, ...]) -> _Plan:
 def _end(o: Opener) -> str | None:
     if o.kind != "call" or o.balanced or len(o.ends) > 1:
         return None
-    return o.ends[0] if o.ends else "\x00"
+    return o.ends[0] if o.ends else _TO_END
 
 
 @functools.lru_cache(maxsize=256)
@@ -933,8 +663,3 @@ def _prefix_at_end(word: str) -> str:
     for c in reversed(word[:-1]):
         inner = f"{re.escape(c)}(?:{inner})?" if inner else re.escape(c)
     return inner
-
-
-@functools.cache
-def _plain_provenance(dialect: str) -> Provenance:
-    return Provenance(dialect=dialect)

@@ -1,4 +1,6 @@
-"""Function-call syntax: `name(1, "x", key=value)` with Python or JavaScript literals, and lists of calls."""
+"""Call expressions, `name(1, "x", key=value)` with Python or JavaScript literals, and lists of them; and
+bracket balancing over such text. The one parser of call syntax: dialects read calls with it (pythonic,
+fenced), tools read seed 003's examples (`fn({a: 1}) => 2`)."""
 
 from __future__ import annotations
 
@@ -7,15 +9,49 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tether._literals import Flavor, LooseValue, parse_value, skip_ws
-from tether.dialects._base import Balancer
-from tether.dialects._tools import ToolIndex
 from tether.types import Repair
 
-__all__ = ["SyntaxCall", "bind_arguments", "parse_call", "parse_call_list"]
+__all__ = ["Balancer", "SyntaxCall", "parse_call", "parse_call_list"]
 
 NAME = re.compile(r"[A-Za-z_][\w.:\-]*")
 _KWARG = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)")
 _NAME_VALUE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+
+
+class Balancer:
+    """Tracks bracket depth across chunks, ignoring brackets inside strings."""
+
+    __slots__ = ("depth", "escape", "quote", "quotes")
+
+    def __init__(self, quotes: str):
+        self.quotes = quotes
+        self.depth = 0
+        self.quote = ""
+        self.escape = False
+
+    def feed(self, s: str, start: int = 0) -> int:
+        """Consume `s[start:]`; returns the index just past the bracket that balances, or -1."""
+        quote, escape, depth, quotes = self.quote, self.escape, self.depth, self.quotes
+        for i in range(start, len(s)):
+            c = s[i]
+            if quote:
+                if escape:
+                    escape = False
+                elif c == "\\":
+                    escape = True
+                elif c == quote:
+                    quote = ""
+            elif c in quotes:
+                quote = c
+            elif c in "[{(":
+                depth += 1
+            elif c in "]})":
+                depth -= 1
+                if depth <= 0:
+                    self.quote, self.escape, self.depth = quote, escape, 0
+                    return i + 1
+        self.quote, self.escape, self.depth = quote, escape, depth
+        return -1
 
 
 @dataclass(slots=True)
@@ -187,31 +223,3 @@ def parse_call_list(
                 return calls, None, repairs
         else:
             i = c.end
-
-
-def bind_arguments(call: SyntaxCall, tools: ToolIndex) -> tuple[dict[str, Any], list[Repair], str | None]:
-    """Map positional arguments to the tool's parameters in declaration order; returns args, repairs, error."""
-    repairs: list[Repair] = []
-    if not call.args:
-        return dict(call.kwargs), repairs, None
-    params = tools.parameters(call.name)
-    if len(call.args) == 1 and isinstance(call.args[0], dict) and not call.kwargs:
-        obj: dict[str, Any] = call.args[0]  # pyright: ignore[reportUnknownVariableType]
-        first = tools.param_schema(call.name, params[0]) if params else None
-        first_is_object = bool(first) and first.get("type") == "object" and len(params) == 1
-        if not params or (not first_is_object and set(obj) <= set(params)):
-            return dict(obj), repairs, None  # fn({a: 1}): arguments passed as one object
-    if not params:
-        return (
-            {},
-            repairs,
-            f"{call.name} has positional arguments but its parameters are unknown (pass tools=)",
-        )
-    if len(call.args) > len(params):
-        return {}, repairs, f"{call.name} takes {len(params)} arguments, {len(call.args)} given"
-    out = dict(zip(params, call.args, strict=False))
-    for k, v in call.kwargs.items():
-        if k in out:
-            return {}, repairs, f"{call.name} got {k} both by position and by name"
-        out[k] = v
-    return out, repairs, None

@@ -1,4 +1,4 @@
-"""The corpus runner: how well each dialect reads the shared corpora of real and peer-tested model output.
+"""The corpus runner behind `tether corpus`: how well each dialect reads the shared corpora of real and peer-tested model output.
 
 Per corpus file it counts the cases, those with a full expectation, exact call matches (name and
 arguments; a subset where `expected_args_subset`), content matches where `expected_content` is given, and
@@ -18,9 +18,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from tether._literals import loads
-from tether.dialects._api import parse, stream_parser
-from tether.dialects._events import ParseResult
-from tether.dialects._registry import dialect_names
+from tether.dialects import ParseResult, dialect_names, parse, stream_parser
 from tether.exceptions import UserError
 
 __all__ = ["CaseFailure", "FileReport", "corpus_files", "load_exclusions", "run_file"]

@@ -1,0 +1,194 @@
+"""The face a dialect writes through: `Emitter` records what it reads (text, reasoning, calls, failures).
+
+A parser's caller never sees it (callers get `feed`/`close`/`result`); a dialect's parser reaches it as
+`self._emit`, and the helpers that read a format's body take it as their first argument.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from tether.dialects._events import (
+    CallCompleted,
+    CallDelta,
+    CallFailed,
+    CallStarted,
+    ParseError,
+    ParseEvent,
+    ParseResult,
+    ReasoningDelta,
+    TextDelta,
+)
+from tether.dialects._tools import ToolIndex
+from tether.types import Provenance, Repair, ToolCall
+
+__all__ = ["Emitter"]
+
+_RAW_LIMIT = 300
+
+
+class Emitter:
+    """Where a dialect puts what it reads from one model output; it becomes the parser's events and result.
+
+    Attributes:
+        dialect: The dialect's name, recorded in every call's provenance and every error.
+        tools: The tools the output may call (for positional arguments and typing text values).
+    """
+
+    __slots__ = (
+        "announced",
+        "calls",
+        "content",
+        "dialect",
+        "errors",
+        "events",
+        "fed",
+        "first_call_at",
+        "ids",
+        "next_id",
+        "reasoning_parts",
+        "suffixes",
+        "tools",
+    )
+
+    def __init__(self, dialect: str, tools: ToolIndex):
+        self.dialect = dialect
+        self.tools = tools
+        self.events: list[ParseEvent] = []
+        """The events of the delta being fed (the parser swaps in a fresh list per delta)."""
+        self.content: list[str] = []
+        self.reasoning_parts: list[str] | None = None
+        self.calls: list[ToolCall] = []
+        self.errors: list[ParseError] = []
+        self.fed = 0
+        """Characters fed so far: the absolute offset of the next delta."""
+        self.first_call_at: int | None = None
+        """Where the first complete call began."""
+        self.announced: str | None = None
+        """The id of a call announced before it was read, which the next call or failure takes."""
+        self.ids: set[str] = set()
+        """Every call id given out in this output: ids are unique within it."""
+        self.next_id = 0
+        self.suffixes: dict[str, int] = {}
+        """Per id wanted more than once, the next numbered variant to try (so a thousand calls sharing one
+        id cost linear time, not quadratic)."""
+
+    def result(self) -> ParseResult:
+        """Everything recorded so far."""
+        return ParseResult(
+            dialect=self.dialect,
+            calls=list(self.calls),
+            content="".join(self.content),
+            reasoning=None if self.reasoning_parts is None else "".join(self.reasoning_parts),
+            errors=list(self.errors),
+        )
+
+    def new_id(self, wanted: str | None = None) -> str:
+        """An id no earlier call of this output has: `wanted` (the model's or provider's) when it is free, a
+        numbered variant of it (`x_2`) when an earlier call took it, else `call_<n>`. A model that gives two
+        calls one id must not get one result for both, nor one call run twice."""
+        ids = self.ids
+        if wanted:
+            call_id = wanted
+            if call_id in ids:
+                n = self.suffixes.get(wanted, 2)
+                call_id = f"{wanted}_{n}"
+                while call_id in ids:
+                    n += 1
+                    call_id = f"{wanted}_{n}"
+                self.suffixes[wanted] = n + 1
+        else:
+            call_id = f"call_{self.next_id}"
+            while call_id in ids:
+                self.next_id += 1
+                call_id = f"call_{self.next_id}"
+            self.next_id += 1
+        ids.add(call_id)
+        return call_id
+
+    def text(self, s: str) -> None:
+        """Content the user would see."""
+        if s:
+            self.content.append(s)
+            self.events.append(TextDelta(text=s))
+
+    def reasoning(self, s: str) -> None:
+        """Thinking text (an empty `s` marks that the output has a reasoning block)."""
+        if self.reasoning_parts is None:
+            self.reasoning_parts = []
+        if s:
+            self.reasoning_parts.append(s)
+            self.events.append(ReasoningDelta(text=s))
+
+    def started(self, call_id: str, name: str) -> None:
+        """Announce a call whose name is known before its arguments are complete."""
+        self.events.append(CallStarted(id=call_id, name=name))
+
+    def delta(self, call_id: str, arguments_delta: str) -> None:
+        """More of an announced call's arguments, as JSON text."""
+        if arguments_delta:
+            self.events.append(CallDelta(call_id, arguments_delta))
+
+    def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        span: tuple[int, int] | None,
+        repairs: Sequence[Repair] = (),
+        *,
+        call_id: str | None = None,
+        announced: bool = False,
+        **extra: Any,
+    ) -> ToolCall | None:
+        """Record a complete call; emits started/delta events too unless `announced` already did."""
+        early = self.announced if call_id is None else None
+        if early is not None:  # announced by name: its arguments follow now, whole
+            call_id, self.announced = early, None
+        if early is None and not announced:
+            call_id = self.new_id(call_id)
+        elif call_id is None:
+            call_id = self.new_id()
+        if span is None and not repairs:
+            provenance = _plain_provenance(self.dialect)  # frozen, so one serves every such call
+        else:
+            provenance = Provenance(dialect=self.dialect, span=span, repairs=tuple(repairs))
+        try:
+            tool_call = ToolCall(id=call_id, name=name, arguments=arguments, provenance=provenance, **extra)
+        except ValueError as e:
+            self.fail(f"invalid call: {e}", span, "", call_id=call_id)
+            return None
+        if not announced:
+            if early is None:
+                self.started(call_id, name)
+            self.delta(call_id, json.dumps(arguments, ensure_ascii=False))
+        self.calls.append(tool_call)
+        if self.first_call_at is None:
+            self.first_call_at = span[0] if span else self.fed
+        self.events.append(CallCompleted(call=tool_call))
+        return tool_call
+
+    def fail(
+        self, message: str, span: tuple[int, int] | None, raw: str, *, call_id: str | None = None
+    ) -> None:
+        """Record a call that could not be read (the other calls are unaffected)."""
+        if call_id is None and self.announced is not None:
+            call_id, self.announced = self.announced, None
+        if len(raw) > _RAW_LIMIT:
+            raw = raw[: _RAW_LIMIT // 2] + " … " + raw[-_RAW_LIMIT // 2 :]
+        error = ParseError(message=message, dialect=self.dialect, span=span, raw=raw, call_id=call_id)
+        self.errors.append(error)
+        self.events.append(CallFailed(error=error))
+
+    def error(self, message: str) -> None:
+        """Record a problem that is no one call's, at the current offset."""
+        error = ParseError(message=message, dialect=self.dialect, span=(self.fed, self.fed))
+        self.errors.append(error)
+        self.events.append(CallFailed(error=error))
+
+
+@functools.cache
+def _plain_provenance(dialect: str) -> Provenance:
+    return Provenance(dialect=dialect)

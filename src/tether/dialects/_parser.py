@@ -1,0 +1,120 @@
+"""`StreamParser`: the caller's face of a parser (`feed`, `close`, `result`); dialects implement `_feed`/`_close`
+and write what they read through `self._emit` (an `Emitter`), which callers cannot reach."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from tether.dialects._emitter import Emitter
+from tether.dialects._events import ParseEvent, ParseResult, PartialCall
+from tether.dialects._tools import ToolIndex
+from tether.exceptions import UserError
+
+__all__ = ["StreamParser"]
+
+
+class StreamParser(ABC):
+    """Incremental parser of one model output: `feed(delta)` text as it arrives, then `close()`.
+
+    Attributes:
+        dialect: The dialect's name.
+        tools: The tools the output may call.
+    """
+
+    def __init__(self, dialect: str, tools: ToolIndex):
+        self.dialect = dialect
+        self.tools = tools
+        self._emit = Emitter(dialect, tools)
+        """Where the dialect records what it reads (never handed to a caller)."""
+        self._closed = False
+        self._broken = False
+
+    # ------------------------------------------------------------------------------------------ public
+
+    def feed(self, delta: str) -> list[ParseEvent]:
+        """Parse the next piece of model output; returns the events it completes."""
+        if self._closed:
+            raise UserError(
+                "feed() after close(): start a new parser with stream_parser(...) for a new output."
+            )
+        emit = self._emit
+        events: list[ParseEvent] = []
+        emit.events = events
+        if delta and not self._broken:
+            start = emit.fed
+            emit.fed += len(delta)
+            try:
+                self._feed(delta, start)
+            except Exception as e:  # a parser bug must not take the caller down with the model's output
+                self._internal_error(e)
+        return events
+
+    def feed_event(self, event: Any) -> list[ParseEvent]:
+        """Feed one already-parsed provider event (native dialects only: openai, anthropic, gemini)."""
+        raise UserError(
+            f"the {self.dialect} dialect reads text: use feed(text); feed_event() is for native dialects"
+        )
+
+    def close(self) -> list[ParseEvent]:
+        """Mark the end of the output: unfinished calls are completed (repaired) or reported as failed."""
+        if self._closed:
+            return []
+        events: list[ParseEvent] = []
+        self._emit.events = events
+        self._guarded(self._close)
+        self._closed = True
+        return events
+
+    @property
+    def result(self) -> ParseResult:
+        """Everything parsed so far (the whole result once `close()` has been called)."""
+        return self._emit.result()
+
+    @property
+    def first_call_at(self) -> int | None:
+        """Where the first complete call began, if one has (`auto` chooses the format that read one first)."""
+        return self._emit.first_call_at
+
+    def partial_calls(self) -> list[PartialCall]:
+        """Calls still being streamed, with their arguments parsed so far (costs a parse of what they hold)."""
+        return []
+
+    @property
+    def busy_since(self) -> int | None:
+        """Where undecided text begins (an open region or held-back marker), or None."""
+        return None
+
+    def plain_text_until(self) -> frozenset[str] | None:
+        """Markers such that a delta holding none of them (nor, at its end, the start of one) would only be
+        passed on, whole, as content: feeding it may wait, to be batched with the next. None when any delta
+        may matter."""
+        return None
+
+    def open_reasoning(self) -> None:
+        """Read the output as beginning inside a reasoning block that the chat template already opened (it
+        shows only the block's end, e.g. `</think>`). Call before the first `feed`."""
+        raise UserError(f"the {self.dialect} dialect has no reasoning block to begin inside")
+
+    # -------------------------------------------------------------------------------------- subclasses
+
+    @abstractmethod
+    def _feed(self, delta: str, start: int) -> None: ...
+
+    @abstractmethod
+    def _close(self) -> None: ...
+
+    def _guarded(self, step: Callable[[], None]) -> None:
+        if self._broken:
+            return
+        try:
+            step()
+        except Exception as e:  # a parser bug must not take the caller down with the model's output
+            self._internal_error(e)
+
+    def _internal_error(self, e: Exception) -> None:
+        self._broken = True
+        self._emit.error(
+            f"internal parser error ({type(e).__name__}: {e}); the rest of the output was ignored"
+        )

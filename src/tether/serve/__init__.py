@@ -1,0 +1,36 @@
+"""`tether serve`: agents over HTTP (the `serve` extra: FastAPI, uvicorn, sse-starlette).
+
+    from tether.serve import create_app, load_config
+
+    app = create_app(load_config("agents.yaml"))   # then: uvicorn, or `tether serve agents.yaml`
+
+The agent API streams each run's events (seed 004's agent_streaming_events v1) as SSE or NDJSON from a
+task the HTTP response only follows, so a client that reconnects loses nothing; see docs/serve.md. Not
+imported by `import tether`.
+"""
+
+from tether.serve._agents import default_agent as default_agent
+from tether.serve._agents import served_agent as served_agent
+from tether.serve._app import create_app as create_app
+from tether.serve._config import AgentBuilder as AgentBuilder
+from tether.serve._config import ApiKey as ApiKey
+from tether.serve._config import ServeConfig as ServeConfig
+from tether.serve._config import ServedAgent as ServedAgent
+from tether.serve._config import default_database as default_database
+from tether.serve._config import hash_key as hash_key
+from tether.serve._config import load_config as load_config
+from tether.serve._demo import DemoModel as DemoModel
+
+__all__ = [
+    "AgentBuilder",
+    "ApiKey",
+    "DemoModel",
+    "ServeConfig",
+    "ServedAgent",
+    "create_app",
+    "default_agent",
+    "default_database",
+    "hash_key",
+    "load_config",
+    "served_agent",
+]

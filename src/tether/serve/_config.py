@@ -1,0 +1,203 @@
+"""`ServeConfig`: the agents a server offers and how it guards them, from Python or from a config file.
+
+A config file (YAML or JSON) names several agents, each an `agent_config.v2` object (seed 004), plus the
+server's database, API keys and limits:
+
+    agents:
+      - name: helper
+        model: openai:gpt-4o-mini
+        dialect: hermes                # leave out for the model's native tool calling
+        tools:
+          - {toolType: fs, toolName: files, config: {roots: ["."], readOnly: true}}
+          - {toolType: file, toolName: weather, config: {path: tools/weather.py}}
+        limits: {maxIterations: 8}
+        mode: talk_first               # tether's additions: mode, policy, baseUrl
+    database: sqlite:///tether-serve.db  # default: tether-serve.db next to the config file
+    keys:
+      - {hash: "sha256:<hex of the key>", principal: alice, scopes: [fs.write]}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tether.exceptions import UserError
+from tether.execution import Principal
+from tether.loop import Agent
+from tether.store import Journal
+from tether.types import RateLimit
+
+__all__ = [
+    "AgentBuilder",
+    "ApiKey",
+    "ServeConfig",
+    "ServedAgent",
+    "default_database",
+    "hash_key",
+    "load_config",
+    "problems",
+]
+
+AgentBuilder = Callable[[Principal, Journal], Agent]
+"""Makes the agent for one run: on behalf of `principal`, keeping its calls in the server's journal."""
+
+
+@dataclass(frozen=True)
+class ServedAgent:
+    """An agent the server offers by name; `build` makes it for each run (its model and tools may be shared)."""
+
+    name: str
+    build: AgentBuilder
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """An API key, stored only as its hash, and the principal (with scopes) it stands for."""
+
+    hash: str
+    """`sha256:<hex>` of the key (see `hash_key`)."""
+    principal: str
+    scopes: frozenset[str] = frozenset()
+
+
+def hash_key(key: str) -> str:
+    """What a config stores for `key`: `sha256:<hex>`. Keys are long random strings, so a fast hash is enough."""
+    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+
+
+def default_database(config_file: Path | None) -> str:
+    """SQLite next to the config file, or in the user's data directory when there is none."""
+    if config_file is not None:
+        return f"sqlite:///{config_file.resolve().parent / 'tether-serve.db'}"
+    data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "tether"
+    return f"sqlite:///{data / 'serve.db'}"
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """What `create_app` serves.
+
+    Args:
+        agents: The agents, by their names (the first is the default).
+        database: Where sessions, the journal and rate limits live: `sqlite:///file.db` or a PostgreSQL URL,
+            which several workers may share.
+        keys: Accepted API keys. None configured: every request is the local principal, and `tether serve`
+            binds only a loopback address.
+        cors_origins: Browser origins allowed to call the API from other sites (none by default).
+        max_request_bytes: Larger request bodies are refused with 413.
+        rate_limit: Requests each key may make, per window; 429 beyond it (the local user of a server
+            without keys is not limited).
+        disconnect_grace_s: How long a run nobody follows keeps going before it is cancelled, so that a
+            client that reconnects in time loses nothing.
+        local_scopes: Scopes of the local principal, who every request is when no keys are configured.
+    """
+
+    agents: Sequence[ServedAgent]
+    database: str = field(default_factory=lambda: default_database(None))
+    keys: Sequence[ApiKey] = ()
+    cors_origins: Sequence[str] = ()
+    max_request_bytes: int = 1_000_000
+    rate_limit: RateLimit | None = field(default_factory=lambda: RateLimit(calls=120, per_seconds=60))
+    disconnect_grace_s: float = 10.0
+    local_scopes: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        if not self.agents:
+            raise UserError("ServeConfig(agents=...) is empty: serve at least one agent.")
+        names = [a.name for a in self.agents]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise UserError(f"ServeConfig: agent names must be unique; repeated: {', '.join(twice)}.")
+
+
+class _Key(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    hash: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    principal: str = Field(min_length=1)
+    scopes: list[str] = Field(default_factory=list[str])
+
+
+class _Limits(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    maxRequestBytes: int = Field(default=1_000_000, gt=0)
+    requestsPerMinute: int | None = Field(default=120, gt=0)
+    disconnectGraceS: float = Field(default=10.0, ge=0)
+
+
+class _File(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    agents: list[dict[str, Any]] = Field(min_length=1)
+    database: str | None = None
+    keys: list[_Key] = Field(default_factory=list[_Key])
+    cors: list[str] = Field(default_factory=list[str])
+    localScopes: list[str] = Field(default_factory=list[str])
+    limits: _Limits = Field(default_factory=_Limits)
+
+
+def load_config(path: str | Path, *, database: str | None = None) -> ServeConfig:
+    """The config file at `path` (YAML or JSON), every agent checked against `agent_config.v2`.
+
+    Raises:
+        UserError: the file is missing or unreadable, or a field is wrong (named with its path).
+    """
+    from tether.serve._agents import served_agent  # models and tools load only when a config is read
+
+    path = Path(path)
+    raw = _read(path)
+    try:
+        spec = _File.model_validate(raw)
+    except ValidationError as error:
+        raise UserError(problems(error, f"{path}: ")) from None
+    base = path.resolve().parent
+    agents = [served_agent(entry, f"{path}: agents[{i}]", base) for i, entry in enumerate(spec.agents)]
+    try:
+        return ServeConfig(
+            agents=agents,
+            database=database or spec.database or default_database(path),
+            keys=[ApiKey(k.hash, k.principal, frozenset(k.scopes)) for k in spec.keys],
+            cors_origins=spec.cors,
+            max_request_bytes=spec.limits.maxRequestBytes,
+            rate_limit=None
+            if spec.limits.requestsPerMinute is None
+            else RateLimit(calls=spec.limits.requestsPerMinute, per_seconds=60),
+            disconnect_grace_s=spec.limits.disconnectGraceS,
+            local_scopes=spec.localScopes,
+        )
+    except UserError as error:
+        raise UserError(f"{path}: {error}") from None
+
+
+def _read(path: Path) -> Mapping[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"Cannot read the serve config {path}: {error.strerror or error}.") from None
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as error:
+        raise UserError(
+            f"{path} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {error}"
+        ) from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: the config must be a mapping with an `agents:` list (see docs/serve.md).")
+    return data  # pyright: ignore[reportUnknownVariableType] - checked by the model next
+
+
+def problems(error: ValidationError, prefix: str = "") -> str:
+    """Each problem as `field.path: message`, joined."""
+    return "; ".join(
+        f"{prefix}{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in error.errors()
+    )

@@ -1,0 +1,40 @@
+"""The caller's face of a parser and the dialect's: callers feed, close and read; only dialects emit."""
+
+import time
+
+import pytest
+
+from tether.dialects import Emitter, ToolIndex, dialect_names, parse, stream_parser
+
+
+@pytest.mark.parametrize("dialect", dialect_names())
+def test_a_caller_cannot_reach_the_methods_dialects_write_with(dialect: str) -> None:
+    parser = stream_parser(dialect)
+    assert not {"text", "reasoning", "started", "delta", "call", "fail", "new_id"} & set(dir(parser))
+    assert {"feed", "close", "result", "partial_calls"} <= set(dir(parser))
+
+
+def test_a_model_repeating_one_id_gets_numbered_ids() -> None:
+    text = "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|>" * 3
+    assert [c.id for c in parse(text, "kimi_k2").calls] == [
+        "functions.f:0",
+        "functions.f:0_2",
+        "functions.f:0_3",
+    ]
+
+
+def test_thousands_of_calls_sharing_one_id_take_linear_time() -> None:
+    # regression: each repeat tried x_2, x_3, ... from the start, so n repeats cost n²/2 set lookups
+    # (20,000 repeats: ~200 million, minutes); now a repeat resumes where the last one stopped
+    emit = Emitter("hermes", ToolIndex())
+    start = time.process_time()
+    ids = [emit.new_id("x") for _ in range(20_000)]
+    assert time.process_time() - start < 2.0
+    assert (ids[:3], ids[-1], len(set(ids))) == (["x", "x_2", "x_3"], "x_20000", 20_000)
+
+
+def test_a_free_numbered_id_is_still_skipped_when_the_model_took_it() -> None:
+    emit = Emitter("hermes", ToolIndex())
+    assert [emit.new_id(w) for w in ("x", "x_2", "x", "x", None, "call_1", None)] == [
+        "x", "x_2", "x_3", "x_4", "call_0", "call_1", "call_2",
+    ]  # fmt: skip
