@@ -26,6 +26,7 @@ from tether.packs.perin._pack import PERIN_PACK as PERIN_PACK
 if TYPE_CHECKING:
     from tether.packs.perin._agent import SYSTEM_PROMPT as SYSTEM_PROMPT
     from tether.packs.perin._agent import perin_agent as perin_agent
+    from tether.packs.perin._agent import perin_served_agent as perin_served_agent
     from tether.packs.perin._calendars import CalendarAdapter as CalendarAdapter
     from tether.packs.perin._calendars import Interval as Interval
     from tether.packs.perin._calendars import LocalCalendar as LocalCalendar
@@ -53,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "User": "tether.packs.perin._network",
     "WorkingHours": "tether.packs.perin._slots",
     "perin_agent": "tether.packs.perin._agent",
+    "perin_served_agent": "tether.packs.perin._agent",
     "perin_pack": "tether.packs.perin._tools",
 }
 
@@ -72,6 +74,7 @@ __all__ = [
     "WorkingHours",
     "perin_agent",
     "perin_pack",
+    "perin_served_agent",
 ]
 
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from tether.exceptions import UserError
 from tether.execution import Executor, Policy, Principal, Recorder
 from tether.loop import Agent, Limits, actionable_intent
 from tether.models import Model
 from tether.packs.perin._network import Network
 from tether.packs.perin._tools import perin_pack
+from tether.store import Journal
 
-__all__ = ["SYSTEM_PROMPT", "perin_agent"]
+if TYPE_CHECKING:
+    from tether.serve import ServedAgent
+
+__all__ = ["SYSTEM_PROMPT", "perin_agent", "perin_served_agent"]
 
 SYSTEM_PROMPT = """You are Perin, {name}'s assistant on a network where people's assistants schedule with each other.
 Today is {today} in {timezone}, the user's time zone.
@@ -43,18 +48,16 @@ def perin_agent(
 
     Args:
         network: The network (and journal) to act on.
-        user_id: The member the agent acts for: the principal of every call, never a tool argument.
+        user_id: The member the agent acts for: the principal of every call, never a tool argument (for
+            anyone else every tool answers `UNAUTHORIZED`).
         planner: A model with native tool calling, e.g. `"openai:gpt-4o-mini"`.
         responder: The model that writes the reply, often larger, e.g. `"openai:gpt-4o"`.
         recorders: Told about every call, e.g. a `PerinMetrics`.
         limits: The loop's limits (default: tether's).
     """
     user = network.user(user_id)
-    if user is None:
-        raise UserError(
-            f"perin_agent: no member {user_id!r} in the network; add them with Network.add_user()."
-        )
-    today = network.clock().astimezone(ZoneInfo(user.timezone)).strftime("%A %Y-%m-%d")
+    name, timezone = (user.name, user.timezone) if user is not None else ("a signed-out visitor", "UTC")
+    today = network.clock().astimezone(ZoneInfo(timezone)).strftime("%A %Y-%m-%d")
     executor = Executor(
         perin_pack(network),
         policy=Policy(require_principal=True),
@@ -64,9 +67,39 @@ def perin_agent(
     return Agent(
         planner,
         executor=executor,
-        system_prompt=SYSTEM_PROMPT.format(name=user.name, today=today, timezone=user.timezone),
-        principal=Principal(id=user.id),
+        system_prompt=SYSTEM_PROMPT.format(name=name, today=today, timezone=timezone),
+        principal=Principal(id=user_id),
         mode=actionable_intent,
         responder=responder,
         limits=limits,
     )
+
+
+ModelSource = Model | str | Callable[[], Model]
+"""A model, a name, or a function making a fresh model for each run (e.g. a `ScriptedModel` in tests)."""
+
+
+def perin_served_agent(
+    network: Network,
+    *,
+    planner: ModelSource,
+    responder: ModelSource,
+    name: str = "perin",
+    recorders: tuple[Recorder, ...] = (),
+) -> ServedAgent:
+    """The Perin assistant for `tether serve` (`create_app(ServeConfig(agents=[...]))`): each run acts for
+    the principal its API key stands for, who must be a network member (`Network.add_user(user_id=...)`).
+    Needs the `serve` extra."""
+    from tether.serve import ServedAgent
+
+    def build(principal: Principal, journal: Journal) -> Agent:
+        assert principal.id is not None, "tether serve always names the caller"
+        return perin_agent(
+            network, principal.id, planner=_made(planner), responder=_made(responder), recorders=recorders
+        )
+
+    return ServedAgent(name, build, "Perin: schedules meetings with your connections (seed 002)")
+
+
+def _made(source: ModelSource) -> Model | str:
+    return source if isinstance(source, Model | str) else source()

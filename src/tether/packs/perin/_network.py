@@ -111,17 +111,19 @@ class Network:
         email: str,
         timezone: str,
         *,
+        user_id: str | None = None,
         work_start_min: int = 9 * 60,
         work_end_min: int = 18 * 60,
     ) -> str:
-        """Add a person; returns their id (the id a `Principal` acting for them carries)."""
+        """Add a person; returns their id, the id of the `Principal` acting for them (e.g. the principal an
+        API key of `tether serve` stands for; default: a new random id)."""
         try:
             ZoneInfo(timezone)
         except (ZoneInfoNotFoundError, ValueError):
             raise UserError(
                 f"{timezone!r} is not an IANA time zone: use a name such as 'Asia/Jerusalem'."
             ) from None
-        user_id = uuid.uuid4().hex
+        user_id = user_id or uuid.uuid4().hex
         row = {"id": user_id, "name": name, "email": email.lower(), "timezone": timezone}
         hours = {"work_start_min": work_start_min, "work_end_min": work_end_min, "calendar_version": 0}
         with self.engine.begin() as connection:
