@@ -11,6 +11,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from tether.execution import Executor
 from tether.packs.perin import PerinMetrics, perin_pack
+from tether.types import OkEnvelope
 
 from .conftest import People
 
