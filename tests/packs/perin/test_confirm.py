@@ -206,3 +206,18 @@ async def test_confirming_needs_a_write_scope_and_an_active_connection(people: P
     assert code(refused) == "CONNECTION_INACTIVE"
     people.network.update_connection(people.dana, people.aviad, status="active")
     assert (await people.call("network_confirm_meeting", sessionId=session, selectionIndex=0)).ok
+
+
+async def test_the_counterpart_cannot_accept_over_a_connection_they_paused(people: People) -> None:
+    session = await propose(people)
+    people.network.update_connection(people.aviad, people.dana, status="paused")
+    envelope = await people.call(
+        "network_confirm_meeting", user=people.aviad, sessionId=session, selectionIndex=0
+    )
+    assert code(envelope) == "CONNECTION_INACTIVE"
+    people.network.update_connection(people.aviad, people.dana, status="active")
+    accepted = await people.call(
+        "network_confirm_meeting", user=people.aviad, sessionId=session, selectionIndex=0
+    )
+    assert isinstance(accepted, OkEnvelope)
+    assert people.network.bookings(people.dana) == [(NOON, "confirmed")]

@@ -100,20 +100,21 @@ def confirm_meeting(
             suggestion="Use the sessionId network_schedule_meeting returned in this conversation; never make one up.",
         )
     zone = ZoneInfo(session.timezone)
+    other_id = session.counterpart_id if user.id == session.initiator_id else session.initiator_id
+    connection = next((c for c in network.connections_of(user.id) if c.counterpart.id == other_id), None)
+    if connection is None or connection.status != "active":
+        who = connection.counterpart.name if connection is not None else "them"
+        raise ToolError(
+            ErrorCode.CONNECTION_INACTIVE,
+            f"Your connection with {who} is no longer active.",
+            recoverable=False,
+            suggestion="Tell the user the connection must be active again before booking.",
+        )
     if session.initiator_id == user.id:  # the counterpart accepting on their own calendar needs no grant
-        connection = next(c for c in network.connections_of(user.id) if c.id == session.connection_id)
-        if connection.status != "active":
-            raise ToolError(
-                ErrorCode.CONNECTION_INACTIVE,
-                f"Your connection with {connection.counterpart.name} is {connection.status}.",
-                recoverable=False,
-                suggestion="Tell the user the connection must be active again before booking.",
-            )
         _require(connection, (), "book meetings with", any_of=(WRITE_CONFIRM, WRITE_AUTO))
     slot = _selected(session.proposals, selection_index, start, end, zone)
     if not network.move_session(session_id, "proposed", "confirming"):
         raise _already(network, session_id)
-    other_id = session.counterpart_id if user.id == session.initiator_id else session.initiator_id
     booked = _book(network, (user.id, other_id), slot, session_id)
     if booked is None:
         network.move_session(session_id, "confirming", "proposed")
