@@ -1,5 +1,6 @@
 """PerinMetrics: seed 002's counters, read back through OpenTelemetry's in-memory reader."""
 
+import json
 from typing import Any
 
 import pytest
@@ -62,3 +63,20 @@ async def test_calls_needs_failures_and_time_to_confirm_are_counted(people: Peop
     assert metrics.success_rate(schedule) == pytest.approx(1 / 3)
     assert metrics.success_rate("network_confirm_meeting") == 1.0
     assert metrics.success_rate("notifications_list") is None
+
+
+async def test_tether_audit_stats_reads_the_same_database(people: People, database_url: str) -> None:
+    """The network shares the journal's database, so `tether audit stats --db URL` is Perin's stats view."""
+    from typer.testing import CliRunner
+
+    from tether.cli import app
+
+    await people.call("network_schedule_meeting", counterpart="Aviad", **WINDOW)
+    await people.call("network_schedule_meeting", counterpart="Aviad", durationMins=30, **WINDOW)
+    await people.call("network_schedule_meeting", counterpart="Nobody", durationMins=30)
+    result = CliRunner().invoke(app, ["audit", "stats", "--db", database_url, "--json"])
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.output)
+    assert (stats["calls"], stats["ok"], stats["needs"], stats["needs_resolved"]) == (3, 1, 1, 1)
+    assert stats["failure_reasons"] == {"NOT_FOUND": 1}
+    assert stats["tools"]["network_schedule_meeting"]["calls"] == 3
