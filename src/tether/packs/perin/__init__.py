@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tether.packs.perin._calendars import CalendarAdapter as CalendarAdapter
     from tether.packs.perin._calendars import Interval as Interval
     from tether.packs.perin._calendars import LocalCalendar as LocalCalendar
+    from tether.packs.perin._google import GoogleCalendar as GoogleCalendar
     from tether.packs.perin._network import ALL_SCOPES as ALL_SCOPES
     from tether.packs.perin._network import Connection as Connection
     from tether.packs.perin._network import Network as Network
@@ -44,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "ALL_SCOPES": "tether.packs.perin._network",
     "CalendarAdapter": "tether.packs.perin._calendars",
     "Connection": "tether.packs.perin._network",
+    "GoogleCalendar": "tether.packs.perin._google",
     "Interval": "tether.packs.perin._calendars",
     "LocalCalendar": "tether.packs.perin._calendars",
     "Network": "tether.packs.perin._network",
@@ -65,6 +67,7 @@ __all__ = [
     "SYSTEM_PROMPT",
     "CalendarAdapter",
     "Connection",
+    "GoogleCalendar",
     "Interval",
     "LocalCalendar",
     "Network",

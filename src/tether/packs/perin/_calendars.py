@@ -36,7 +36,7 @@ class CalendarAdapter(Protocol):
         ...
 
     def release(self, hold_id: str) -> None:
-        """Give a hold up (a rollback); releasing a hold that is gone does nothing."""
+        """Give a hold up, committed or not (a rollback); releasing one that is gone does nothing."""
         ...
 
 
@@ -81,4 +81,4 @@ class LocalCalendar:
 
     def release(self, hold_id: str) -> None:
         with self.engine.begin() as connection:
-            connection.execute(delete(events).where(events.c.id == hold_id, events.c.status == "hold"))
+            connection.execute(delete(events).where(events.c.id == hold_id, events.c.session_id.is_not(None)))

@@ -3,6 +3,7 @@ the model: propose slots to a counterpart, and confirm one with a two-phase book
 
 from __future__ import annotations
 
+import contextlib
 from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -115,8 +116,17 @@ def confirm_meeting(
     slot = _selected(session.proposals, selection_index, start, end, zone)
     if not network.move_session(session_id, "proposed", "confirming"):
         raise _already(network, session_id)
-    booked = _book(network, (user.id, other_id), slot, session_id)
-    if booked is None:
+    try:
+        booked = _book(network, (user.id, other_id), slot, session_id)
+    except Exception as e:  # a calendar provider failed part way: both calendars were rolled back
+        network.move_session(session_id, "confirming", "proposed")
+        network.audit(user.id, "confirm_meeting", "rolled_back", session=session_id, error=type(e).__name__)
+        raise ToolError(
+            "CALENDAR_UNAVAILABLE",
+            "A calendar could not be reached while booking; nothing was booked.",
+            suggestion="Tell the user booking failed for now and offer to try again in a minute.",
+        ) from e
+    if not booked:
         network.move_session(session_id, "confirming", "proposed")
         network.audit(user.id, "confirm_meeting", "rolled_back", session=session_id, slot=list(slot))
         raise ToolError(
@@ -142,20 +152,30 @@ def confirm_meeting(
     }
 
 
-def _book(network: Network, people: tuple[str, str], slot: Interval, session_id: str) -> Interval | None:
+def _book(network: Network, people: tuple[str, str], slot: Interval, session_id: str) -> bool:
     """Phase one holds the slot on both calendars (each hold re-checks free/busy as it is made); phase two
-    commits both. If either calendar refuses, every hold already made is released: both or neither."""
+    commits both. If a calendar refuses (`False`) or fails (its exception, re-raised), every hold already
+    made or committed is released: both or neither."""
     holds: list[tuple[str, str]] = []
-    for person in people:
-        hold = network.calendar(person).hold(person, slot, "Meeting (Perin)", session_id)
-        if hold is None:
-            for holder, made in holds:
-                network.calendar(holder).release(made)
-            return None
-        holds.append((person, hold))
+    try:
+        for person in people:
+            hold = network.calendar(person).hold(person, slot, "Meeting (Perin)", session_id)
+            if hold is None:
+                _release(network, holds)
+                return False
+            holds.append((person, hold))
+        for holder, made in holds:
+            network.calendar(holder).commit(made)
+    except Exception:
+        _release(network, holds)
+        raise
+    return True
+
+
+def _release(network: Network, holds: list[tuple[str, str]]) -> None:
     for holder, made in holds:
-        network.calendar(holder).commit(made)
-    return slot
+        with contextlib.suppress(Exception):  # the rollback of one calendar must not stop the other's
+            network.calendar(holder).release(made)
 
 
 def _already(network: Network, session_id: str) -> ToolError:
