@@ -134,3 +134,27 @@ async def test_a_confirm_from_chat_books_both_calendars_and_mallory_cannot_take_
     [booked] = [data for name, data in confirmed if name == "on_tool_end"]
     assert booked["envelope"]["data"]["status"] == "confirmed"
     assert network.bookings("dana") == network.bookings("aviad") == [((1774602000, 1774603800), "confirmed")]
+
+
+def test_the_example_config_loads_with_the_perin_tools_and_the_seeds_rules(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tether.execution import Principal
+    from tether.packs.perin import SYSTEM_PROMPT
+    from tether.serve import load_config
+    from tether.store import MemoryJournal
+
+    monkeypatch.setenv("TETHER_JOURNAL_URL", f"sqlite:///{tmp_path / 'perin.db'}")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the model is made when the config is read, never called
+    config = load_config(Path(__file__).parents[3] / "examples" / "perin" / "agent.yaml")
+    agent = config.agents[0].build(Principal("local"), MemoryJournal())
+    assert {spec.name for spec in agent.toolset.specs()} == {
+        "network_schedule_meeting",
+        "network_confirm_meeting",
+        "notifications_list",
+        "notifications_resolve",
+        "integrations_connect",
+    }
+    rules = SYSTEM_PROMPT[SYSTEM_PROMPT.index("Tool use:") :]
+    assert rules in agent.system_prompt  # the config carries the same tool-use rules as perin_agent
+    assert (tmp_path / "perin.db").exists()  # the network opened the journal's database

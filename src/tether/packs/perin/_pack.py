@@ -3,7 +3,10 @@ the network and its SQLAlchemy tables load when the pack is first built."""
 
 from __future__ import annotations
 
+import os
+
 from tether.builtin import PackConfig, ToolPack
+from tether.store import DEFAULT_URL
 from tether.tools import Toolset
 
 __all__ = ["PERIN_PACK"]
@@ -13,13 +16,13 @@ def _build(config: PackConfig) -> Toolset:
     from tether.packs.perin._network import Network
     from tether.packs.perin._tools import perin_pack
 
-    url = config.options.get("perin_url")
-    return perin_pack(Network(url) if isinstance(url, str) else Network())
+    url = config.options.get("perin_url") or os.environ.get("TETHER_JOURNAL_URL") or DEFAULT_URL
+    return perin_pack(Network(str(url)))
 
 
 PERIN_PACK = ToolPack(
     "perin",
     _build,
     "Perin scheduling network (seed 002): schedule and confirm meetings with connections, notifications; "
-    "option perin_url (default: the journal's database)",
+    "option perin_url (default: the journal's database, TETHER_JOURNAL_URL or ./tether-journal.db)",
 )
