@@ -241,3 +241,13 @@ async def test_every_action_is_audited(people: People) -> None:
         (people.dana, "schedule_meeting", "proposed"),
         (people.dana, "confirm_meeting", "refused"),
     ]
+
+
+async def test_a_replayed_call_answers_from_the_journal_without_a_second_session(people: People) -> None:
+    executor = people.executor()
+    arguments: dict[str, Any] = {"counterpart": "Aviad", "durationMins": 30, **NOON_TO_TWO}
+    first = await people.call("network_schedule_meeting", executor=executor, call_id="call_same", **arguments)
+    again = await people.call("network_schedule_meeting", executor=executor, call_id="call_same", **arguments)
+    assert isinstance(first, OkEnvelope)
+    assert again == first
+    assert len(people.network.notifications(people.aviad)) == 1

@@ -311,7 +311,7 @@ class Network:
         if not include_resolved:
             query = query.where(notifications.c.resolved.is_(False))
         with self.engine.connect() as connection:
-            rows = connection.execute(query.order_by(notifications.c.created_s, notifications.c.id)).all()
+            rows = connection.execute(query.order_by(notifications.c.seq)).all()
         return [
             Notification(
                 r.id, r.kind, r.message, r.session_id, bool(r.actionable), bool(r.resolved), r.created_s

@@ -90,7 +90,8 @@ transcript = Table(
 notifications = Table(
     "perin_notifications",
     metadata,
-    Column("id", String(32), primary_key=True),
+    Column("seq", Integer, primary_key=True, autoincrement=True),  # the order they were made in
+    Column("id", String(32), nullable=False, unique=True),
     Column("user_id", String(32), ForeignKey("perin_users.id"), nullable=False),
     Column("kind", String(32), nullable=False),
     Column("message", Text, nullable=False),
