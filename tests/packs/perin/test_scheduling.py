@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope
+from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolCall
 
 from .conftest import People, tomorrow
 
@@ -194,7 +194,7 @@ async def test_a_caller_who_is_not_a_member_is_unauthorized(people: People) -> N
     )
     assert error_code(envelope) == "UNAUTHORIZED"
     anonymous = await people.executor(require_principal=True).execute(
-        __import__("tether").ToolCall(id="c", name="notifications_list", arguments={})
+        ToolCall(id="c", name="notifications_list", arguments={})
     )
     assert error_code(anonymous) == "UNAUTHORIZED"
 
