@@ -2,21 +2,33 @@
 
 Per call: the floor is what any runtime must do (`json.loads` of the arguments, pydantic validation, a
 direct call of the async tool); tether adds every guard (unknown tool, schema, why, scopes, rate limit,
-quotas, repaired-call policy, idempotency), the Kalygo record, and the journal: in memory ("off") or a SQLite
-file in WAL mode ("on": an idempotency lookup, an intent row before and a result row after, each committed).
+quotas, repaired-call policy, idempotency), the Kalygo record, and the journal: in memory ("off"), a SQLite
+file in WAL mode or a local PostgreSQL server started for the run ("on": a rate-limit token, the idempotency
+claim with the intent row before the tool, the result row after, each committed).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
+import glob
+import importlib.util
 import json
+import os
+import pwd
+import shutil
+import socket
 import statistics
+import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 from pydantic import TypeAdapter
+from sqlalchemy import create_engine
 from typing_extensions import TypedDict
 
 from _timing import row
@@ -79,20 +91,84 @@ def best_of(fn: object, repeat: int = 5) -> float:
     return min(anyio.run(fn) for _ in range(repeat))  # pyright: ignore[reportArgumentType, reportUnknownArgumentType, reportUnknownVariableType]
 
 
+@contextlib.contextmanager
+def postgres() -> Iterator[str | None]:
+    """A throwaway PostgreSQL server (as the tests start one), or None without its binaries or psycopg."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    if not found or importlib.util.find_spec("psycopg") is None:
+        yield None
+        return
+    bindir = Path(found[-1]).parent
+    base = Path(tempfile.mkdtemp(prefix="tether-bench-pg-"))
+    prefix: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses root: run the server as `postgres`
+        user = pwd.getpwnam("postgres")
+        os.chown(base, user.pw_uid, user.pw_gid)
+        prefix = ["runuser", "-u", "postgres", "--"]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = base / "data"
+    run = functools.partial(subprocess.run, check=True, capture_output=True)
+    run([*prefix, str(bindir / "initdb"), "-D", str(data), "-U", "tether", "--auth=trust", "-E", "UTF8"])
+    options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1"  # fsync on, as a real server
+    run(
+        [
+            *prefix,
+            str(bindir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-o",
+            options,
+            "-l",
+            str(base / "log"),
+            "-w",
+            "start",
+        ]
+    )
+    try:
+        yield f"postgresql+psycopg://tether@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            [*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], check=False
+        )
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def per_call() -> None:
     memory = MemoryJournal()
+    counter = iter(range(10**9))
     with tempfile.TemporaryDirectory() as tmp:
         sqlite = SqlJournal(f"sqlite:///{Path(tmp) / 'journal.db'}")
-        counter = iter(range(10**9))
         floor = best_of(lambda: floor_calls(20_000))
         off = best_of(lambda: tether_calls(5_000, memory, next(counter) * 10**6))
         on = best_of(lambda: tether_calls(500, sqlite, next(counter) * 10**6))
         sqlite.close()
+    with postgres() as url:
+        pg: dict[str, float] = {}
+        if url is not None:
+            journal = SqlJournal(url)
+            pg["PostgreSQL 15, local"] = best_of(lambda: tether_calls(200, journal, next(counter) * 10**6), 3)
+            journal.close()
+            # the server still has every commit when tether's process dies (what in-doubt detection needs),
+            # but does not wait for its WAL to reach the disk
+            engine = create_engine(url, connect_args={"options": "-c synchronous_commit=off"})
+            journal = SqlJournal(url, engine=engine)
+            pg["PostgreSQL, synchronous_commit=off"] = best_of(
+                lambda: tether_calls(500, journal, next(counter) * 10**6)
+            )
+            journal.close()
     print(row("per call (sequential)", "µs per call", "overhead over floor µs"))
     print(row("---", "---:", "---:"))
     print(row("floor: json.loads + pydantic validate + direct call", f"{floor * 1e6:.1f}", "0"))
     print(row("tether: all guards, journal off (memory)", f"{off * 1e6:.1f}", f"{(off - floor) * 1e6:.1f}"))
     print(row("tether: all guards, journal on (SQLite WAL)", f"{on * 1e6:.1f}", f"{(on - floor) * 1e6:.1f}"))
+    for name, cost in pg.items():
+        print(
+            row(
+                f"tether: all guards, journal on ({name})", f"{cost * 1e6:.1f}", f"{(cost - floor) * 1e6:.1f}"
+            )
+        )
 
 
 async def gather_floor() -> float:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from _timing import row
 from tether.builtin._js import run_js
-from tether.sandbox import Limits
+from tether.sandbox import SandboxLimits
 
 RUNS = 300
 
@@ -34,7 +34,7 @@ try:
 except ImportError:
     print("mini-racer is not installed (tether[js]); skipped")
 else:
-    limits = Limits()
+    limits = SandboxLimits()
     kept = MiniRacer()
     loop = "let s = 0; for (let i = 0; i < 1000; i++) s += i; s"
     rows = [

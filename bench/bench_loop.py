@@ -230,7 +230,7 @@ class Bound(Floor):
     def __init__(self) -> None:
         super().__init__()
         from tether import store, tool, types
-        from tether.execution._runner import run_tool
+        from tether.execution._invoke import invoke as run_tool
 
         self.store, self.t, self.run_tool = store, types, run_tool
         self.typed_tools = {name: tool(side_effects="none")(f) for name, f in self.tools.items()}

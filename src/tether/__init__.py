@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from tether.dialects import stream_parser as stream_parser
     from tether.exceptions import ModelError as ModelError
     from tether.exceptions import NeedsInput as NeedsInput
+    from tether.exceptions import SandboxUnavailable as SandboxUnavailable
     from tether.exceptions import TetherError as TetherError
     from tether.exceptions import TetherRuntimeError as TetherRuntimeError
     from tether.exceptions import ToolCrashed as ToolCrashed
@@ -82,6 +83,7 @@ _EXPORTS: dict[str, str] = {
     "Policy": "tether.execution",
     "Principal": "tether.execution",
     "RunResult": "tether.loop",
+    "SandboxUnavailable": "tether.exceptions",
     "ScriptedModel": "tether.models",
     "Session": "tether.loop",
     "TetherError": "tether.exceptions",
@@ -128,6 +130,7 @@ __all__ = [
     "Policy",
     "Principal",
     "RunResult",
+    "SandboxUnavailable",
     "ScriptedModel",
     "Session",
     "TetherError",

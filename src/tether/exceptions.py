@@ -7,7 +7,8 @@
     │   └── NeedsInput          -> {ok: false, needs: {...}}
     └── TetherRuntimeError      anything else that went wrong inside tether at run time
         ├── ModelError          the model's provider failed (network, key, rate limit, server error)
-        └── ToolCrashed         a tool run in another process (isolated, sandboxed) raised or died
+        ├── ToolCrashed         a tool run in another process (isolated, sandboxed) raised or died
+        └── SandboxUnavailable  bubblewrap is missing or cannot create namespaces on this host
 
 Model output never raises: parsers and the executor turn bad output into errors and envelopes the model
 can act on. Exceptions are for developers' mistakes and for tools that want to refuse.
@@ -18,6 +19,7 @@ from __future__ import annotations
 __all__ = [
     "ModelError",
     "NeedsInput",
+    "SandboxUnavailable",
     "TetherError",
     "TetherRuntimeError",
     "ToolCrashed",
@@ -55,6 +57,12 @@ class ToolCrashed(TetherRuntimeError):
         super().__init__(type_name)
         self.type_name = type_name
         self.traceback = traceback
+
+
+class SandboxUnavailable(TetherRuntimeError):
+    """bubblewrap is missing or cannot create namespaces here, and the caller did not opt out (the message
+    names the fix, e.g. `apt-get install bubblewrap`). Raised by `tether.sandbox`; tools that run code in
+    the sandbox answer the model with an envelope instead."""
 
 
 class ToolSignal(TetherError):

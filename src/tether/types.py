@@ -20,6 +20,7 @@ __all__ = [
     "AgentConfig",
     "AgentLimitsConfig",
     "AgentToolConfig",
+    "AnyEnvelope",
     "AssistantMessage",
     "ChainEndEvent",
     "ChainStartEvent",
@@ -42,12 +43,14 @@ __all__ = [
     "OkEnvelope",
     "OpenUrlEvent",
     "Provenance",
+    "QAMetadata",
     "RateLimit",
     "Repair",
     "SandboxPolicy",
     "SideEffects",
     "SpeechEvent",
     "SystemMessage",
+    "TextDocumentMetadata",
     "ToolCall",
     "ToolCallRecord",
     "ToolEndEvent",
@@ -56,6 +59,8 @@ __all__ = [
     "ToolSpec",
     "ToolStartEvent",
     "UserMessage",
+    "VectorSearchOutput",
+    "VectorSearchResult",
 ]
 
 JsonSchema = dict[str, Any]
@@ -244,6 +249,9 @@ Envelope = Annotated[
 ]
 """The one result of every tool call."""
 
+AnyEnvelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
+"""`Envelope` as a plain union, for annotations and `isinstance` (`Envelope` is the validating form)."""
+
 
 # ----------------------------------------------------------------------------------------------- messages
 
@@ -368,6 +376,68 @@ class MeowstikToolCalls(BaseModel):
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     toolCalls: list[MeowstikToolCall]
+
+
+class TextDocumentMetadata(BaseModel):
+    """A chunk of an ingested `.txt`/`.md` document (seed 004); YAML front matter adds `file_<key>` fields."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
+
+    filename: str
+    """The original file name."""
+    chunkId: int = Field(ge=1)
+    """The chunk's identifier within its file (1-based)."""
+    content: str
+    chunkSizeTokens: int = Field(ge=0)
+    """The chunk's length in tokens (of the tokenizer that chunked it)."""
+    uploadTimestamp: str
+    """When the file was ingested: Unix time in milliseconds, as a string."""
+    chunkNumber: int = Field(ge=1)
+    """The chunk's number for display (1-based)."""
+    totalChunks: int = Field(ge=1)
+
+
+class QAMetadata(BaseModel):
+    """One question and answer from an ingested CSV file (seed 004)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    row_number: int = Field(ge=1)
+    """The row's number among the CSV's data rows (1-based)."""
+    q: str
+    a: str
+    content: str
+    """`Q: {q}\nA: {a}`."""
+    filename: str
+    user_id: str
+    user_email: str
+    upload_timestamp: str
+    """When the file was ingested: Unix time in milliseconds, as a string."""
+    created_at: str | None = None
+    last_edited_at: str | None = None
+
+
+class VectorSearchResult(BaseModel):
+    """One hit of a `vectorSearch` / `vectorSearchWithReranking` tool (seed 004)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    id: str
+    score: float
+    """The retrieval score: cosine similarity, BM25 or reciprocal-rank fusion, by search mode."""
+    rerankScore: float | None = None
+    """The cross-encoder's score, which orders the results, when they were reranked."""
+    metadata: QAMetadata | TextDocumentMetadata
+
+
+class VectorSearchOutput(BaseModel):
+    """The `output` of a `vectorSearch` / `vectorSearchWithReranking` tool-call record (seed 004)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    results: list[VectorSearchResult]
+    namespace: str
+    index: str
 
 
 # ------------------------------------------------------------------------------------------------- events

@@ -11,12 +11,12 @@ import pytest
 
 from tether.builtin.exec import exec_pack
 from tether.execution import Executor
-from tether.sandbox import Limits
+from tether.sandbox import SandboxLimits
 from tether.types import ErrorEnvelope, ErrorInfo, OkEnvelope, ToolCall
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("bwrap_installed")]
 
-LIMITS = Limits(processes=32, output_bytes=32 * 1024, file_size_bytes=4 * 1024 * 1024, timeout_s=5)
+LIMITS = SandboxLimits(processes=32, output_bytes=32 * 1024, file_size_bytes=4 * 1024 * 1024, timeout_s=5)
 WHY = "Run the build to check that the patch compiles"
 
 

@@ -18,7 +18,7 @@ from tether.builtin import _js
 from tether.builtin.exec import exec_pack
 from tether.exceptions import ToolError
 from tether.execution import Executor
-from tether.sandbox import Limits, cgroup_support
+from tether.sandbox import SandboxLimits, cgroup_support
 from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
 
 pytestmark = [
@@ -27,7 +27,7 @@ pytestmark = [
 ]
 
 _MiB = 1024 * 1024
-LIMITS = Limits(
+LIMITS = SandboxLimits(
     processes=32,
     output_bytes=32 * 1024,
     file_size_bytes=4 * _MiB,

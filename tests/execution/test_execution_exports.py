@@ -1,4 +1,4 @@
-"""The public API of `tether.execution`, `tether.execution.guards` and `tether.store`."""
+"""The exports of `tether.execution` and `tether.store` resolve (tests/test_public_api.py pins the lists)."""
 
 from __future__ import annotations
 
@@ -7,38 +7,16 @@ from types import ModuleType
 import pytest
 
 import tether.execution
-import tether.execution.guards
+import tether.execution._guards
 import tether.store
 
 
-@pytest.mark.parametrize("module", [tether.execution, tether.execution.guards, tether.store])
+@pytest.mark.parametrize("module", [tether.execution, tether.execution._guards, tether.store])
 def test_every_exported_name_resolves(module: ModuleType) -> None:
     names: list[str] = module.__all__  # kept sorted by ruff (RUF022)
     assert len(set(names)) == len(names)
     for name in names:
         assert getattr(module, name) is not None
-
-
-def test_execution_exports() -> None:
-    assert tether.execution.__all__ == [
-        "Allow",
-        "Attempt",
-        "CallReport",
-        "Decision",
-        "Executor",
-        "Guard",
-        "Policy",
-        "Principal",
-        "Recorder",
-        "Refuse",
-        "RepairedCallPolicy",
-        "Replay",
-        "Run",
-        "SessionLog",
-        "kalygo_record",
-        "refusal",
-        "stopped_suggestion",
-    ]
 
 
 def test_the_sql_journal_loads_on_first_use() -> None:

@@ -10,8 +10,8 @@ import pytest
 
 from tether.exceptions import NeedsInput, ToolError
 from tether.execution import CallReport, Executor, Policy, Principal, Run, SessionLog
-from tether.store import REDACTED, SqlJournal
-from tether.tools import Toolset, tool
+from tether.store import SqlJournal
+from tether.tools import REDACTED, Toolset, tool
 from tether.types import ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope, ToolCall, ToolCallRecord
 
 pytestmark = pytest.mark.anyio

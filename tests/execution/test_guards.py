@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tether.execution import Allow, Attempt, Decision, Executor, Policy, Principal, Run, refusal
-from tether.execution.guards import is_content_free
+from tether.execution._guards import is_content_free
 from tether.tools import Toolset, tool
 from tether.types import (
     ErrorEnvelope,

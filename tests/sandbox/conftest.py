@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.sandbox import Limits, Sandbox
+from tether.sandbox import Sandbox, SandboxLimits
 
 
 @pytest.fixture(autouse=True)
@@ -11,8 +11,8 @@ def _requires_bwrap(bwrap_installed: None) -> None:  # pyright: ignore[reportUnu
 
 
 @pytest.fixture
-def limits() -> Limits:
-    return Limits(
+def limits() -> SandboxLimits:
+    return SandboxLimits(
         address_space_bytes=512 * 1024 * 1024,
         file_size_bytes=8 * 1024 * 1024,
         tmp_bytes=4 * 1024 * 1024,
@@ -30,5 +30,5 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def sandbox(workspace: Path, limits: Limits) -> Sandbox:
+def sandbox(workspace: Path, limits: SandboxLimits) -> Sandbox:
     return Sandbox(workspace, limits=limits)

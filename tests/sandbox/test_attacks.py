@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.sandbox import Limits, Sandbox
+from tether.sandbox import Sandbox, SandboxLimits
 from tether.sandbox._sandbox import _hand_over  # pyright: ignore[reportPrivateUsage]  # the code under attack
 
 
@@ -188,7 +188,7 @@ def test_raw_netlink_and_ipv6_sockets_are_refused_but_unix_sockets_work(sandbox:
 
 
 def test_a_fork_bomb_is_stopped_by_the_process_limit(workspace: Path) -> None:
-    limits = Limits(processes=32, timeout_s=10)
+    limits = SandboxLimits(processes=32, timeout_s=10)
     code = (
         "import os, time\n"
         "n = 0\n"
@@ -207,7 +207,7 @@ def test_a_fork_bomb_is_stopped_by_the_process_limit(workspace: Path) -> None:
 
 def test_a_shell_fork_bomb_ends_with_the_timeout_and_leaves_nothing(workspace: Path) -> None:
     marker = f"bomb{uuid.uuid4().hex[:8]}"
-    result = Sandbox(workspace, limits=Limits(processes=32, timeout_s=2)).run(
+    result = Sandbox(workspace, limits=SandboxLimits(processes=32, timeout_s=2)).run(
         ["sh", "-c", f"{marker}() {{ {marker} | {marker} & }}; {marker}; sleep 30"]
     )
     assert result.duration_ms < 10_000  # it ended (by the timeout, or when the shell could not fork)
@@ -221,7 +221,7 @@ def test_a_memory_bomb_fails_to_allocate(sandbox: Sandbox) -> None:
 
 
 def test_filling_the_disk_stops_at_the_file_size_limit(
-    sandbox: Sandbox, workspace: Path, limits: Limits
+    sandbox: Sandbox, workspace: Path, limits: SandboxLimits
 ) -> None:
     result = sandbox.run(["sh", "-c", "dd if=/dev/zero of=/workspace/big bs=1M count=100 2>&1; echo $?"])
     assert (workspace / "big").stat().st_size == limits.file_size_bytes
@@ -233,7 +233,7 @@ def test_filling_tmp_stops_at_its_size(sandbox: Sandbox) -> None:
     assert "No space left on device" in result.stdout
 
 
-def test_an_output_flood_is_truncated_and_killed(sandbox: Sandbox, limits: Limits) -> None:
+def test_an_output_flood_is_truncated_and_killed(sandbox: Sandbox, limits: SandboxLimits) -> None:
     result = sandbox.run(["yes"], timeout_s=10)
     assert result.truncated
     assert len(result.stdout) == limits.output_bytes

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tether.sandbox import (
-    Limits,
+    SandboxLimits,
     _cgroup,  # pyright: ignore[reportPrivateUsage]  # detection's inputs are faked
     cgroup_support,
 )
@@ -62,7 +62,7 @@ def test_unwritable_v1_degrades_with_a_reason(monkeypatch: pytest.MonkeyPatch) -
     assert cgroup_support().reason == (
         "cgroup v1, but tether's cgroups are not writable by this user (run as root or delegate)"
     )
-    assert _cgroup.acquire(Limits()) is None  # runs go on with rlimits only
+    assert _cgroup.acquire(SandboxLimits()) is None  # runs go on with rlimits only
 
 
 def test_v1_without_a_controller_says_which(monkeypatch: pytest.MonkeyPatch) -> None:

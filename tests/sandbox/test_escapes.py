@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tether.sandbox import Limits, Sandbox, cgroup_support
+from tether.sandbox import Sandbox, SandboxLimits, cgroup_support
 from tether.sandbox._cleanup import (
     remove_tree,
 )
@@ -36,7 +36,7 @@ def _needs_cgroups() -> None:
 
 def test_memory_spread_over_processes_is_bounded_for_the_whole_tree(workspace: Path) -> None:
     _needs_cgroups()
-    limits = Limits(memory_bytes=256 * _MiB, address_space_bytes=512 * _MiB, timeout_s=20)
+    limits = SandboxLimits(memory_bytes=256 * _MiB, address_space_bytes=512 * _MiB, timeout_s=20)
     result = Sandbox(workspace, limits=limits).run(["python3", "-c", _SPREAD_OUT])
     assert result.oom_killed
     assert result.stdout != "survived 8\n"
@@ -44,11 +44,13 @@ def test_memory_spread_over_processes_is_bounded_for_the_whole_tree(workspace: P
 
 def test_a_run_within_its_memory_is_not_reported_as_oom(workspace: Path) -> None:
     _needs_cgroups()
-    result = Sandbox(workspace, limits=Limits(memory_bytes=256 * _MiB)).run(["python3", "-c", "print(1)"])
+    result = Sandbox(workspace, limits=SandboxLimits(memory_bytes=256 * _MiB)).run(
+        ["python3", "-c", "print(1)"]
+    )
     assert (result.stdout, result.oom_killed) == ("1\n", False)
 
 
-def test_dev_shm_is_size_capped_and_dev_itself_is_read_only(sandbox: Sandbox, limits: Limits) -> None:
+def test_dev_shm_is_size_capped_and_dev_itself_is_read_only(sandbox: Sandbox, limits: SandboxLimits) -> None:
     result = sandbox.run(
         [
             "sh",
@@ -62,14 +64,14 @@ def test_dev_shm_is_size_capped_and_dev_itself_is_read_only(sandbox: Sandbox, li
 
 
 def test_a_private_workspace_is_a_size_capped_tmpfs_that_dies_with_the_run() -> None:
-    box = Sandbox(None, limits=Limits(workspace_bytes=2 * _MiB, timeout_s=10))
+    box = Sandbox(None, limits=SandboxLimits(workspace_bytes=2 * _MiB, timeout_s=10))
     result = box.run(["sh", "-c", "pwd; dd if=/dev/zero of=big bs=1M count=8 2>&1; ls"])
     assert result.stdout.splitlines()[0] == "/workspace"
     assert "No space left on device" in result.stdout
     assert box.run(["ls", "-A"]).stdout == ""  # a fresh one each run
 
 
-def test_stdout_and_stderr_together_never_pass_the_cap(sandbox: Sandbox, limits: Limits) -> None:
+def test_stdout_and_stderr_together_never_pass_the_cap(sandbox: Sandbox, limits: SandboxLimits) -> None:
     half = limits.output_bytes * 3 // 4
     code = f"import sys; sys.stdout.write('o' * {half}); sys.stdout.flush(); sys.stderr.write('e' * {half})"
     result = sandbox.run(["python3", "-c", code])
@@ -81,7 +83,7 @@ def test_a_timeout_kills_what_the_cgroup_holds_even_outside_the_process_group(wo
     _needs_cgroups()
     marker = f"unsandboxed-{os.getpid()}"
     code = f"import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\ntime.sleep(60)  # {marker}"
-    box = Sandbox(workspace, unsandboxed=True, limits=Limits(timeout_s=1))
+    box = Sandbox(workspace, unsandboxed=True, limits=SandboxLimits(timeout_s=1))
     result = box.run(["python3", "-c", code])
     assert result.timed_out
     left = [p for p in os.listdir("/proc") if p.isdigit() and marker.encode() in _cmdline(p)]
@@ -126,7 +128,7 @@ def test_an_unsandboxed_private_workspace_is_removed_whatever_the_code_left(
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
     code = "import os\nfor _ in range(1500):\n    os.mkdir('d'); os.chdir('d')\nos.chmod('.', 0)\n"
-    result = Sandbox(None, unsandboxed=True, limits=Limits(timeout_s=20)).run(["python3", "-c", code])
+    result = Sandbox(None, unsandboxed=True, limits=SandboxLimits(timeout_s=20)).run(["python3", "-c", code])
     assert result.exit_code == 0
     assert list(tmp_path.iterdir()) == []
 
@@ -142,12 +144,14 @@ def test_other_processes_of_the_sandbox_uid_do_not_eat_a_runs_process_budget(wor
         "print('up', flush=True)\n"
         "time.sleep(30)\n"
     )
-    hog = Sandbox(None, limits=Limits(processes=64, timeout_s=30)).start(["python3", "-c", hog_code])
+    hog = Sandbox(None, limits=SandboxLimits(processes=64, timeout_s=30)).start(["python3", "-c", hog_code])
     try:
         assert hog.proc.stdout is not None
         assert hog.proc.stdout.readline() == b"up\n"
         code = "import os\npids = [os.fork() or os._exit(0) for _ in range(12)]\nprint('forked', len(pids))"
-        result = Sandbox(workspace, limits=Limits(processes=32, timeout_s=10)).run(["python3", "-c", code])
+        result = Sandbox(workspace, limits=SandboxLimits(processes=32, timeout_s=10)).run(
+            ["python3", "-c", code]
+        )
     finally:
         hog.close()
     assert result.stdout == "forked 12\n", result.stderr

@@ -5,7 +5,7 @@ import pytest
 
 import tether.sandbox
 from tether.exceptions import TetherRuntimeError
-from tether.sandbox import Limits, Sandbox, SandboxResult, SandboxUnavailable
+from tether.sandbox import Sandbox, SandboxLimits, SandboxResult, SandboxUnavailable
 from tether.sandbox._idmap import supported, userns_fd
 
 
@@ -73,7 +73,7 @@ def test_the_explicit_opt_out_runs_on_the_host_with_limits(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("tether.sandbox._sandbox.find_bwrap", lambda: None)
-    box = Sandbox(workspace, unsandboxed=True, limits=Limits(timeout_s=1))
+    box = Sandbox(workspace, unsandboxed=True, limits=SandboxLimits(timeout_s=1))
     result = box.run(["sh", "-c", "pwd; sleep 5"])
     assert (result.sandboxed, result.timed_out, result.stdout) == (False, True, f"{workspace}\n")
 
@@ -84,7 +84,7 @@ def test_an_empty_argv_is_a_developer_error(sandbox: Sandbox) -> None:
 
 
 def test_as_root_the_workspace_keeps_its_owner_and_is_writable_inside(
-    workspace: Path, limits: Limits
+    workspace: Path, limits: SandboxLimits
 ) -> None:
     if os.geteuid() != 0:
         pytest.skip("idmapping only applies when tether runs as root")
@@ -100,7 +100,7 @@ def test_as_root_the_workspace_keeps_its_owner_and_is_writable_inside(
     assert ((workspace / "notes.txt").stat().st_uid, workspace.stat().st_uid) == (0, 0)
 
 
-def test_without_idmapping_the_workspace_is_handed_over(workspace: Path, limits: Limits) -> None:
+def test_without_idmapping_the_workspace_is_handed_over(workspace: Path, limits: SandboxLimits) -> None:
     if os.geteuid() != 0:
         pytest.skip("the hand-over only applies when tether runs as root")
     (workspace / "notes.txt").write_text("by root\n")
@@ -110,7 +110,7 @@ def test_without_idmapping_the_workspace_is_handed_over(workspace: Path, limits:
 
 
 def test_a_read_only_sandbox_without_idmapping_says_it_does_not_read_the_whole_workspace(
-    workspace: Path, limits: Limits
+    workspace: Path, limits: SandboxLimits
 ) -> None:
     # (the workspace is not handed over when read-only, so root's sandbox uid reads what any user may)
     sees_all = os.geteuid() != 0

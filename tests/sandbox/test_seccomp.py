@@ -6,8 +6,7 @@ import struct
 
 import pytest
 
-from tether.sandbox import sandbox_filter
-from tether.sandbox._seccomp import UnsupportedArchitecture
+from tether.sandbox._seccomp import UnsupportedArchitecture, sandbox_filter
 
 X86_64, AARCH64, I386 = 0xC000003E, 0xC00000B7, 0x40000003
 ALLOW, KILL = 0x7FFF0000, 0x80000000

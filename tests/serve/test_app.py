@@ -44,6 +44,7 @@ async def test_the_openapi_document_lists_every_route_of_the_agent_api(
 async def test_the_page_is_served_at_the_root_when_installed(
     make_app: Callable[..., FastAPI], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(_app, "PAGE", tmp_path / "not-installed")
     async with client(make_app(scripted("a", ["hi"]))) as c:
         absent = await c.get("/")
     (tmp_path / "index.html").write_text("<title>tether</title>", encoding="utf-8")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.exceptions import ToolError
-from tether.sandbox import Limits, Sandbox, SandboxProcess, SandboxUnavailable
+from tether.sandbox import Sandbox, SandboxLimits, SandboxProcess, SandboxUnavailable
 from tether.types import ErrorCode
 
 __all__ = ["run_js"]
@@ -37,7 +37,7 @@ MAX_WORKERS = 8
 once than this gets them run as workers come free, within each call's own timeout."""
 
 
-def run_js(code: str, input_json: Any, *, timeout_s: float, limits: Limits) -> dict[str, Any]:
+def run_js(code: str, input_json: Any, *, timeout_s: float, limits: SandboxLimits) -> dict[str, Any]:
     """Evaluate `code` with `input` bound in a pooled worker; returns {result, logs}."""
     request = {"code": code, "input": input_json, "room": limits.output_bytes // 2}
     pool = _pool(limits)
@@ -87,7 +87,7 @@ def run_js(code: str, input_json: Any, *, timeout_s: float, limits: Limits) -> d
     return {"result": json.loads(value) if isinstance(value, str) else None, "logs": logs}
 
 
-def _out_of_memory(limits: Limits) -> ToolError:
+def _out_of_memory(limits: SandboxLimits) -> ToolError:
     return ToolError(
         ErrorCode.QUOTA_EXCEEDED,
         f"the script ran out of memory (V8 heap {_HEAP_BYTES // 2**20} MiB, "
@@ -145,7 +145,7 @@ class _Worker:
 class _Pool:
     """Idle workers for one set of limits; a call takes one (or starts one) and gives it back."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: SandboxLimits) -> None:
         # V8 reserves a terabyte of address space (its pointer cage) and uses a little of it: RLIMIT_AS cannot
         # apply; the cgroup bounds memory, and the worker's threads need more than a program's process budget
         self.limits = replace(
@@ -221,11 +221,11 @@ class _Pool:
         return worker
 
 
-_pools: dict[Limits, _Pool] = {}
+_pools: dict[SandboxLimits, _Pool] = {}
 _pools_lock = threading.Lock()
 
 
-def _pool(limits: Limits) -> _Pool:
+def _pool(limits: SandboxLimits) -> _Pool:
     with _pools_lock:
         pool = _pools.get(limits)
         if pool is None:

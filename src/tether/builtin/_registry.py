@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.exceptions import UserError
-from tether.sandbox import Limits
+from tether.sandbox import SandboxLimits
 from tether.tools import Toolset
 
 __all__ = ["ENTRY_POINT_GROUP", "PackConfig", "ToolPack", "build_tools", "get_pack", "packs", "register_pack"]
@@ -36,7 +36,7 @@ class PackConfig:
     """Run code without bubblewrap where it is missing. Only by explicit choice: it runs on the host."""
     network: bool = False
     """Give code-running tools the network."""
-    limits: Limits = field(default_factory=Limits)
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
     """Resource limits of code-running tools."""
     http_allowed_hosts: tuple[str, ...] = ()
     """Hosts `api_call` may reach (exact names, or `*.example.com`); empty disables it."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tether.exceptions import ToolError
-from tether.sandbox import Limits, Sandbox, SandboxResult, run_for_tool
+from tether.sandbox import Sandbox, SandboxLimits, SandboxResult, run_for_tool
 from tether.types import ErrorCode
 
 __all__ = ["ExecSettings", "program_hint", "run_sandboxed"]
@@ -23,7 +23,7 @@ class ExecSettings:
     """Autoexec: off unless the agent's configuration turns it on (seed 000)."""
     network: bool = False
     unsandboxed: bool = False
-    limits: Limits = field(default_factory=Limits)
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
 
     def check_enabled(self, tool: str) -> None:
         if not self.enabled:

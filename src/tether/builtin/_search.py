@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tether.exceptions import ToolError
-from tether.sandbox import Limits, Sandbox, SandboxUnavailable
+from tether.sandbox import Sandbox, SandboxLimits, SandboxUnavailable
 from tether.types import ErrorCode
 
 __all__ = ["DEADLINE_S", "Hit", "find_hits", "ripgrep"]
@@ -43,7 +43,9 @@ def ripgrep() -> str | None:
 
 DEADLINE_S = 20.0
 """ripgrep is killed past this; search.lexical's own timeout is longer, so no call ends with it running."""
-_RG_LIMITS = Limits(output_bytes=32 * 1024 * 1024, timeout_s=DEADLINE_S, memory_bytes=1024 * 1024 * 1024)
+_RG_LIMITS = SandboxLimits(
+    output_bytes=32 * 1024 * 1024, timeout_s=DEADLINE_S, memory_bytes=1024 * 1024 * 1024
+)
 """ripgrep's sandbox: its hits (all of them: they are sorted before the first are returned) and a deadline."""
 
 

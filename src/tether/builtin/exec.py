@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tether.exceptions import ToolError
-from tether.sandbox import Limits, result_data
+from tether.sandbox import SandboxLimits, result_data
 from tether.tools import Toolset, tool
 from tether.types import ErrorCode, SandboxPolicy
 
@@ -32,7 +32,7 @@ def exec_pack(
     *,
     enabled: bool = False,
     network: bool = False,
-    limits: Limits | None = None,
+    limits: SandboxLimits | None = None,
     unsandboxed: bool = False,
 ) -> Toolset:
     """Code-running tools on one workspace; they refuse unless `enabled` (autoexec is off by default).
@@ -41,13 +41,17 @@ def exec_pack(
         workspace: The directory commands see, writable, at /workspace.
         enabled: Turn code execution on for this agent.
         network: Give sandboxed code the network (off by default).
-        limits: Resource limits; `Limits()` by default.
+        limits: Resource limits; `SandboxLimits()` by default.
         unsandboxed: Run without bubblewrap where it is missing. This runs model-written code on the host.
     """
     root = Path(workspace)
     root.mkdir(parents=True, exist_ok=True)
     settings = ExecSettings(
-        workspace=root, enabled=enabled, network=network, unsandboxed=unsandboxed, limits=limits or Limits()
+        workspace=root,
+        enabled=enabled,
+        network=network,
+        unsandboxed=unsandboxed,
+        limits=limits or SandboxLimits(),
     )
     box = Roots([root])
     max_ms = int(settings.limits.timeout_s * 1000)

@@ -13,6 +13,7 @@ from tether.cli import (
     _chat,
     _corpus,
     _demo,
+    _knowledge,
     _mcp,
     _parse,
     _run,
@@ -69,6 +70,7 @@ _sandbox.register(app)
 _mcp.register(app)
 _auth.register(app)
 _serve.register(app)
+_knowledge.register(app)
 
 
 def main() -> None:

@@ -30,17 +30,16 @@ from tether.execution._decisions import Refuse as Refuse
 from tether.execution._decisions import Replay as Replay
 from tether.execution._decisions import refusal as refusal
 from tether.execution._executor import Executor as Executor
+from tether.execution._guards import Attempt as Attempt
+from tether.execution._guards import Guard as Guard
+from tether.execution._guards import idempotency_key as idempotency_key
 from tether.execution._policy import Policy as Policy
 from tether.execution._policy import RepairedCallPolicy as RepairedCallPolicy
 from tether.execution._records import CallReport as CallReport
 from tether.execution._records import Recorder as Recorder
-from tether.execution._records import kalygo_record as kalygo_record
 from tether.execution._run import Principal as Principal
 from tether.execution._run import Run as Run
 from tether.execution._session_log import SessionLog as SessionLog
-from tether.execution._suggestions import stopped_suggestion as stopped_suggestion
-from tether.execution.guards import Attempt as Attempt
-from tether.execution.guards import Guard as Guard
 
 __all__ = [
     "Allow",
@@ -57,7 +56,6 @@ __all__ = [
     "Replay",
     "Run",
     "SessionLog",
-    "kalygo_record",
+    "idempotency_key",
     "refusal",
-    "stopped_suggestion",
 ]

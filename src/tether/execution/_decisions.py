@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tether import envelopes
 from tether.tools import ValidatedCall
-from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope
+from tether.types import AnyEnvelope, ErrorCode, ErrorEnvelope
 
 __all__ = ["Allow", "Decision", "Refuse", "Replay", "refusal"]
 
@@ -29,7 +30,7 @@ class Refuse:
 class Replay:
     """The call already ran; `envelope` is its recorded result, returned without running the tool again."""
 
-    envelope: OkEnvelope | NeedsEnvelope | ErrorEnvelope
+    envelope: AnyEnvelope
 
 
 Decision = Allow | Refuse | Replay
@@ -44,7 +45,6 @@ def refusal(
     details: dict[str, object] | None = None,
 ) -> Refuse:
     """A `Refuse` carrying `{ok: false, error: {code, message, recoverable, suggestion, details}}`."""
-    info = ErrorInfo(
-        code=str(code), message=message, recoverable=recoverable, suggestion=suggestion, details=details
+    return Refuse(
+        envelopes.error(code, message, recoverable=recoverable, suggestion=suggestion, details=details)
     )
-    return Refuse(ErrorEnvelope(error=info))

@@ -15,12 +15,9 @@ import anyio
 import anyio.to_thread
 import pydantic_core
 
+from tether import envelopes
 from tether.execution._decisions import Allow, Refuse
-from tether.execution._policy import Policy
-from tether.execution._records import CallReport, Recorder, kalygo_record
-from tether.execution._run import Run
-from tether.execution._runner import AnyEnvelope, Outcome, run_tool
-from tether.execution.guards import (
+from tether.execution._guards import (
     Attempt,
     Guard,
     IdempotencyGuard,
@@ -32,9 +29,12 @@ from tether.execution.guards import (
     UnknownToolGuard,
     WhyGuard,
     applies,
-    envelope_from_json,
     idempotency_key,
 )
+from tether.execution._invoke import ToolResult, invoke
+from tether.execution._policy import Policy
+from tether.execution._records import CallReport, Recorder, kalygo_record
+from tether.execution._run import Run
 from tether.store import (
     EntryKind,
     Journal,
@@ -42,15 +42,15 @@ from tether.store import (
     Lookup,
     MemoryJournal,
     MemoryRateLimits,
+    Outcome,
     RateLimits,
-    redact,
+    WouldWait,
     resolution,
     storable,
     storable_text,
 )
-from tether.store import Outcome as Outcome_
-from tether.tools import Tool, ToolContext, ToolsLike, as_toolset
-from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, OkEnvelope, ToolCall
+from tether.tools import Tool, ToolContext, ToolsLike, as_toolset, redact
+from tether.types import AnyEnvelope, ErrorEnvelope, OkEnvelope, ToolCall
 
 __all__ = ["Executor"]
 
@@ -70,7 +70,7 @@ class Executor:
         journal: Where intents and results are recorded; by default in memory (idempotency within this
             process only). Use `tether.store.SqlJournal` to keep them, and to survive crashes.
         guards: Domain guards (e.g. one that answers `CONNECTION_INACTIVE`), run after the scopes check.
-        recorders: Told about every answered call, e.g. `tether.store.SessionLog`.
+        recorders: Told about every answered call, e.g. `tether.execution.SessionLog`.
         rate_limits: Where rate-limit buckets live; by default the journal's (`SqlJournal.rate_limits`,
             shared by every executor on its database) if it keeps them, else this executor's memory.
         clock: Monotonic seconds, for rate limits kept in memory.
@@ -93,6 +93,7 @@ class Executor:
         kept: RateLimits | None = getattr(self.journal, "rate_limits", None)  # a journal may keep them
         self.rate_limits: RateLimits = rate_limits or kept or MemoryRateLimits(clock)
         self._recorders = tuple(recorders)
+        self._inline: bool = getattr(self.journal, "inline", False)  # see `SqlJournal.inline`
         self._journal_limiter = anyio.CapacityLimiter(1)
         self._in_flight: set[str] = set()
         self._running: set[int | None] = set()
@@ -123,7 +124,7 @@ class Executor:
             attempt = Attempt(call, None, run, self.policy)
             entry = self._entry("refusal", attempt, {}, _jsonable(envelope), trace=traceback.format_exc())
             with contextlib.suppress(Exception):  # the journal itself may be what failed
-                await self._offload(self.journal.append, entry)
+                await self._write(self.journal.append, entry)
             return envelope
 
     async def execute_all(
@@ -184,7 +185,7 @@ class Executor:
         """Settle a call in doubt: `envelope=None` records that it did not take effect (it may run again);
         an envelope records what it did, and repeats of the call get that envelope."""
         entry = resolution(intent, envelope=None if envelope is None else _jsonable(envelope), note=note)
-        await self._offload(self.journal.append, entry)
+        await self._write(self.journal.append, entry)
 
     # ----------------------------------------------------------------------------------------- pipeline
 
@@ -214,7 +215,7 @@ class Executor:
             envelope, envelope_json = _settled(decision.envelope, None)
             if isinstance(decision, Refuse):
                 refusal_entry = self._entry("refusal", attempt, arguments, envelope_json)
-                await self._offload(self.journal.append, refusal_entry)
+                await self._write(self.journal.append, refusal_entry)
                 await self._report(attempt, "refused", envelope, arguments, envelope_json, None)
                 return envelope
             await self._report(attempt, "replayed", envelope, arguments, envelope_json, None)
@@ -232,14 +233,14 @@ class Executor:
 
     async def _run(
         self, attempt: Attempt, arguments: dict[str, Any]
-    ) -> tuple[Outcome, dict[str, Any], float]:
+    ) -> tuple[ToolResult, dict[str, Any], float]:
         """Intent, tool, result: the journal has the intent before the tool starts."""
         tool, validated, call, run = attempt.tool, attempt.validated, attempt.call, attempt.run
         assert tool is not None
         assert validated is not None
         intent = attempt.intent  # written by the idempotency guard's claim, if the call is keyed
         if intent is None:
-            intent = await self._offload(self.journal.append, self._entry("intent", attempt, arguments, None))
+            intent = await self._write(self.journal.append, self._entry("intent", attempt, arguments, None))
         self._running.add(intent.id)
         started = time.perf_counter()
         try:
@@ -251,20 +252,20 @@ class Executor:
                     )
                 kwargs = tool.call_arguments(validated, context)
             except Exception:
-                outcome = Outcome(_internal_error(tool.name), traceback.format_exc())
+                outcome = ToolResult(_internal_error(tool.name), traceback.format_exc())
             else:
                 timeout_ms = tool.spec.sandbox.timeout_ms
                 timeout_s = timeout_ms / 1000 if timeout_ms is not None else self.policy.default_timeout_s
-                outcome = await run_tool(tool, kwargs, timeout_s=timeout_s)
+                outcome = await invoke(tool, kwargs, timeout_s=timeout_s)
         finally:
             self._running.discard(intent.id)
         duration_ms = (time.perf_counter() - started) * 1000
         try:
             envelope, envelope_json = _settled(outcome.envelope, tool.spec.output_schema)
             if envelope is not outcome.envelope:
-                outcome = Outcome(envelope, outcome.traceback)
+                outcome = ToolResult(envelope, outcome.traceback)
         except Exception:  # the intent must get a result all the same, or it stays in doubt
-            outcome = Outcome(_internal_error(tool.name), traceback.format_exc())
+            outcome = ToolResult(_internal_error(tool.name), traceback.format_exc())
             envelope_json = _jsonable(outcome.envelope)
         result = self._entry(
             "result",
@@ -276,20 +277,30 @@ class Executor:
             duration_ms,
             intent.id,
         )
-        await self._offload(self.journal.append, result)
+        await self._write(self.journal.append, result)
         return outcome, envelope_json, duration_ms
 
     # ------------------------------------------------------------------------------------------ helpers
 
     async def _claim(self, attempt: Attempt) -> Lookup:
         intent = self._entry("intent", attempt, attempt.arguments(), None)
-        found = await self._offload(self.journal.claim, intent)
+        found = await self._write(self.journal.claim, intent)
         if intent.id is not None:
             attempt.intent = intent
         return found
 
     async def _lookup(self, key: str) -> Lookup:
         return await self._offload(self.journal.lookup, key)
+
+    async def _write(self, function: Callable[..., T], *args: Any) -> T:
+        """A journal write (`append`, `claim`): committed on this thread when the journal can do it without
+        waiting (`inline`: a SQLite file nobody else is writing), else in a worker thread."""
+        if self._inline:
+            try:
+                return function(*args, wait=False)
+            except WouldWait:
+                pass
+        return await self._offload(function, *args)
 
     async def _offload(self, function: Callable[..., T], *args: Any) -> T:
         if not self.journal.blocking:
@@ -397,7 +408,7 @@ def _jsonable(value: Any) -> Any:
     return pydantic_core.to_jsonable_python(value, fallback=repr)
 
 
-def _outcome(envelope_json: dict[str, Any]) -> Outcome_:
+def _outcome(envelope_json: dict[str, Any]) -> Outcome:
     if envelope_json.get("ok") is True:
         return "ok"
     return "needs" if envelope_json.get("needs") is not None else "error"
@@ -412,7 +423,7 @@ def _settled(
     raw: dict[str, Any] = _jsonable(envelope)
     data: dict[str, Any] = storable(raw)
     if data is not raw or (isinstance(envelope, OkEnvelope) and data["data"] != envelope.data):
-        envelope = envelope_from_json(data)  # e.g. NaN, which JSON (so the journal) has as null
+        envelope = envelopes.from_json(data)  # e.g. NaN, which JSON (so the journal) has as null
     if output_schema and isinstance(envelope, OkEnvelope):
         data["data"] = redact(data.get("data"), output_schema)  # `data` is a fresh copy: no one else holds it
     return envelope, data
@@ -425,10 +436,4 @@ def _text(value: str, limit: int) -> str:
 
 
 def _internal_error(name: str) -> ErrorEnvelope:
-    info = ErrorInfo(
-        code=ErrorCode.INTERNAL,
-        message=f"{name} failed: tether hit an internal error. The details are in the audit journal.",
-        recoverable=False,
-        suggestion="Do not retry this call as it is; try another way, or tell the user the tool failed.",
-    )
-    return ErrorEnvelope(error=info)
+    return envelopes.internal(name, "tether hit an internal error")

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from tether import envelopes
 from tether.execution import Run
 from tether.loop._core import CORE_TOOL_NAMES
-from tether.loop._envelopes import AnyEnvelope, stopped
 from tether.loop._events import Events
 from tether.loop._speech import Speaker
 from tether.types import (
+    AnyEnvelope,
     ChatEvent,
     NeedsEnvelope,
     NeedsEvent,
@@ -121,14 +122,15 @@ class Calls:
 
     async def cut_off(self, calls: Sequence[ToolCall], why: str) -> list[AnyEnvelope]:
         """Envelopes for `calls` a limit stopped: those that finished keep theirs, the rest get `TIMEOUT`."""
-        envelopes: list[AnyEnvelope] = []
+        answers: list[AnyEnvelope] = []
         for call in calls:
             envelope = self.answered.get(call.id)
             if envelope is None:
-                envelope = stopped(call, self.agent.toolset.get(call.name), why)
+                tool = self.agent.toolset.get(call.name)
+                envelope = envelopes.stopped(call.name, tool.spec.side_effects if tool else None, why)
                 await self.finish(call, envelope)
-            envelopes.append(envelope)
-        return envelopes
+            answers.append(envelope)
+        return answers
 
     async def finish(self, call: ToolCall, envelope: AnyEnvelope) -> None:
         """A call has its envelope: `on_tool_end`, then what it asks for (input, speech, chat, a page)."""

@@ -35,7 +35,6 @@ from tether.execution import Run
 from tether.loop._calls import Calls
 from tether.loop._context import context_sources, with_context
 from tether.loop._conversation import Conversation
-from tether.loop._envelopes import AnyEnvelope
 from tether.loop._events import EventHandler, Events
 from tether.loop._limits import Budget, LimitReached
 from tether.loop._modes import Mode
@@ -45,6 +44,7 @@ from tether.loop._speech import Speaker
 from tether.loop._termination import End, TurnResult, Verdict
 from tether.models import Model, ModelChunk, ModelRequest
 from tether.types import (
+    AnyEnvelope,
     AssistantMessage,
     ChainEndEvent,
     ChainStartEvent,

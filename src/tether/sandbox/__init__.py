@@ -1,34 +1,32 @@
 """OS isolation for code-running tools: bubblewrap namespaces, no capabilities, seccomp, rlimits, timeouts.
 
-from tether.sandbox import Limits, Sandbox
+from tether.sandbox import Sandbox, SandboxLimits
 
-result = Sandbox("work", limits=Limits(timeout_s=5)).run(["python3", "-c", "print(2 + 2)"])
+result = Sandbox("work", limits=SandboxLimits(timeout_s=5)).run(["python3", "-c", "print(2 + 2)"])
 result.stdout  # "4\\n"
 """
+
+from tether.exceptions import SandboxUnavailable as SandboxUnavailable
 
 from ._bwrap import WORKSPACE as WORKSPACE
 from ._cgroup import CgroupSupport as CgroupSupport
 from ._cgroup import cgroup_support as cgroup_support
 from ._host import HostCheck as HostCheck
 from ._host import check_host as check_host
-from ._limits import Limits as Limits
+from ._limits import SandboxLimits as SandboxLimits
 from ._limits import SandboxResult as SandboxResult
-from ._limits import SandboxUnavailable as SandboxUnavailable
 from ._refusals import result_data as result_data
 from ._refusals import run_for_tool as run_for_tool
 from ._refusals import tails as tails
-from ._sandbox import DEFAULT_UID as DEFAULT_UID
 from ._sandbox import Sandbox as Sandbox
 from ._sandbox import SandboxProcess as SandboxProcess
-from ._seccomp import sandbox_filter as sandbox_filter
 
 __all__ = [
-    "DEFAULT_UID",
     "WORKSPACE",
     "CgroupSupport",
     "HostCheck",
-    "Limits",
     "Sandbox",
+    "SandboxLimits",
     "SandboxProcess",
     "SandboxResult",
     "SandboxUnavailable",
@@ -36,6 +34,5 @@ __all__ = [
     "check_host",
     "result_data",
     "run_for_tool",
-    "sandbox_filter",
     "tails",
 ]

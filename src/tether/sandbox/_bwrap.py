@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ._limits import SandboxUnavailable
+from tether.exceptions import SandboxUnavailable
 
 __all__ = ["WORKSPACE", "BwrapPlan", "find_bwrap", "probe"]
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ._limits import Limits
+from ._limits import SandboxLimits
 
 __all__ = ["Cgroup", "CgroupSupport", "acquire", "cgroup_support", "release"]
 
@@ -160,7 +160,7 @@ _lock = threading.Lock()
 _names = itertools.count()
 
 
-def acquire(limits: Limits) -> Cgroup | None:
+def acquire(limits: SandboxLimits) -> Cgroup | None:
     """A group for one run, its limits set, or `None` where cgroups cannot be used."""
     support = cgroup_support()
     if support.version is None:

@@ -16,10 +16,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tether.exceptions import SandboxUnavailable
+
 from ._bwrap import find_bwrap
 from ._cgroup import cgroup_support
 from ._idmap import supported, userns_fd
-from ._limits import SandboxUnavailable
 from ._sandbox import DEFAULT_UID, Sandbox
 from ._seccomp import UnsupportedArchitecture, sandbox_filter
 

@@ -16,7 +16,7 @@ import resource
 from collections.abc import Callable, Sequence
 
 from ._idmap import idmapped_tree, move_tree
-from ._limits import Limits
+from ._limits import SandboxLimits
 
 __all__ = ["STAGE", "preexec"]
 
@@ -43,7 +43,7 @@ def _check(result: int, what: str) -> None:
 
 
 def preexec(
-    limits: Limits,
+    limits: SandboxLimits,
     nproc: int | None,
     run_as: int | None,
     staged: Sequence[tuple[str, str]],

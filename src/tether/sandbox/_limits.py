@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tether.exceptions import TetherRuntimeError
-
-__all__ = ["Limits", "SandboxResult", "SandboxUnavailable"]
+__all__ = ["SandboxLimits", "SandboxResult"]
 
 _MiB = 1024 * 1024
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Limits:
+class SandboxLimits:
     """Resource limits of one sandboxed run; every field has a safe default."""
 
     address_space_bytes: int = 1024 * _MiB
@@ -53,12 +51,8 @@ class SandboxResult:
     timed_out: bool = False
     """The run hit its timeout and the whole process tree was killed."""
     truncated: bool = False
-    """Output passed `Limits.output_bytes`; what was captured is kept and the run was killed."""
+    """Output passed `SandboxLimits.output_bytes`; what was captured is kept and the run was killed."""
     sandboxed: bool = True
     """False only when the caller opted out of the sandbox explicitly."""
     oom_killed: bool = False
-    """The tree passed `Limits.memory_bytes` and the kernel's OOM killer ended (part of) it."""
-
-
-class SandboxUnavailable(TetherRuntimeError):
-    """bubblewrap is missing or cannot create namespaces here, and the caller did not opt out."""
+    """The tree passed `SandboxLimits.memory_bytes` and the kernel's OOM killer ended (part of) it."""

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tether.exceptions import ToolError
+from tether.exceptions import SandboxUnavailable, ToolError
 from tether.types import ErrorCode
 
-from ._limits import SandboxResult, SandboxUnavailable
+from ._limits import SandboxResult
 from ._sandbox import Sandbox
 
 __all__ = ["result_data", "run_for_tool", "tails"]

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
+from tether.exceptions import SandboxUnavailable
+
 from . import _forkserver as forkserver
 from ._bwrap import WORKSPACE, BwrapPlan, find_bwrap, probe
 from ._capture import capture
@@ -21,7 +23,7 @@ from ._cleanup import remove_tree
 from ._forkserver import Served
 from ._idmap import supported, userns_fd
 from ._launch import STAGE, preexec
-from ._limits import Limits, SandboxResult, SandboxUnavailable
+from ._limits import SandboxLimits, SandboxResult
 from ._seccomp import UnsupportedArchitecture, sandbox_filter
 
 __all__ = ["DEFAULT_UID", "Sandbox", "SandboxProcess"]
@@ -50,7 +52,7 @@ class Sandbox:
 
     Args:
         workspace: the host directory mounted at `/workspace`; created if missing. `None`: a private tmpfs of
-            `Limits.workspace_bytes` instead, which nothing on the host ever reads and which dies with the run
+            `SandboxLimits.workspace_bytes` instead, which nothing on the host ever reads and which dies with the run
             (unsandboxed: a temporary directory, removed after the run).
         network: share the host's network (off by default; then sockets other than AF_UNIX are refused).
         limits: resource limits.
@@ -68,7 +70,7 @@ class Sandbox:
         workspace: str | os.PathLike[str] | None,
         *,
         network: bool = False,
-        limits: Limits | None = None,
+        limits: SandboxLimits | None = None,
         ro_binds: Sequence[str | os.PathLike[str]] = (),
         uid: int = DEFAULT_UID,
         unsandboxed: bool = False,
@@ -77,7 +79,7 @@ class Sandbox:
     ) -> None:
         self.workspace = None if workspace is None else Path(workspace).resolve()
         self.network = network
-        self.limits = limits or Limits()
+        self.limits = limits or SandboxLimits()
         self.ro_binds = tuple(Path(p).resolve() for p in ro_binds)
         self.uid = uid
         self.unsandboxed = unsandboxed
@@ -115,7 +117,7 @@ class Sandbox:
         Args:
             argv: the program and its arguments (no shell).
             cwd: working directory, relative to the workspace (or absolute inside the sandbox).
-            timeout_s: wall-clock limit; `Limits.timeout_s` when omitted.
+            timeout_s: wall-clock limit; `SandboxLimits.timeout_s` when omitted.
             stdin: data fed to the program's standard input.
             env: extra environment variables (the base is a minimal PATH, HOME, TMPDIR, LANG).
 

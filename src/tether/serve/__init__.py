@@ -20,6 +20,7 @@ from tether.serve._config import default_database as default_database
 from tether.serve._config import hash_key as hash_key
 from tether.serve._config import load_config as load_config
 from tether.serve._demo import DemoModel as DemoModel
+from tether.serve._openai_upstream import Upstream as Upstream
 
 __all__ = [
     "AgentBuilder",
@@ -27,6 +28,7 @@ __all__ = [
     "DemoModel",
     "ServeConfig",
     "ServedAgent",
+    "Upstream",
     "create_app",
     "default_agent",
     "default_database",

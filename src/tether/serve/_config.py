@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tether.exceptions import UserError
 from tether.execution import Principal
 from tether.loop import Agent
+from tether.serve._openai_upstream import Upstream
 from tether.store import Journal
 from tether.types import RateLimit
 
@@ -100,6 +101,8 @@ class ServeConfig:
         disconnect_grace_s: How long a run nobody follows keeps going before it is cancelled, so that a
             client that reconnects in time loses nothing.
         local_scopes: Scopes of the local principal, who every request is when no keys are configured.
+        upstreams: Model names the OpenAI-compatible endpoint (`/v1`) passes on to an OpenAI-compatible server,
+            teaching the client's tools in the model's dialect (see docs/openai.md).
     """
 
     agents: Sequence[ServedAgent]
@@ -110,6 +113,7 @@ class ServeConfig:
     rate_limit: RateLimit | None = field(default_factory=lambda: RateLimit(calls=120, per_seconds=60))
     disconnect_grace_s: float = 10.0
     local_scopes: Sequence[str] = ()
+    upstreams: Mapping[str, Upstream] = field(default_factory=dict[str, Upstream])
 
     def __post_init__(self) -> None:
         if not self.agents:
@@ -136,6 +140,33 @@ class _Limits(BaseModel):
     disconnectGraceS: float = Field(default=10.0, ge=0)
 
 
+class _Upstream(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    baseUrl: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    dialect: str = "hermes"
+    apiKeyEnv: str | None = None
+    timeoutS: float = Field(default=60.0, gt=0)
+    reasoningOpen: bool = False
+
+    def upstream(self, where: str) -> Upstream:
+        from tether.dialects import dialect_names
+
+        if self.dialect not in dialect_names():
+            raise UserError(
+                f"{where}.dialect: no dialect {self.dialect!r}; one of {', '.join(dialect_names())}"
+            )
+        return Upstream(
+            base_url=self.baseUrl,
+            model=self.model,
+            dialect=self.dialect,
+            api_key_env=self.apiKeyEnv,
+            timeout=self.timeoutS,
+            reasoning_open=self.reasoningOpen,
+        )
+
+
 class _File(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -145,6 +176,7 @@ class _File(BaseModel):
     cors: list[str] = Field(default_factory=list[str])
     localScopes: list[str] = Field(default_factory=list[str])
     limits: _Limits = Field(default_factory=_Limits)
+    upstreams: dict[str, _Upstream] = Field(default_factory=dict[str, _Upstream])
 
 
 def load_config(path: str | Path, *, database: str | None = None) -> ServeConfig:
@@ -175,6 +207,7 @@ def load_config(path: str | Path, *, database: str | None = None) -> ServeConfig
             else RateLimit(calls=spec.limits.requestsPerMinute, per_seconds=60),
             disconnect_grace_s=spec.limits.disconnectGraceS,
             local_scopes=spec.localScopes,
+            upstreams={n: u.upstream(f"upstreams.{n}") for n, u in spec.upstreams.items()},
         )
     except UserError as error:
         raise UserError(f"{path}: {error}") from None

@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 from sse_starlette.sse import AppStatus
 
+from tether import envelopes
 from tether.loop import Agent, Session
 from tether.serve._index import LEASE_S, SessionIndex, Status
 from tether.store import SessionStore
@@ -24,7 +25,6 @@ from tether.types import (
     ChainStartEvent,
     ErrorEnvelope,
     ErrorEvent,
-    ErrorInfo,
     Event,
     Message,
     NeedsEvent,
@@ -226,13 +226,12 @@ def _end(buffer: RunBuffer, code: str, message: str, reason: str) -> None:
 
 
 def _cancelled(call: ToolCall) -> ErrorEnvelope:
-    info = ErrorInfo(
-        code=CANCELLED,
-        message=f"{call.name} was stopped before it finished: the run was cancelled.",
+    return envelopes.error(
+        CANCELLED,
+        f"{call.name} was stopped before it finished: the run was cancelled.",
         recoverable=True,
         suggestion="Call it again if its result is still needed (check first whether it took effect).",
     )
-    return ErrorEnvelope(error=info)
 
 
 def _unanswered(messages: list[Message]) -> list[ToolCall]:

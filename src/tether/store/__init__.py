@@ -17,6 +17,7 @@ from tether.store._entries import EntryKind as EntryKind
 from tether.store._entries import JournalEntry as JournalEntry
 from tether.store._entries import Lookup as Lookup
 from tether.store._entries import Outcome as Outcome
+from tether.store._entries import WouldWait as WouldWait
 from tether.store._journal import Journal as Journal
 from tether.store._journal import MemoryJournal as MemoryJournal
 from tether.store._journal import replays as replays
@@ -25,8 +26,6 @@ from tether.store._journal import writer_alive as writer_alive
 from tether.store._rate_limits import MemoryRateLimits as MemoryRateLimits
 from tether.store._rate_limits import RateLimits as RateLimits
 from tether.store._rate_limits import TokenBucket as TokenBucket
-from tether.store._redact import REDACTED as REDACTED
-from tether.store._redact import redact as redact
 from tether.store._stats import JournalStats as JournalStats
 from tether.store._stats import ToolStats as ToolStats
 from tether.store._stats import compute_stats as compute_stats
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_URL",
-    "REDACTED",
     "EntryKind",
     "Journal",
     "JournalEntry",
@@ -55,8 +53,8 @@ __all__ = [
     "SqlRateLimits",
     "TokenBucket",
     "ToolStats",
+    "WouldWait",
     "compute_stats",
-    "redact",
     "replays",
     "resolution",
     "storable",

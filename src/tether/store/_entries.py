@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-__all__ = ["DEFAULT_URL", "ENTRY_FIELDS", "EntryKind", "JournalEntry", "Lookup", "Outcome"]
+__all__ = ["DEFAULT_URL", "ENTRY_FIELDS", "EntryKind", "JournalEntry", "Lookup", "Outcome", "WouldWait"]
 
 DEFAULT_URL = "sqlite:///tether-journal.db"
 """Where `SqlJournal` and `tether audit` keep the journal unless told otherwise: a file in the working dir."""
@@ -15,6 +15,11 @@ EntryKind = Literal["intent", "result", "refusal", "resolution"]
 an intent left in doubt by a crash."""
 
 Outcome = Literal["ok", "needs", "error"]
+
+
+class WouldWait(Exception):
+    """A write tried with `wait=False` would have had to wait (for the database's write lock, or for I/O):
+    nothing was written; do it again with `wait=True` where blocking is fine (a worker thread)."""
 
 
 @dataclass(slots=True)

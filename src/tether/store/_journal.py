@@ -20,7 +20,9 @@ class Journal(Protocol):
     """Where the executor records intents before and results after every call.
 
     Methods are synchronous; a journal that does I/O sets `blocking = True` and the executor calls it from a
-    worker thread.
+    worker thread. One that can often write without waiting may also set `inline = True` and accept
+    `wait=False` on `append` and `claim`, raising `WouldWait` (having written nothing) when it would have to
+    wait: the executor then tries those writes on its own thread first (see `SqlJournal`).
     """
 
     blocking: bool

@@ -8,7 +8,7 @@ from sqlalchemy import Connection, Engine, bindparam, exists, insert, select, te
 from sqlalchemy.engine import Row
 
 from tether.store._engine import open_engine, prepare, writing
-from tether.store._entries import DEFAULT_URL, ENTRY_FIELDS, JournalEntry, Lookup
+from tether.store._entries import DEFAULT_URL, ENTRY_FIELDS, JournalEntry, Lookup, WouldWait
 from tether.store._journal import completed, may_run
 from tether.store._sql_rate_limits import SqlRateLimits
 from tether.store._sqlite_writer import SqliteWriter
@@ -43,6 +43,10 @@ class SqlJournal:
             or `postgresql+psycopg://user@host/db` (install `tether[postgres]`).
         durable: For SQLite, `synchronous=FULL` (survives power loss) instead of `NORMAL` (survives a crash
             of the process, which is what in-doubt detection needs, at a fraction of the cost).
+
+    On a SQLite file (not `durable`), `append` and `claim` can be tried on the caller's thread without
+    waiting (`wait=False`, see `inline`): they commit at once when nobody else is writing, and raise
+    `WouldWait` otherwise. Either way an entry is committed when the call returns.
     """
 
     blocking = True
@@ -52,7 +56,11 @@ class SqlJournal:
         self.engine = prepare(engine) if engine is not None else open_engine(url, durable=durable)
         self._postgres = self.engine.dialect.name == "postgresql"
         metadata.create_all(self.engine)
-        self._writer = SqliteWriter(self.engine) if engine is None and url.startswith("sqlite") else None
+        self._writer = (
+            SqliteWriter(self.engine, inline=not durable)
+            if engine is None and url.startswith("sqlite")
+            else None
+        )
         self._rate_limits: SqlRateLimits | None = None
 
     @property
@@ -63,9 +71,16 @@ class SqlJournal:
             self._rate_limits = SqlRateLimits(self.engine, writer=self._writer)
         return self._rate_limits
 
-    def append(self, entry: JournalEntry) -> JournalEntry:
+    @property
+    def inline(self) -> bool:
+        """Whether `append` and `claim` may be tried with `wait=False` on the caller's (event loop's) thread."""
+        return self._writer is not None and self._writer.inline
+
+    def append(self, entry: JournalEntry, *, wait: bool = True) -> JournalEntry:
         if self._writer is not None:
-            return self._writer.append(entry)
+            return self._writer.append(entry, wait=wait)
+        if not wait:
+            raise WouldWait
         with self.engine.begin() as connection:
             return _insert(connection, entry)
 
@@ -73,11 +88,13 @@ class SqlJournal:
         with self.engine.connect() as connection:
             return _lookup(connection, idempotency_key)
 
-    def claim(self, intent: JournalEntry) -> Lookup:
+    def claim(self, intent: JournalEntry, *, wait: bool = True) -> Lookup:
         key = intent.idempotency_key
         assert key is not None
         if self._writer is not None:
-            return self._writer.claim(intent)
+            return self._writer.claim(intent, wait=wait)
+        if not wait:
+            raise WouldWait
         with writing(self.engine) as connection:
             if self._postgres:  # one claimer per key at a time, across processes, until commit
                 connection.execute(_ADVISORY_LOCK, {"key": key})

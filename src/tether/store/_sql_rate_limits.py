@@ -7,6 +7,7 @@ import time
 from sqlalchemy import Column, Engine, Float, MetaData, String, Table, select, text
 
 from tether.store._engine import writing
+from tether.store._entries import WouldWait
 from tether.store._rate_limits import TokenBucket
 from tether.store._sqlite_writer import SqliteWriter
 from tether.types import RateLimit
@@ -35,10 +36,17 @@ class SqlRateLimits:
         self._writer = writer
         _metadata.create_all(engine)
 
-    def take(self, key: str, limit: RateLimit) -> float:
+    @property
+    def inline(self) -> bool:
+        """Whether `take` may be tried with `wait=False` on the caller's thread (see `SqlJournal.inline`)."""
+        return self._writer is not None and self._writer.inline
+
+    def take(self, key: str, limit: RateLimit, *, wait: bool = True) -> float:
         now = time.time()
         if self._writer is not None:  # SQLite: the journal's own connection, ~5x cheaper than SQLAlchemy
-            return self._writer.take(key, limit, now)
+            return self._writer.take(key, limit, now, wait=wait)
+        if not wait:
+            raise WouldWait
         with writing(self.engine) as connection:  # SQLite: the write lock from the start
             if self._postgres:  # one taker per bucket at a time, until commit
                 connection.execute(_LOCK, {"key": f"tether-rate:{key}"})
@@ -46,10 +54,10 @@ class SqlRateLimits:
                 select(_buckets.c.tokens, _buckets.c.updated).where(_buckets.c.key == key)
             ).first()
             bucket = TokenBucket(limit, float(limit.calls), now) if row is None else TokenBucket(limit, *row)
-            wait = bucket.take(now)
+            retry_after = bucket.take(now)
             values = {"tokens": bucket.tokens, "updated": bucket.updated}
             if row is None:
                 connection.execute(_buckets.insert().values(key=key, **values))
             else:
                 connection.execute(_buckets.update().where(_buckets.c.key == key).values(**values))
-        return wait
+        return retry_after

@@ -1,26 +1,31 @@
 """The SQLite journal's hot path on the raw DB-API connection: ~5x less overhead per write than SQLAlchemy.
 
 Only `append`, `claim` (the two writes every call makes) and `take` (a rate-limit token) go this way; reads
-stay on SQLAlchemy. One
-connection, used under a lock, in autocommit mode with explicit `BEGIN IMMEDIATE`, so a claim's lookup and
-insert are one atomic step for every process sharing the file. Values are stored exactly as SQLAlchemy's
+stay on SQLAlchemy. Connections in autocommit mode with explicit `BEGIN IMMEDIATE`, used under one lock, so a
+claim's lookup and insert are one atomic step for every process sharing the file. Values are stored exactly as SQLAlchemy's
 JSON and Boolean types store them, so either side reads what the other wrote.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
+import sqlite3
 import threading
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import Engine
 
-from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup
+from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup, WouldWait
 from tether.store._journal import completed, may_run
 from tether.store._rate_limits import TokenBucket
 from tether.types import RateLimit
 
 __all__ = ["SqliteWriter"]
+
+_T = TypeVar("_T")
 
 _JSON = frozenset({"arguments", "annotations", "repairs", "envelope", "extra"})
 _COLUMNS = ", ".join(ENTRY_FIELDS)
@@ -33,82 +38,149 @@ _COMPLETION = (
 )
 
 _BUCKET = "SELECT tokens, updated FROM tether_rate_limits WHERE key = ?"
-_SAVE_BUCKET = "INSERT OR REPLACE INTO tether_rate_limits (key, tokens, updated) VALUES (?, ?, ?)"
+_SAVE_BUCKET = (  # an upsert updates the row in place; OR REPLACE would delete and insert it (and its key)
+    "INSERT INTO tether_rate_limits (key, tokens, updated) VALUES (?, ?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, updated = excluded.updated"
+)
 
 
 class SqliteWriter:
-    def __init__(self, engine: Engine):
+    """The journal's writes on SQLite, each one `BEGIN IMMEDIATE` ... `COMMIT` transaction.
+
+    A write can be tried on the caller's thread without waiting (`wait=False`): when nobody else holds the
+    database's write lock, which is the usual case, it commits at once (~20 µs in WAL with
+    `synchronous=NORMAL`: no fsync) and saves the hop to a worker thread (~60-160 µs) each way; otherwise it
+    raises `WouldWait` and the caller does it again with `wait=True` from a thread, where SQLite's busy
+    timeout may block. Its connection never checkpoints on commit (that would fsync on the caller's thread);
+    a daemon thread checkpoints every `CHECKPOINT_EVERY` of its commits instead.
+    """
+
+    CHECKPOINT_EVERY = 1000
+
+    def __init__(self, engine: Engine, *, inline: bool = True):
+        self._engine = engine
         self._connection: Any = engine.raw_connection()  # autocommit: the engine's connect hook set it
         self._lock = threading.Lock()
+        self._now: Any = None
+        if inline:
+            self._now = engine.raw_connection()
+            self._now.execute("PRAGMA busy_timeout=0")  # busy: raise at once, never block the caller
+            self._now.execute("PRAGMA wal_autocheckpoint=0")
+        self._commits = 0
 
-    def append(self, entry: JournalEntry) -> JournalEntry:
-        with self._lock:
-            self._begin()
-            try:
-                self._insert(entry)
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                raise
-            self._connection.execute("COMMIT")
+    @property
+    def inline(self) -> bool:
+        """Whether writes may be tried on the caller's thread (`wait=False`)."""
+        return self._now is not None
+
+    def append(self, entry: JournalEntry, *, wait: bool = True) -> JournalEntry:
+        self._write(functools.partial(_insert, entry=entry), wait)
         return entry
 
-    def claim(self, intent: JournalEntry) -> Lookup:
-        assert intent.idempotency_key is not None
-        with self._lock:
-            self._begin()
-            try:
-                found = self._lookup(intent.idempotency_key)
-                if may_run(found, intent):
-                    self._insert(intent)
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                raise
-            self._connection.execute("COMMIT")
-        return found
+    def claim(self, intent: JournalEntry, *, wait: bool = True) -> Lookup:
+        return self._write(functools.partial(_claim, intent=intent), wait)
 
-    def take(self, key: str, limit: RateLimit, now: float) -> float:
+    def take(self, key: str, limit: RateLimit, now: float, *, wait: bool = True) -> float:
         """A token from the rate-limit bucket `key` (see `SqlRateLimits`), in one write transaction."""
-        with self._lock:
-            self._begin()
-            try:
-                row = self._connection.execute(_BUCKET, (key,)).fetchone()
-                bucket = (
-                    TokenBucket(limit, float(limit.calls), now) if row is None else TokenBucket(limit, *row)
-                )
-                wait = bucket.take(now)
-                self._connection.execute(_SAVE_BUCKET, (key, bucket.tokens, bucket.updated))
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                raise
-            self._connection.execute("COMMIT")
-        return wait
+        return self._write(functools.partial(_take, key=key, limit=limit, now=now), wait)
 
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+            if self._now is not None:
+                self._now.close()
 
-    def _begin(self) -> None:
-        self._connection.execute("BEGIN IMMEDIATE")
+    def _write(self, work: Callable[[Any], _T], wait: bool) -> _T:
+        if wait:
+            with self._lock:
+                return _transaction(self._connection, work)
+        if self._now is None or not self._lock.acquire(blocking=False):  # this process writes from a thread
+            raise WouldWait
+        try:
+            try:
+                self._now.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:  # another process holds the write lock
+                raise WouldWait from e
+            result = _finish(self._now, work)
+            self._commits += 1
+            if self._commits % self.CHECKPOINT_EVERY == 0:
+                threading.Thread(
+                    target=self._checkpoint, name="tether-journal-checkpoint", daemon=True
+                ).start()
+            return result
+        finally:
+            self._lock.release()
 
-    def _insert(self, entry: JournalEntry) -> None:
-        values = [_dump(name, getattr(entry, name)) for name in _WRITTEN]
-        entry.id = int(self._connection.execute(_INSERT, values).lastrowid)
-
-    def _lookup(self, key: str) -> Lookup:
-        row = self._connection.execute(_LATEST_INTENT, (key,)).fetchone()
-        if row is None:
-            return Lookup("new")
-        intent = _load(row)
-        done = self._connection.execute(_COMPLETION, (intent.id,)).fetchone()
-        return completed(intent, _load(done) if done is not None else None)
+    def _checkpoint(self) -> None:
+        connection = self._engine.raw_connection()
+        try:
+            connection.execute("PRAGMA wal_checkpoint(PASSIVE)")  # beside writers, never blocking them
+        finally:
+            connection.close()
 
 
-def _dump(name: str, value: Any) -> Any:
-    if name in _JSON:
-        return json.dumps(list(cast("tuple[Any, ...]", value)) if isinstance(value, tuple) else value)
-    if name == "repaired":
-        return int(value)
-    return value
+def _transaction(connection: Any, work: Callable[[Any], _T]) -> _T:
+    connection.execute("BEGIN IMMEDIATE")
+    return _finish(connection, work)
+
+
+def _finish(connection: Any, work: Callable[[Any], _T]) -> _T:
+    """Run `work` in the transaction `connection` has begun, and commit it (or roll it back)."""
+    try:
+        result = work(connection)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    return result
+
+
+def _insert(connection: Any, entry: JournalEntry) -> None:
+    values = [
+        value if dump is None else dump(value) for dump, value in zip(_DUMPS, _values(entry), strict=True)
+    ]
+    entry.id = int(connection.execute(_INSERT, values).lastrowid)
+
+
+def _claim(connection: Any, intent: JournalEntry) -> Lookup:
+    assert intent.idempotency_key is not None
+    found = _lookup(connection, intent.idempotency_key)
+    if may_run(found, intent):
+        _insert(connection, intent)
+    return found
+
+
+def _take(connection: Any, key: str, limit: RateLimit, now: float) -> float:
+    row = connection.execute(_BUCKET, (key,)).fetchone()
+    bucket = TokenBucket(limit, float(limit.calls), now) if row is None else TokenBucket(limit, *row)
+    wait = bucket.take(now)
+    connection.execute(_SAVE_BUCKET, (key, bucket.tokens, bucket.updated))
+    return wait
+
+
+def _lookup(connection: Any, key: str) -> Lookup:
+    row = connection.execute(_LATEST_INTENT, (key,)).fetchone()
+    if row is None:
+        return Lookup("new")
+    intent = _load(row)
+    done = connection.execute(_COMPLETION, (intent.id,)).fetchone()
+    return completed(intent, _load(done) if done is not None else None)
+
+
+def _json(value: Any) -> str:
+    """As SQLAlchemy's JSON type stores `value`; the empty values most entries carry cost nothing."""
+    if value is None:
+        return "null"
+    if isinstance(value, tuple):
+        return json.dumps(list(cast("tuple[Any, ...]", value))) if value else "[]"
+    return json.dumps(value) if value != {} else "{}"
+
+
+_values = operator.attrgetter(*_WRITTEN)
+_DUMPS: tuple[Callable[[Any], Any] | None, ...] = tuple(
+    _json if name in _JSON else int if name == "repaired" else None for name in _WRITTEN
+)
 
 
 def _load(row: tuple[Any, ...]) -> JournalEntry:

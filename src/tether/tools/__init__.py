@@ -23,15 +23,15 @@ from tether.tools._providers import specs_from_json as specs_from_json
 from tether.tools._providers import to_anthropic as to_anthropic
 from tether.tools._providers import to_gemini as to_gemini
 from tether.tools._providers import to_openai as to_openai
+from tether.tools._redact import REDACTED as REDACTED
+from tether.tools._redact import redact as redact
 from tether.tools._schema import model_schema as model_schema
-from tether.tools._schema import normalize_schema as normalize_schema
 from tether.tools._tool import ContextSource as ContextSource
 from tether.tools._tool import Tool as Tool
 from tether.tools._tool import ToolContext as ToolContext
 from tether.tools._tool import ValidatedCall as ValidatedCall
 from tether.tools._toolset import AbstractToolset as AbstractToolset
 from tether.tools._toolset import Toolset as Toolset
-from tether.tools._toolset import provider_alias as provider_alias
 from tether.tools._typescript import specs_from_typescript as specs_from_typescript
 from tether.tools._validation import ArgumentValidator as ArgumentValidator
 from tether.tools._validation import Problem as Problem
@@ -40,6 +40,7 @@ from tether.tools._yaml import dump_yaml as dump_yaml
 from tether.tools._yaml import specs_from_yaml as specs_from_yaml
 
 __all__ = [
+    "REDACTED",
     "AbstractToolset",
     "ArgumentValidator",
     "CombinedToolset",
@@ -64,8 +65,7 @@ __all__ = [
     "from_openai",
     "load_tools",
     "model_schema",
-    "normalize_schema",
-    "provider_alias",
+    "redact",
     "spec_from_dict",
     "specs_from_json",
     "specs_from_typescript",

@@ -27,7 +27,7 @@ from typing import Any, cast
 import pydantic_core
 
 from tether.exceptions import ToolError, UserError
-from tether.sandbox import Limits, Sandbox, result_data, run_for_tool
+from tether.sandbox import Sandbox, SandboxLimits, result_data, run_for_tool
 from tether.types import ErrorCode, ToolSpec
 
 __all__ = ["CommandTemplate", "Mounts", "command_function"]
@@ -45,8 +45,10 @@ def command_function(spec: ToolSpec, template: Any, workspace: Path, where: str)
     mounts = Mounts.parse(spec.sandbox.filesystem, where)
     root = workspace.resolve()
     network = spec.sandbox.network
-    timeout_s = spec.sandbox.timeout_ms / 1000 if spec.sandbox.timeout_ms is not None else Limits().timeout_s
-    limits = Limits(timeout_s=timeout_s)
+    timeout_s = (
+        spec.sandbox.timeout_ms / 1000 if spec.sandbox.timeout_ms is not None else SandboxLimits().timeout_s
+    )
+    limits = SandboxLimits(timeout_s=timeout_s)
 
     def run(**arguments: Any) -> dict[str, Any]:
         command = argv.render(arguments)

@@ -23,7 +23,7 @@ from typing import Any, cast
 import pydantic_core
 
 from tether.exceptions import NeedsInput, ToolCrashed, ToolError, UserError
-from tether.sandbox import Limits, Sandbox, run_for_tool
+from tether.sandbox import Sandbox, SandboxLimits, run_for_tool
 from tether.tools._command import Mounts
 from tether.types import ToolSpec
 
@@ -79,8 +79,10 @@ def sandboxed_python(spec: ToolSpec, ref: str, base: Path, workspace: Path, wher
     runtime = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), _TETHER}
     search = [*([entry] if entry else []), str(_TETHER.parent)]
     root = workspace.resolve()
-    timeout_s = spec.sandbox.timeout_ms / 1000 if spec.sandbox.timeout_ms is not None else Limits().timeout_s
-    limits = Limits(timeout_s=timeout_s)
+    timeout_s = (
+        spec.sandbox.timeout_ms / 1000 if spec.sandbox.timeout_ms is not None else SandboxLimits().timeout_s
+    )
+    limits = SandboxLimits(timeout_s=timeout_s)
     interpreter = sys.executable  # in a virtual environment, its own python: the environment's packages
 
     def run(**arguments: Any) -> Any:

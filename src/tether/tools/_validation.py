@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 import fastjsonschema
 
 from tether.exceptions import UserError
-from tether.store import REDACTED, redact
+from tether.tools._redact import REDACTED, redact
 from tether.types import JsonSchema, Repair
 
 if TYPE_CHECKING:

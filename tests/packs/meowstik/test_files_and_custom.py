@@ -1,4 +1,4 @@
-"""file_put (workspace), file_ingest (knowledge layer, or an envelope saying it is missing) and custom."""
+"""file_put (workspace) and custom."""
 
 from pathlib import Path
 from typing import Any
@@ -35,35 +35,6 @@ async def test_file_put_refuses_paths_outside_the_workspace(tmp_path: Path, path
     assert isinstance(envelope, ErrorEnvelope)
     assert envelope.error.code == "PERMISSION_DENIED"
     assert not (tmp_path / "escape.txt").exists()
-
-
-async def test_file_ingest_without_a_knowledge_base_says_what_is_missing(tmp_path: Path) -> None:
-    (tmp_path / "a.md").write_text("# A")
-    envelope = await run(meowstik_tools(roots=[tmp_path]), "file_ingest", path="a.md")
-    assert isinstance(envelope, ErrorEnvelope)
-    assert (envelope.error.code, envelope.error.recoverable) == ("NOT_AVAILABLE", False)
-    assert "tether[knowledge]" in (envelope.error.suggestion or "")
-
-
-async def test_file_ingest_hands_the_file_to_the_knowledge_base(tmp_path: Path) -> None:
-    (tmp_path / "a.md").write_text("# A")
-
-    class Knowledge:  # the part of tether.knowledge.KnowledgeBase file_ingest uses
-        def __init__(self) -> None:
-            self.ingested: list[tuple[list[str], str, str]] = []
-
-        def ingest(self, paths: list[str], *, index: str, namespace: str) -> dict[str, int]:
-            self.ingested.append((paths, index, namespace))
-            return {"chunks": 1}
-
-    kb = Knowledge()
-    envelope = await run(
-        meowstik_tools(roots=[tmp_path], knowledge=kb), "file_ingest", path="a.md", namespace="docs"
-    )
-    assert envelope == OkEnvelope(
-        data={"path": "a.md", "index": "meowstik", "namespace": "docs", "report": {"chunks": 1}}
-    )
-    assert kb.ingested == [([str(tmp_path / "a.md")], "meowstik", "docs")]
 
 
 @tool(side_effects="none")

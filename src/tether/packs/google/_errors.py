@@ -17,8 +17,9 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, ParamSpec, TypeVar, cast
 
+from tether import envelopes
 from tether.exceptions import UserError
-from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo
+from tether.types import ErrorCode, ErrorEnvelope
 
 __all__ = [
     "GoogleFailure",
@@ -62,11 +63,7 @@ def error_envelope(
     suggestion: str | None = None,
     details: dict[str, Any] | None = None,
 ) -> ErrorEnvelope:
-    return ErrorEnvelope(
-        error=ErrorInfo(
-            code=code, message=message, recoverable=recoverable, suggestion=suggestion, details=details
-        )
-    )
+    return envelopes.error(code, message, recoverable=recoverable, suggestion=suggestion, details=details)
 
 
 def reauth_envelope(message: str, scopes: Iterable[str]) -> ErrorEnvelope:

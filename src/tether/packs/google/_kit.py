@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tether.exceptions import NeedsInput
-from tether.execution.guards import idempotency_key
+from tether.execution import idempotency_key
 from tether.packs.google._client import GoogleApi
 from tether.packs.google._errors import translating
 from tether.packs.google._scopes import tether_scope

@@ -1,4 +1,4 @@
-"""The `meowstik` pack: seed 000's web_search, file_put, file_ingest and custom tool types.
+"""The `meowstik` pack: seed 000's web_search, file_put and custom tool types.
 
     from tether.packs.meowstik import BraveSearch, DuckDuckGoSearch, meowstik_tools
 
@@ -6,10 +6,9 @@
 
 `web_search(query, maxTokens)` asks a pluggable backend (DuckDuckGo's HTML page needs no key; the Brave
 Search API needs one, `TETHER_BRAVE_API_KEY` for the registered pack) and cuts the results to fit
-`maxTokens`, estimated at four characters a token. `file_put` writes into the workspace roots;
-`file_ingest` hands a workspace file to tether's knowledge layer (`tether.knowledge`, the knowledge extra)
-and says so in an envelope when there is none; `custom` runs the user's own tools by name. Drive uploads
-are the google pack's `file_upload`. web_search needs the google extra (httpx).
+`maxTokens`, estimated at four characters a token. `file_put` writes into the workspace roots; `custom`
+runs the user's own tools by name. Seed 000's `search` and `file_ingest` are the knowledge pack's
+(`tether.knowledge`, with the knowledge base they work on), Drive uploads the google pack's `file_upload`. web_search needs the google extra (httpx).
 """
 
 from tether.packs.meowstik._pack import MEOWSTIK_PACK as MEOWSTIK_PACK

@@ -1,21 +1,21 @@
-"""Meowstik's remaining tool types (seed 000): web_search, file_put, file_ingest and custom."""
+"""Meowstik's remaining tool types (seed 000): web_search, file_put and custom."""
 
 from __future__ import annotations
 
 import functools
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import anyio
 
+from tether import envelopes
 from tether.builtin import Roots
 from tether.exceptions import ToolError, UserError
 from tether.packs.meowstik._budget import approx_tokens
 from tether.packs.meowstik._search import SearchBackend, SearchFailed
 from tether.tools import Tool, Toolset, tool
-from tether.types import ErrorCode, ErrorEnvelope, ErrorInfo, SandboxPolicy, ToolCall
+from tether.types import ErrorCode, ErrorEnvelope, SandboxPolicy, ToolCall
 
 __all__ = ["meowstik_tools"]
 
@@ -27,19 +27,16 @@ def meowstik_tools(
     *,
     search: SearchBackend | None = None,
     roots: Sequence[str | os.PathLike[str]] = (),
-    knowledge: Any = None,
-    knowledge_index: str = "meowstik",
     custom: Mapping[str, Tool[..., Any]] | None = None,
 ) -> Toolset:
-    """web_search, and where configured file_put (files in `roots`), file_ingest (into `knowledge`, a
-    `tether.knowledge.KnowledgeBase`) and custom (the user's own tools, by name)."""
+    """web_search, and where configured file_put (files in `roots`) and custom (the user's own tools, by
+    name)."""
     tools: list[Tool[..., Any]] = []
     if search is not None:
         tools.append(_web_search(search))
     if roots:
         confined = Roots(roots)
         tools.append(_file_put(confined))
-        tools.append(_file_ingest(confined, knowledge, knowledge_index))
     if custom:
         tools.append(_custom(dict(custom)))
     return Toolset(*tools)
@@ -95,26 +92,26 @@ def _search_failure(backend: str, failure: SearchFailed) -> ErrorEnvelope:
             wait = float(failure.retry_after) if failure.retry_after else 2.0
         except ValueError:
             wait = 2.0
-        info = ErrorInfo(
-            code=ErrorCode.RATE_LIMITED,
-            message=f"{backend} search is limiting requests: {failure}",
+        return envelopes.error(
+            ErrorCode.RATE_LIMITED,
+            f"{backend} search is limiting requests: {failure}",
             recoverable=True,
             suggestion=f"Wait {wait:g} seconds, then search again.",
             details={"retry_after_s": wait, "status": failure.status},
         )
-    elif failure.status in (401, 403):
-        info = ErrorInfo(
-            code=ErrorCode.UNAUTHORIZED,
-            message=f"{backend} search refused the key: {failure}",
+    if failure.status in (401, 403):
+        return envelopes.error(
+            ErrorCode.UNAUTHORIZED,
+            f"{backend} search refused the key: {failure}",
             recoverable=False,
             suggestion="Do not retry. Tell the user the search API key needs fixing.",
         )
-    else:
-        info = ErrorInfo(
-            code="UNREACHABLE", message=f"{backend} search failed: {failure}", recoverable=True,
-            suggestion="Try again later, or answer without searching.",
-        )  # fmt: skip
-    return ErrorEnvelope(error=info)
+    return envelopes.error(
+        "UNREACHABLE",
+        f"{backend} search failed: {failure}",
+        recoverable=True,
+        suggestion="Try again later, or answer without searching.",
+    )
 
 
 def _file_put(roots: Roots) -> Tool[..., Any]:
@@ -132,33 +129,6 @@ def _file_put(roots: Roots) -> Tool[..., Any]:
         return {"path": path, "bytes": len(content.encode())}
 
     return file_put
-
-
-def _file_ingest(roots: Roots, knowledge: Any, index: str) -> Tool[..., Any]:
-    @tool(name="file_ingest", category="knowledge", side_effects="idempotent")
-    def file_ingest(path: str, namespace: str = "default") -> Any:
-        """Add a workspace file (.txt, .md, .csv, .pdf, .html) to the knowledge base, so `search` finds it.
-
-        Args:
-            path: The file, relative to the workspace.
-            namespace: The knowledge base namespace to file it under.
-        """
-        real: Path = roots.resolve(path, what="file")
-        if knowledge is None:
-            return ErrorEnvelope(
-                error=ErrorInfo(
-                    code="NOT_AVAILABLE",
-                    message="file_ingest needs tether's knowledge layer, and this agent has no knowledge base "
-                    "(the knowledge extra is missing or none was configured).",
-                    recoverable=False,
-                    suggestion="Do not retry. Tell the user to install 'tether[knowledge]' and give the agent "
-                    "a knowledge base.",
-                )
-            )
-        report = knowledge.ingest([str(real)], index=index, namespace=namespace)
-        return {"path": path, "index": index, "namespace": namespace, "report": report}
-
-    return file_ingest
 
 
 def _custom(tools: dict[str, Tool[..., Any]]) -> Tool[..., Any]:

@@ -1,0 +1,69 @@
+"""What every guard sees (`Attempt`) and what it is (`Guard`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pydantic_core
+
+from tether.execution._decisions import Decision
+from tether.execution._policy import Policy
+from tether.execution._run import Run
+from tether.store import JournalEntry, storable
+from tether.tools import Tool, ValidatedCall, redact
+from tether.types import ToolCall
+
+__all__ = ["Attempt", "Guard", "applies"]
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One call on its way through the guards."""
+
+    call: ToolCall
+    """The call as it will run; the schema guard replaces it with the validated (coerced) call."""
+    tool: Tool[..., Any] | None
+    """The tool the call names, or `None` if the toolset has no such tool."""
+    run: Run
+    policy: Policy
+    validated: ValidatedCall | None = None
+    idempotency_key: str | None = None
+    """Set by the executor once the arguments are validated."""
+    intent: JournalEntry | None = None
+    """The intent entry, once the idempotency guard has claimed the call in the journal."""
+    _arguments: tuple[ToolCall, dict[str, Any]] | None = field(default=None, init=False, repr=False)
+
+    def arguments(self) -> dict[str, Any]:
+        """The call's arguments as the journal and the records keep them: JSON any journal can hold, with
+        what the tool's schema marks secret redacted (worked out once per version of the call)."""
+        cached = self._arguments
+        if cached is not None and cached[0] is self.call:
+            return cached[1]
+        schema = self.tool.spec.input_schema if self.tool is not None else None
+        try:
+            jsonable = pydantic_core.to_jsonable_python(self.call.arguments, fallback=repr)
+        except ValueError:  # nested too deeply for pydantic: `storable` cuts it off
+            jsonable = self.call.arguments
+        arguments: dict[str, Any] = storable(redact(jsonable, schema))
+        self._arguments = (self.call, arguments)
+        return arguments
+
+
+class Guard(Protocol):
+    """A check a call must pass before its tool runs; returns a decision, never raises on model output.
+
+    A guard may also define `applies(tool, policy) -> bool`, saying whether it could ever refuse a call to
+    `tool` (`None`: a tool the toolset does not have) under `policy`; the executor asks once per tool and
+    skips the guard where it cannot. A guard without `applies` checks every call to a known tool.
+    """
+
+    async def check(self, attempt: Attempt) -> Decision: ...
+
+
+def applies(guard: Guard, tool: Tool[..., Any] | None, policy: Policy) -> bool:
+    """Whether `guard` must check calls to `tool` (see `Guard`)."""
+    test = getattr(guard, "applies", None)
+    if test is None:
+        return tool is not None
+    return bool(test(tool, policy))

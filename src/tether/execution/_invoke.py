@@ -1,0 +1,137 @@
+"""Running one tool under its timeout and turning whatever happens into exactly one envelope.
+
+Async tools are awaited (the timeout's clock starts only if one waits); sync tools run in a worker thread;
+tools whose sandbox asks for `isolation="process"` run in a child process. On timeout an async tool is
+cancelled and an isolated one killed with its process group; a sync tool in a thread cannot be stopped
+(Python has no way to), so its thread is abandoned while the model gets `TIMEOUT` — declare
+`isolation="process"` for tools that may hang.
+Exceptions never escape: tool signals become their envelopes, anything else `INTERNAL` with a message safe
+to show a model, the traceback kept for the journal; so do a tool's `SystemExit`, `KeyboardInterrupt` and a
+`CancelledError` of its own. Cancellation from outside (the run's) propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import traceback
+import types
+from collections.abc import Coroutine, Generator
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic_core
+
+from tether import envelopes
+from tether._threads import run_in_worker
+from tether.exceptions import NeedsInput, ToolCrashed, ToolError
+from tether.execution._process import run_in_process
+from tether.tools import Tool
+from tether.types import AnyEnvelope, ErrorEnvelope, NeedsEnvelope, OkEnvelope
+
+__all__ = ["ToolResult", "as_json", "invoke"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What running a tool came to: its envelope, and for the journal the traceback of a failure."""
+
+    envelope: AnyEnvelope
+    traceback: str | None = None
+    """For `INTERNAL` failures: what went wrong, for the journal only."""
+
+
+async def invoke(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: float | None) -> ToolResult:
+    """Run `tool` with `kwargs`, within `timeout_s` seconds when given."""
+    function = tool.function
+    if function is None:
+        return _internal(tool.name, "it is declared only, with no implementation in this process", None)
+    deadline = None if timeout_s is None else asyncio.get_running_loop().time() + timeout_s
+    timer = asyncio.timeout_at(deadline)
+    result: Any = None
+    isolated = tool.spec.sandbox.isolation == "process"
+    try:
+        if isolated:
+            async with timer:
+                result = await run_in_process(function, kwargs)
+        elif tool.is_async:
+            result = await _until(function(**kwargs), timer)
+        else:
+            async with timer:
+                result = await run_in_worker(functools.partial(function, **kwargs))
+    except TimeoutError:
+        if not timer.expired():
+            return _internal(tool.name, "it raised TimeoutError", traceback.format_exc())
+        stopped = tool.is_async or isolated
+        return ToolResult(envelopes.timed_out(tool.name, timeout_s, tool.spec.side_effects, stopped=stopped))
+    except ToolError as e:
+        return _signal(tool.name, e)
+    except NeedsInput as e:
+        return _signal(tool.name, e)
+    except ToolCrashed as e:
+        return _internal(tool.name, f"it raised {e.type_name}", e.traceback)
+    except (Exception, SystemExit, KeyboardInterrupt) as e:  # a tool's exit() or ^C ends its call only
+        return _internal(tool.name, f"it raised {type(e).__name__}", traceback.format_exc())
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():  # the run itself is being cancelled: let it end
+            raise
+        return _internal(tool.name, "it raised CancelledError", traceback.format_exc())
+    if isinstance(result, NeedsEnvelope | ErrorEnvelope):
+        return ToolResult(result)
+    data = result.data if isinstance(result, OkEnvelope) else result
+    try:
+        return ToolResult(envelopes.ok(as_json(data)))
+    except Exception as e:  # e.g. an object whose __repr__ raises
+        return _internal(tool.name, f"its result could not be read as JSON ({type(e).__name__})", None)
+
+
+def as_json(value: Any) -> Any:
+    """A tool's result as JSON values, which is what the model, the journal and every event carry: models,
+    dataclasses, dates, UUIDs, sets and the like as JSON does them, bytes as base64, anything else its repr."""
+    return pydantic_core.to_jsonable_python(value, fallback=repr, bytes_mode="base64")
+
+
+async def _until(coroutine: Coroutine[Any, Any, Any], timer: asyncio.Timeout) -> Any:
+    """`await coroutine` within `timer`, whose clock is armed only if the coroutine waits: a tool that
+    answers without ever waiting cannot be interrupted anyway, and skipping the timer saves ~5 µs a call."""
+    try:
+        waiting_on = coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    async with timer:
+        return await _resume(coroutine, waiting_on)
+
+
+@types.coroutine
+def _resume(coroutine: Coroutine[Any, Any, Any], waiting_on: Any) -> Generator[Any, Any, Any]:
+    """Go on with a coroutine that has already yielded `waiting_on` to the event loop, as `await` would."""
+    while True:
+        try:
+            sent = yield waiting_on
+        except GeneratorExit:
+            coroutine.close()
+            raise
+        except BaseException as e:  # cancellation (e.g. the timer's) or anything else thrown in goes on down
+            try:
+                waiting_on = coroutine.throw(e)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                waiting_on = coroutine.send(sent)
+            except StopIteration as done:
+                return done.value
+
+
+def _signal(name: str, signal: ToolError | NeedsInput) -> ToolResult:
+    """The envelope a tool's `ToolError` or `NeedsInput` asks for; `INTERNAL` if its fields cannot make one."""
+    try:
+        return ToolResult(envelopes.from_signal(signal))
+    except ValueError:  # e.g. NeedsInput(missing=["date"]): a list where a flag or a question belongs
+        what = f"its {type(signal).__name__} could not be made into an envelope"
+        return _internal(name, what, traceback.format_exc())
+
+
+def _internal(name: str, what: str, trace: str | None) -> ToolResult:
+    return ToolResult(envelopes.internal(name, what), trace)

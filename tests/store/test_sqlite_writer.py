@@ -1,0 +1,121 @@
+"""Writes on the caller's thread: committed at once when nobody else writes, never waiting when someone does."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+import pytest
+
+from tether.execution import Executor, Principal, Run
+from tether.store import JournalEntry, SqlJournal, WouldWait
+from tether.tools import Toolset, tool
+from tether.types import RateLimit, ToolCall
+
+OpenJournal = Callable[[str], SqlJournal]
+
+
+def entry(call_id: str, kind: Any = "intent") -> JournalEntry:
+    return JournalEntry(
+        kind=kind, call_id=call_id, tool="add", created_at=time.time(), idempotency_key=call_id
+    )
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'journal.db'}"
+
+
+@pytest.fixture
+def held(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    """Another connection to the file, as another process would hold it (the journal must exist first)."""
+    connection = sqlite3.connect(tmp_path / "journal.db", isolation_level=None, check_same_thread=False)
+    yield connection
+    connection.close()
+
+
+def test_a_write_that_needs_no_wait_commits_before_it_returns(url: str, open_journal: OpenJournal) -> None:
+    journal = open_journal(url)
+    assert journal.inline
+    written = journal.append(entry("c1"), wait=False)
+    assert written.id is not None
+    assert [e.call_id for e in open_journal(url).entries()] == ["c1"]  # another connection sees it
+
+
+def test_a_write_that_would_wait_writes_nothing_and_says_so(
+    url: str, open_journal: OpenJournal, held: sqlite3.Connection
+) -> None:
+    journal = open_journal(url)
+    buckets = journal.rate_limits  # its table is made on first use
+    held.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+    with pytest.raises(WouldWait):
+        journal.append(entry("c1"), wait=False)
+    with pytest.raises(WouldWait):
+        journal.claim(entry("c2"), wait=False)
+    with pytest.raises(WouldWait):
+        buckets.take("add", RateLimit(calls=5, per_seconds=1), wait=False)
+    held.execute("ROLLBACK")
+    assert journal.entries() == []
+    assert journal.claim(entry("c2"), wait=False).status == "new"
+    assert [e.call_id for e in journal.entries()] == ["c2"]
+
+
+def test_a_durable_journal_never_writes_on_the_callers_thread(url: str, open_journal: OpenJournal) -> None:
+    # synchronous=FULL fsyncs every commit: that must not block an event loop
+    journal = SqlJournal(url, durable=True)
+    try:
+        assert not journal.inline
+        with pytest.raises(WouldWait):
+            journal.append(entry("c1"), wait=False)
+    finally:
+        journal.close()
+
+
+@tool(side_effects="idempotent", rate_limit=RateLimit(calls=1000, per_seconds=1), scopes=("math",))
+async def add(a: int, b: int) -> int:
+    return a + b
+
+
+CALLER = Run(principal=Principal("u1", frozenset({"math"})), session_id="s")
+
+
+@pytest.mark.anyio
+async def test_an_uncontended_call_makes_no_thread_hop(
+    url: str, open_journal: OpenJournal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hops: list[object] = []
+    real = anyio.to_thread.run_sync
+
+    async def counted(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        hops.append(function)
+        return await real(function, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    journal = open_journal(url)
+    executor = Executor(Toolset(add), journal=journal)
+    envelope = await executor.execute(ToolCall(id="c1", name="add", arguments={"a": 2, "b": 3}), CALLER)
+    assert envelope.ok
+    assert hops == []  # rate-limit token, claim (intent) and result all committed inline
+    assert [(e.kind, e.outcome) for e in journal.entries()] == [("intent", None), ("result", "ok")]
+
+
+@pytest.mark.anyio
+async def test_a_call_while_another_process_writes_waits_in_a_thread_and_is_recorded(
+    url: str, open_journal: OpenJournal, held: sqlite3.Connection
+) -> None:
+    journal = open_journal(url)
+    executor = Executor(Toolset(add), journal=journal)
+    await executor.execute(ToolCall(id="c0", name="add", arguments={"a": 1, "b": 1}), CALLER)  # tables exist
+    held.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.3, lambda: held.execute("COMMIT")).start()
+    started = time.monotonic()
+    envelope = await executor.execute(ToolCall(id="c1", name="add", arguments={"a": 2, "b": 3}), CALLER)
+    assert envelope.ok
+    assert time.monotonic() - started >= 0.25  # it waited for the lock (in a thread), then wrote
+    kinds = [(e.call_id, e.kind) for e in journal.entries()]
+    assert kinds == [("c0", "intent"), ("c0", "result"), ("c1", "intent"), ("c1", "result")]
