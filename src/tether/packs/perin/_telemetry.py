@@ -19,7 +19,7 @@ __all__ = ["PerinMetrics"]
 class PerinMetrics:
     """Counts every answered Perin call; pass it to the executor: `Executor(..., recorders=[metrics])`.
 
-    Instruments (meter `tether.perin`): `perin.tool_calls` (attributes `tool`, `outcome`: ok, needs, error),
+    Instruments (meter `tether.packs.perin`): `perin.tool_calls` (attributes `tool`, `outcome`: ok, needs, error),
     `perin.tool_failures` (`tool`, `code`), `perin.missing_field_loops` (`tool`, `field`) and the histogram
     `perin.time_to_confirm` (seconds from proposal to booking). `totals` keeps the same counts in memory.
 
@@ -32,7 +32,7 @@ class PerinMetrics:
             from opentelemetry import metrics
         except ImportError:
             raise UserError("PerinMetrics needs OpenTelemetry: pip install 'tether[perin]'.") from None
-        meter = (meter_provider or metrics.get_meter_provider()).get_meter("tether.perin")
+        meter = (meter_provider or metrics.get_meter_provider()).get_meter("tether.packs.perin")
         self._calls = meter.create_counter("perin.tool_calls", description="Perin tool calls by outcome")
         self._failures = meter.create_counter(
             "perin.tool_failures", description="Refused or failed calls by code"
