@@ -294,7 +294,8 @@ class Tether(System):
 
     def __init__(self, dialect: str, *, sync: bool = False, mutating: bool = False) -> None:
         from tether import Agent, FunctionModel, Model, tool
-        from tether.models import ModelChunk, ModelRequest
+        from tether.dialects import get_dialect
+        from tether.models import ModelChunk, ModelRequest, TextChunk
         from tether.types import AssistantMessage
 
         self.dialect = dialect
@@ -315,7 +316,8 @@ class Tether(System):
         names = {"add": functions[0].__name__, "nap": functions[1].__name__}
         self.lags: list[float] = []
 
-        def turn(request: ModelRequest, scenario: Scenario) -> list[ModelChunk]:
+        def turn(request: ModelRequest, scenario: Scenario) -> list[Any]:
+            """The turn as a test double takes it: provider JSON objects (native) or text."""
             taken = sum(isinstance(m, AssistantMessage) for m in request.messages)
             if not scenario.call_turn(taken):
                 if dialect == "openai":
@@ -362,14 +364,22 @@ class Tether(System):
                 chunks = turn(request, LAG)
                 if not LAG.call_turn(sum(isinstance(m, AssistantMessage) for m in request.messages)):
                     for chunk in chunks:
-                        yield chunk
+                        for event in typed(chunk):
+                            yield event
                     return
                 *calls, tail = chunks if dialect == "openai" else [*chunks, "\nDone."]
                 for chunk in calls:
                     MARKS.append(time.perf_counter())
-                    yield chunk
+                    for event in typed(chunk):  # made from the wire's JSON after the mark, as a provider does
+                        yield event
                 await asyncio.sleep(STREAM_PAUSE_S)
-                yield tail
+                for event in typed(tail):
+                    yield event
+
+        read = get_dialect("openai").model_events
+
+        def typed(chunk: Any) -> list[ModelChunk]:
+            return [TextChunk(chunk)] if isinstance(chunk, str) else read(chunk)
 
         self.streaming = Agent(Streaming(), tools, dialect=dialect)
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from tether.cli import app
 from tether.cli._printer import EventPrinter
 from tether.exceptions import ModelError
-from tether.models import FunctionModel, Model, ModelChunk, ModelRequest, ScriptedModel
+from tether.models import FunctionModel, Model, ModelChunk, ModelRequest, ScriptedModel, TextChunk
 from tether.types import OkEnvelope, ToolCall, ToolEndEvent, ToolStartEvent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,7 +159,7 @@ def test_run_limits_a_runaway_model_from_the_command_line(monkeypatch: pytest.Mo
     class Runaway(Model):
         async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
             while True:
-                yield "la " * 10
+                yield TextChunk("la " * 10)
 
     def fake_model(name: str | None, *, base_url: str | None = None, native_tools: bool = True) -> Model:
         return Runaway()

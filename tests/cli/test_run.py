@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from tether.cli import app
 from tether.cli._printer import EventPrinter
 from tether.exceptions import ModelError
-from tether.models import Model, ModelChunk, ModelRequest, ScriptedModel
+from tether.models import Model, ModelChunk, ModelRequest, ScriptedModel, TextChunk
 from tether.types import ToolCall, UserMessage
 
 runner = CliRunner()
@@ -152,7 +152,7 @@ def test_confirm_asks_at_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 def test_a_failure_after_streamed_text_starts_its_own_line(monkeypatch: pytest.MonkeyPatch) -> None:
     class Failing(Model):
         async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-            yield "Let me check"
+            yield TextChunk("Let me check")
             raise ModelError("openai:x at http://127.0.0.1:9/v1/: APIConnectionError: Connection error.")
 
     def fake_model(name: str | None, *, base_url: str | None = None, native_tools: bool = True) -> Model:

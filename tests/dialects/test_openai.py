@@ -1,7 +1,19 @@
 import json
 from typing import Any
 
-from tether.dialects import CallCompleted, CallDelta, CallStarted, PartialCall, parse, stream_parser
+import pytest
+
+from tether.dialects import (
+    CallCompleted,
+    CallDelta,
+    CallStarted,
+    PartialCall,
+    get_dialect,
+    parse,
+    stream_parser,
+)
+from tether.exceptions import UserError
+from tether.models import Finish, ReasoningChunk, TextChunk, ToolCallChunk
 from tether.types import Provenance, ToolCall
 
 
@@ -124,3 +136,31 @@ def test_a_malformed_index_does_not_break_the_parse() -> None:
     p.close()
     assert [c.id for c in p.result.calls] == ["call_a", "call_b"]
     assert p.result.errors == []
+
+
+def test_typed_model_events_parse_to_the_same_result_as_the_provider_json_they_come_from() -> None:
+    from_json = stream_parser("openai")
+    typed = stream_parser("openai")
+    read = get_dialect("openai").model_events
+    for c in CHUNKS:
+        from_json.feed_event(c)
+        for event in read(c):
+            typed.feed_event(event)
+    from_json.close()
+    typed.close()
+    assert typed.result == from_json.result
+    assert [type(e) for c in CHUNKS for e in read(c)] == [
+        TextChunk, ToolCallChunk, ToolCallChunk, ToolCallChunk, ToolCallChunk, Finish,
+    ]  # fmt: skip
+
+
+def test_a_text_dialect_reads_typed_text_and_reasoning_and_refuses_a_bare_string() -> None:
+    p = stream_parser("hermes")
+    p.feed_event(ReasoningChunk("Adding."))
+    p.feed_event(TextChunk('<tool_call>{"name": "add", "arguments": {"a": 1}}'))
+    p.feed_event(TextChunk("</tool_call>"))
+    p.feed_event(Finish("stop"))
+    p.close()
+    assert (p.result.reasoning, [c.arguments for c in p.result.calls]) == ("Adding.", [{"a": 1}])
+    with pytest.raises(UserError, match=r"TextChunk\(text\)"):
+        stream_parser("hermes").feed_event("raw text")

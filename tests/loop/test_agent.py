@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 
 from tether.exceptions import ModelError, UserError
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, Session
-from tether.models import FunctionModel, ModelChunk, ModelRequest, ScriptedModel
+from tether.models import FunctionModel, ModelChunk, ModelRequest, ScriptedModel, TextChunk
 from tether.tools import tool
 from tether.types import (
     AssistantMessage,
@@ -93,12 +93,12 @@ async def test_a_side_effect_free_tool_starts_while_the_model_is_still_streaming
         async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
             self.requests.append(request)
             if len(self.requests) > 1:
-                yield "Done."
+                yield TextChunk("Done.")
                 return
-            yield text[:cut]
+            yield TextChunk(text[:cut])
             await anyio.sleep(0.05)  # the model is still generating
             seen_before_end.extend(STARTED)
-            yield text[cut:]
+            yield TextChunk(text[cut:])
 
     result = await Agent(SlowTail([]), [lookup, book], dialect="hermes").run("trip")
     assert seen_before_end == ["lookup:Lisbon"]  # lookup ran mid-stream; book (mutating) had not
@@ -124,7 +124,7 @@ async def test_a_model_failing_mid_stream_ends_with_error_and_chain_end_and_canc
 
     class Broken(ScriptedModel):
         async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-            yield '<tool_call>{"name": "slow", "arguments": {"city": "Oslo"}}</tool_call>'
+            yield TextChunk('<tool_call>{"name": "slow", "arguments": {"city": "Oslo"}}</tool_call>')
             await anyio.sleep(0.01)  # the tool has started
             raise ConnectionError("the provider hung up")
 
@@ -144,7 +144,7 @@ async def test_a_provider_error_is_reported_in_its_own_words() -> None:
     class Refused(ScriptedModel):
         async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
             raise ModelError("gpt at https://api.example: AuthenticationError: bad key")
-            yield ""  # an async generator
+            yield TextChunk("")  # an async generator
 
     seen: list[Event] = []
     result = await Agent(Refused([])).run("go", on_event=seen.append)
@@ -167,7 +167,7 @@ async def test_a_cancelled_run_closes_the_models_stream_at_once() -> None:
         async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
             try:
                 while True:
-                    yield "thinking... "
+                    yield TextChunk("thinking... ")
             finally:
                 closed.append(True)  # where a provider releases its HTTP response
 
@@ -314,7 +314,7 @@ async def test_the_token_limit_stops_a_runaway_model_mid_stream(native: bool) ->
             try:
                 while True:
                     piece = "and so on, " * 4
-                    yield {"type": "response.output_text.delta", "delta": piece} if native else piece
+                    yield TextChunk(piece)
                     await anyio.lowlevel.checkpoint()
             finally:
                 closed.append(True)
@@ -345,7 +345,7 @@ async def test_the_wall_time_limit_stops_a_slow_model_and_a_slow_tool_mid_way() 
     class Trickle(ScriptedModel):
         async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
             while True:
-                yield "."
+                yield TextChunk(".")
                 await anyio.sleep(0.01)
 
     limits = Limits(max_wall_time_s=0.2)
@@ -440,7 +440,7 @@ async def test_tool_end_events_come_as_each_call_of_a_batch_finishes() -> None:
 async def test_each_request_holds_the_conversation_as_it_was_at_that_turn(dialect: str) -> None:
     if dialect == "openai":
 
-        def turn(n: int) -> list[ModelChunk]:
+        def turn(n: int) -> list[dict[str, Any]]:
             item = {"type": "function_call", "id": f"fc{n}", "call_id": f"c{n}", "name": "lookup",
                     "arguments": json.dumps({"city": f"City {n}"})}  # fmt: skip
             return [{"type": "response.output_item.done", "item": item}, {"type": "response.completed"}]
@@ -546,3 +546,14 @@ async def test_fifty_calls_of_one_turn_all_run_at_once_with_the_default_settings
     assert result.reason == "no_calls"
     envelopes = [m.envelope for m in result.messages if isinstance(m, ToolResultMessage)]
     assert envelopes == [OkEnvelope(data=n) for n in range(50)]
+
+
+@pytest.mark.parametrize("native", [False, True])
+async def test_a_model_yielding_bare_strings_is_told_to_yield_typed_events(native: bool) -> None:
+    class Untyped(ScriptedModel):
+        async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+            yield "hi"  # how models streamed text before they yielded typed events
+
+    model = Untyped([], native_dialect="openai" if native else None)
+    with pytest.raises(UserError, match=r"TextChunk\(text\)"):
+        await Agent(model, [lookup]).run("x")

@@ -13,7 +13,7 @@ from pydantic import BaseModel, TypeAdapter
 from tether.exceptions import UserError
 from tether.execution import Executor
 from tether.loop import Agent, EndTurn, FinalResponse, NoCalls, core_tools
-from tether.models import FunctionModel, ModelChunk, ModelRequest, OpenAIModel, ScriptedModel
+from tether.models import FunctionModel, ModelChunk, ModelRequest, OpenAIModel, ScriptedModel, TextChunk
 from tether.tools import ToolContext, as_toolset, tool
 from tether.types import (
     ChatEvent,
@@ -96,10 +96,10 @@ async def test_send_chat_reaches_the_user_while_the_model_is_still_writing_its_o
     class Writing(ScriptedModel):
         async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
             self.requests.append(request)
-            yield first
+            yield TextChunk(first)
             await anyio.sleep(0.05)  # still writing the rest of the JSON
             shown_while_writing.extend(chats)
-            yield rest
+            yield TextChunk(rest)
 
     def on_event(event: Event) -> None:
         if isinstance(event, ChatEvent):
@@ -276,7 +276,7 @@ class Down(ScriptedModel):
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         self.requests.append(request)
         raise ConnectionError("503 Service Unavailable")
-        yield ""  # an async generator
+        yield TextChunk("")  # an async generator
 
 
 async def test_a_failing_planner_falls_back_to_the_responder_and_its_breaker_opens() -> None:

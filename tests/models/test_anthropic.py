@@ -8,14 +8,25 @@ import httpx2 as httpx  # the transport layer of anthropic 2.x
 import pytest
 from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
+from tether.dialects import render_results
 from tether.exceptions import ModelError, UserError
 from tether.loop import Agent
-from tether.models import AnthropicModel, ModelRequest, model_from_name
+from tether.models import (
+    AnthropicModel,
+    Finish,
+    ModelRequest,
+    TextChunk,
+    ToolCallChunk,
+    ToolCallDone,
+    Usage,
+    model_from_name,
+)
 from tether.tools import tool
 from tether.types import (
     AssistantMessage,
     ErrorEnvelope,
     ErrorInfo,
+    NeedsEnvelope,
     OkEnvelope,
     Provenance,
     SystemMessage,
@@ -148,22 +159,45 @@ async def test_a_native_tool_call_streamed_as_json_fragments_runs_and_the_next_t
     ]
 
 
-async def test_the_model_yields_each_sdk_event_as_a_dict_for_the_native_dialect() -> None:
-    model = AnthropicModel("claude-sonnet-5-5", client=anthropic_client([text_turn("hi")], []))
-    chunks = [c async for c in model.stream(ModelRequest(messages=[UserMessage(content="hey")]))]
-    assert [c["type"] for c in chunks if not isinstance(c, str)] == [
-        "message_start",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
+async def test_the_model_yields_only_typed_events_made_from_the_sdk_stream() -> None:
+    model = AnthropicModel("claude-sonnet-5-5", client=anthropic_client([tool_turn()], []))
+    events = [e async for e in model.stream(ModelRequest(messages=[UserMessage(content="hey")]))]
+    assert all(type(e) in (TextChunk, ToolCallChunk, ToolCallDone, Usage, Finish) for e in events)
+    calls = [e for e in events if isinstance(e, ToolCallChunk | ToolCallDone) and e.index == 1]
+    assert calls == [
+        ToolCallChunk(1, "toolu_01", "calc_add", ""),
+        ToolCallChunk(1, None, None, ""),
+        ToolCallChunk(1, None, None, '{"a": 2, '),
+        ToolCallChunk(1, None, None, '"b": 3}'),
+        ToolCallDone(1),
     ]
-    assert chunks[2] == {
-        "type": "content_block_delta",
-        "index": 0,
-        "delta": {"type": "text_delta", "text": "hi"},
+    assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Adding."
+    assert [e for e in events if isinstance(e, Usage | Finish)] == [Usage(10, 0), Usage(0, 5), Finish()]
+
+
+@pytest.mark.parametrize(
+    ("envelope", "sent"),
+    [
+        (OkEnvelope(data={"sum": 5, "note": None}), '{"ok":true,"data":{"sum":5,"note":null}}'),
+        (NeedsEnvelope(needs={"city": "Which city?"}), '{"ok":false,"needs":{"city":"Which city?"}}'),
+    ],
+)
+async def test_a_tool_result_is_sent_as_the_one_rendering_every_dialect_uses(
+    envelope: OkEnvelope | NeedsEnvelope, sent: str
+) -> None:
+    seen: list[dict[str, Any]] = []
+    model = AnthropicModel("claude-sonnet-5-5", client=anthropic_client([text_turn("ok")], seen))
+    call = ToolCall(id="toolu_a", name="calc.add", arguments={"a": 1})
+    result = ToolResultMessage(call_id="toolu_a", name="calc.add", envelope=envelope)
+    request = ModelRequest(
+        messages=[UserMessage(content="add"), AssistantMessage(tool_calls=(call,)), result]
+    )
+    _ = [e async for e in model.stream(request)]
+    assert seen[0]["messages"][-1] == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_a", "content": sent}],
     }
+    assert sent in render_results("hermes", [result])  # a text dialect's model reads the same
 
 
 async def test_tool_results_are_merged_into_one_user_turn_with_errors_flagged() -> None:

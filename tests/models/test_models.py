@@ -12,19 +12,34 @@ import httpx2 as httpx  # the transport layer of openai 3.x
 import pytest
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
+from tether.dialects import render_results
 from tether.exceptions import ModelError, UserError
 from tether.loop import Agent
 from tether.models import (
+    Finish,
     FunctionModel,
     ModelRequest,
     OpenAIModel,
+    ReasoningChunk,
     RecordingModel,
     ScriptedModel,
+    TextChunk,
+    ToolCallChunk,
+    Usage,
     load_cassette,
     model_from_name,
 )
 from tether.tools import tool
-from tether.types import OkEnvelope, ToolResultMessage, UserMessage
+from tether.types import (
+    AssistantMessage,
+    ErrorEnvelope,
+    ErrorInfo,
+    NeedsEnvelope,
+    OkEnvelope,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -40,10 +55,10 @@ async def collect(model: Any, request: ModelRequest) -> list[Any]:
 
 
 async def test_scripted_model_streams_each_turn_in_chunks_and_records_requests() -> None:
-    model = ScriptedModel(["abcdefghij", ["x", {"event": 1}]], chunk_size=4)
+    model = ScriptedModel(["abcdefghij", ["x", Finish("stop")]], chunk_size=4)
     request = ModelRequest(messages=[UserMessage(content="hi")])
-    assert await collect(model, request) == ["abcd", "efgh", "ij"]
-    assert await collect(model, request) == ["x", {"event": 1}]
+    assert await collect(model, request) == [TextChunk("abcd"), TextChunk("efgh"), TextChunk("ij")]
+    assert await collect(model, request) == [TextChunk("x"), Finish("stop")]
     assert model.requests == [request, request]
     with pytest.raises(UserError, match="ran out of turns"):
         await collect(model, request)
@@ -54,8 +69,56 @@ async def test_function_model_replies_from_sync_or_async_functions() -> None:
         return str(len(request.messages))
 
     request = ModelRequest(messages=[UserMessage(content="hi")])
-    assert await collect(FunctionModel(echo, chunk_size=10), request) == ["1"]
-    assert await collect(FunctionModel(lambda r: "hey", chunk_size=1), request) == ["h", "e", "y"]
+    assert await collect(FunctionModel(echo, chunk_size=10), request) == [TextChunk("1")]
+    hey = [TextChunk("h"), TextChunk("e"), TextChunk("y")]
+    assert await collect(FunctionModel(lambda r: "hey", chunk_size=1), request) == hey
+
+
+async def test_a_function_model_yielding_provider_dicts_streams_the_typed_events_they_hold() -> None:
+    def reply(request: ModelRequest) -> list[Any]:
+        if len(request.messages) > 2:
+            return [chunk({"content": "5"}), chunk({}, "stop")]
+        return [
+            chunk({"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "add", "arguments": '{"a": 2, '}}]}),
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"b": 3}'}}]}),
+            chunk({}, "tool_calls"),
+        ]  # fmt: skip
+
+    model = FunctionModel(reply, native_dialect="openai")
+    first = await collect(model, ModelRequest(messages=[UserMessage(content="2+3?")]))
+    assert first == [
+        ToolCallChunk(0, "call_1", "add", '{"a": 2, '),
+        ToolCallChunk(0, None, None, '"b": 3}'),
+        Finish("tool_calls"),
+    ]
+    result = await Agent(model, [add]).run("2+3?")
+    assert (result.output, result.reason) == ("5", "no_calls")
+    assert [m.envelope for m in result.messages if isinstance(m, ToolResultMessage)] == [OkEnvelope(data=5)]
+
+
+async def test_a_function_model_yielding_raw_text_still_drives_a_text_dialect() -> None:
+    def reply(request: ModelRequest) -> list[Any]:
+        if len(request.messages) > 2:
+            return ["fi", "ve"]
+        return ['<tool_call>{"name": "add", ', '"arguments": {"a": 2, "b": 3}}</tool_call>']
+
+    result = await Agent(FunctionModel(reply), [add], dialect="hermes").run("2+3?")
+    assert (result.output, result.reason) == ("five", "no_calls")
+    assert [m.envelope for m in result.messages if isinstance(m, ToolResultMessage)] == [OkEnvelope(data=5)]
+
+
+async def test_a_provider_dict_without_a_native_dialect_is_a_user_error_naming_the_fix() -> None:
+    model = ScriptedModel([[chunk({"content": "hi"})]])
+    with pytest.raises(UserError, match="native_dialect='openai'"):
+        await collect(model, ModelRequest(messages=[UserMessage(content="hi")]))
+
+
+async def test_scripted_tool_calls_in_a_native_dialect_stream_as_that_providers_events() -> None:
+    call = ToolCall(id="call_9", name="add", arguments={"a": 1, "b": 2})
+    model = ScriptedModel([[call], "3"], native_dialect="openai")
+    result = await Agent(model, [add]).run("1+2?")
+    assert result.output == "3"
+    assert [m.envelope for m in result.messages if isinstance(m, ToolResultMessage)] == [OkEnvelope(data=3)]
 
 
 def sse(*chunks: dict[str, Any]) -> bytes:
@@ -107,6 +170,49 @@ async def test_openai_native_tool_calls_through_the_sdk_streaming_layer() -> Non
     assert json.loads(seen[1]["messages"][-1]["content"]) == {"ok": True, "data": 5}
 
 
+async def test_the_openai_model_yields_only_typed_events_made_from_the_sdk_stream() -> None:
+    body = sse(
+        chunk({"role": "assistant", "reasoning_content": "Sum."}),
+        chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                               "function": {"name": "add", "arguments": '{"a": 2,'}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": ' "b": 3}'}}]}),
+        {**chunk({}, "tool_calls"), "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}},
+    )  # fmt: skip
+    model = OpenAIModel("gpt-4o-mini", client=openai_client([body], []))
+    events = await collect(model, ModelRequest(messages=[UserMessage(content="2+3?")]))
+    assert events == [
+        ReasoningChunk("Sum."),
+        ToolCallChunk(0, "call_1", "add", '{"a": 2,'),
+        ToolCallChunk(0, None, None, ' "b": 3}'),
+        Finish("tool_calls"),
+        Usage(12, 7),
+    ]
+
+
+ENVELOPES = {
+    "ok": OkEnvelope(data={"sum": 5, "note": None}),
+    "needs": NeedsEnvelope(needs={"city": "Which city?"}),
+    "error": ErrorEnvelope(error=ErrorInfo(code="INVALID_ARGS", message="b is required", recoverable=True)),
+}
+SENT = {  # what a model reads of each, whichever way it reaches it: envelope nulls left out, the tool's kept
+    "ok": '{"ok":true,"data":{"sum":5,"note":null}}',
+    "needs": '{"ok":false,"needs":{"city":"Which city?"}}',
+    "error": '{"ok":false,"error":{"code":"INVALID_ARGS","message":"b is required","recoverable":true}}',
+}
+
+
+@pytest.mark.parametrize("kind", ENVELOPES)
+async def test_openai_sends_a_tool_result_as_the_one_rendering_every_dialect_uses(kind: str) -> None:
+    seen: list[dict[str, Any]] = []
+    model = OpenAIModel("gpt-4o-mini", client=openai_client([sse(chunk({"content": "ok"}))], seen))
+    result = ToolResultMessage(call_id="call_1", name="add", envelope=ENVELOPES[kind])
+    call = ToolCall(id="call_1", name="add", arguments={"a": 2})
+    messages = [UserMessage(content="add"), AssistantMessage(tool_calls=(call,)), result]
+    await collect(model, ModelRequest(messages=messages))
+    assert seen[0]["messages"][-1] == {"role": "tool", "tool_call_id": "call_1", "content": SENT[kind]}
+    assert SENT[kind] in render_results("hermes", [result])  # a text dialect's model reads the same
+
+
 async def test_openai_with_a_text_dialect_streams_plain_text() -> None:
     seen: list[dict[str, Any]] = []
     text = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 1}}\n</tool_call>'
@@ -119,6 +225,51 @@ async def test_openai_with_a_text_dialect_streams_plain_text() -> None:
     assert result.output == "two"
     assert "tools" not in seen[0]
     assert "add" in seen[0]["messages"][0]["content"]  # taught in the system prompt
+
+
+async def test_a_recorded_native_run_replays_identically(tmp_path: Path) -> None:
+    cassette = tmp_path / "run.jsonl"
+    call = ToolCall(id="call_1", name="add", arguments={"a": 4, "b": 5})
+    scripted = ScriptedModel([[TextChunk("Adding."), call, Usage(3, 4)], "nine"], native_dialect="openai")
+    first = await Agent(RecordingModel(scripted, cassette, {"prompt": "4+5?"}), [add]).run("4+5?")
+    header, replay = load_cassette(cassette)
+    assert header["cassette"] == 2
+    second = await Agent(replay, [add]).run("4+5?")
+    assert (first.output, second.output) == ("nine", "nine")
+    assert first.messages[2:] == second.messages[2:]
+
+
+async def test_a_version_1_cassette_of_provider_json_still_replays(tmp_path: Path) -> None:
+    cassette = tmp_path / "old.jsonl"
+    turns = [
+        [chunk({"role": "assistant", "content": "Adding."}),
+         chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                "function": {"name": "add", "arguments": '{"a": 4, "b": 5}'}}]}),
+         chunk({}, "tool_calls")],
+        [chunk({"content": "nine"}), chunk({}, "stop")],
+    ]  # fmt: skip
+    lines = [{"cassette": 1, "native_dialect": "openai", "prompt": "4+5?"}]
+    lines += [{"turn": n, "chunks": chunks} for n, chunks in enumerate(turns)]
+    cassette.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    header, replay = load_cassette(cassette)
+    result = await Agent(replay, [add]).run(header["prompt"])
+    assert (result.output, result.reason) == ("nine", "no_calls")
+    replied = result.messages[2]
+    assert isinstance(replied, AssistantMessage)
+    assert (replied.content, [(c.id, c.arguments) for c in replied.tool_calls]) == (
+        "Adding.",
+        [("call_1", {"a": 4, "b": 5})],
+    )
+    assert [m.envelope for m in result.messages if isinstance(m, ToolResultMessage)] == [OkEnvelope(data=9)]
+
+
+def test_a_cassette_event_that_is_no_model_event_is_a_user_error_naming_the_line(tmp_path: Path) -> None:
+    cassette = tmp_path / "bad.jsonl"
+    cassette.write_text(
+        '{"cassette": 2}\n{"turn": 0, "chunks": ["hi", {"event": "Nope"}]}\n', encoding="utf-8"
+    )
+    with pytest.raises(UserError, match=r"bad.jsonl:2 holds an event that is not a model event"):
+        load_cassette(cassette)
 
 
 async def test_a_recorded_run_replays_identically(tmp_path: Path) -> None:

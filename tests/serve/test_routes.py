@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from fastapi import FastAPI
 
-from tether import NeedsInput, tool
+from tether import Agent, EndTurn, NeedsInput, tool
+from tether.execution import Principal
 from tether.models import FunctionModel, ModelRequest, ScriptedModel
+from tether.serve import ServedAgent
+from tether.store import Journal
 
 from .conftest import call, client, names, new_session, scripted, sse_events
 
@@ -275,3 +281,21 @@ async def test_invalid_requests_get_422_naming_the_field(make_app: Callable[...,
     assert no_run.json()["error"]["code"] == "NO_RUN"
     assert bad_id.status_code == 400
     assert bad_id.json()["error"]["code"] == "BAD_LAST_EVENT_ID"
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="no speech engine: say makes no audio file")
+async def test_a_say_reaches_clients_without_the_servers_audio_file_which_is_deleted(
+    make_app: Callable[..., FastAPI], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the speech engine writes its WAV files
+    turns = [call("say", utterance="Hello there") + call("end_turn")]
+
+    def build(principal: Principal, journal: Journal) -> Agent:
+        return Agent(ScriptedModel(turns), dialect="hermes", termination=EndTurn(), principal=principal)
+
+    async with client(make_app(ServedAgent("voice", build))) as c:
+        sid = await new_session(c)
+        response = await c.post(f"/api/sessions/{sid}/messages", json={"content": "greet me"})
+    speech = [data for _, name, data in sse_events(response.text) if name == "speech"]
+    assert [(s["utterance"], s["audio"]) for s in speech] == [("Hello there", None)]
+    assert list(tmp_path.glob("*.wav")) == []

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
+from tether._model_events import ModelChunk
+from tether.dialects._native import NativeParser
 from tether.dialects._parser import StreamParser
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
 from tether.types import ToolCall, ToolResultMessage
 
-__all__ = ["Dialect", "render_envelope"]
+__all__ = ["Dialect"]
 
 
 class Dialect(ABC):
@@ -39,6 +42,21 @@ class Dialect(ABC):
             ) from None
         return parser(self.name, tools)
 
+    def model_events(self, event: Mapping[str, Any]) -> list[ModelChunk]:
+        """One of the provider's JSON objects (a stream event or a whole response) as the typed events a model
+        streams: how a test double or a recording written as provider JSON is streamed (native dialects).
+
+        Raises:
+            UserError: The dialect reads text, not a provider's JSON.
+        """
+        parser = self.parser
+        if not issubclass(parser, NativeParser):
+            raise UserError(
+                f"the {self.name} dialect reads text, not a provider's JSON objects: stream text "
+                "(TextChunk), or name a native dialect (openai, anthropic, gemini)"
+            )
+        return parser.read(event)
+
     @abstractmethod
     def render_tools(self, tools: ToolIndex) -> str:
         """The system-prompt text that teaches a model this format for these tools."""
@@ -51,11 +69,6 @@ class Dialect(ABC):
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         """Tool results as the text fed back to the model (default: one tagged JSON envelope per result)."""
         return "\n".join(
-            f'<tool_response name="{r.name}" id="{r.call_id}">\n{render_envelope(r)}\n</tool_response>'
+            f'<tool_response name="{r.name}" id="{r.call_id}">\n{result_text(r.envelope)}\n</tool_response>'
             for r in results
         )
-
-
-def render_envelope(result: ToolResultMessage) -> str:
-    """The result's envelope as compact JSON."""
-    return result.envelope.model_dump_json(exclude_none=True)

@@ -1,8 +1,10 @@
-"""Native structured output (OpenAI, Anthropic, Gemini): JSON objects in, the same ToolCalls out.
+"""Native structured output (OpenAI, Anthropic, Gemini): typed model events in, the same ToolCalls out.
 
-A native parser reads the provider's JSON as text — one response, NDJSON, SSE (`data: {...}` lines) or
-concatenated objects — or as already-parsed objects via `feed_event`. Tool calls are assembled from
-their streamed pieces; `partial_calls()` parses the arguments received so far.
+A native parser reads what a provider model streams (`TextChunk`, `ToolCallChunk`, ... through `feed_event`),
+and the provider's own JSON a user hands tether: as text — one response, NDJSON, SSE (`data: {...}` lines)
+or concatenated objects — or as already-parsed objects through `feed_event`. Each dialect says how its
+provider's JSON reads as typed events (`read`); from there one path assembles tool calls from their
+streamed pieces, and `partial_calls()` parses the arguments received so far.
 """
 
 from __future__ import annotations
@@ -14,10 +16,20 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from tether._literals import loads, strict_object
+from tether._model_events import (
+    Finish,
+    ModelChunk,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    ToolCallDone,
+    Usage,
+)
 from tether._syntax import Balancer
 from tether.dialects._events import ParseEvent, PartialCall
 from tether.dialects._parser import StreamParser
 from tether.dialects._tools import ToolIndex
+from tether.exceptions import UserError
 from tether.types import Repair
 
 __all__ = ["NativeParser", "PendingCall"]
@@ -33,8 +45,16 @@ class PendingCall:
     announced: bool = False
 
 
+_TYPED = frozenset((TextChunk, ReasoningChunk, ToolCallChunk, ToolCallDone, Usage, Finish))
+
+
 class NativeParser(StreamParser):
-    """Splits the text into JSON values and hands each object to `on_event`."""
+    """Reads typed model events; splits JSON text into values and reads each object as typed events."""
+
+    @staticmethod
+    @abstractmethod
+    def read(event: Mapping[str, Any]) -> list[ModelChunk]:
+        """The dialect's reading of one of its provider's JSON objects as typed model events."""
 
     def __init__(self, dialect: str, tools: ToolIndex):
         super().__init__(dialect, tools)
@@ -46,19 +66,34 @@ class NativeParser(StreamParser):
     # -------------------------------------------------------------------------------------------- input
 
     def feed_event(self, event: Any) -> list[ParseEvent]:
-        """Feed one already-parsed event: a dict, or an SDK object with `model_dump()`."""
-        self._emit.events = []
-        if type(event) is not dict:  # the usual case first: an ABC check costs more than the rest
-            if hasattr(event, "model_dump"):
-                event = event.model_dump(exclude_none=True)
-            if not isinstance(event, Mapping):
-                return self._emit.events
-        if not self._broken:
-            try:
-                self.on_event(cast(Mapping[str, Any], event))
-            except Exception as e:  # a parser bug must not take the caller down with the model's output
-                self._internal_error(e)
-        return self._emit.events
+        """Feed one event: a typed model event (what a provider model streams), or a provider's JSON object
+        already parsed (a dict, or an SDK object with `model_dump()`).
+
+        Raises:
+            UserError: `event` is a bare `str` (a model's text is a `TextChunk`; JSON text goes to `feed`).
+        """
+        events: list[ParseEvent] = []
+        self._emit.events = events
+        if self._broken:
+            return events
+        if type(event) is str:
+            raise UserError(
+                "feed_event() takes typed model events or a provider's JSON objects, not a str: a model streams "
+                "its text as TextChunk(text) (Model.stream yields tether.models events); JSON text goes to feed()"
+            )
+        try:
+            if type(event) in _TYPED:  # the usual case first: an ABC check costs more than the rest
+                self.apply(cast(ModelChunk, event))
+                return events
+            if type(event) is not dict:
+                if hasattr(event, "model_dump"):
+                    event = event.model_dump(exclude_none=True)
+                if not isinstance(event, Mapping):
+                    return events
+            self.on_event(cast(Mapping[str, Any], event))
+        except Exception as e:  # a parser bug must not take the caller down with the model's output
+            self._internal_error(e)
+        return events
 
     def _feed(self, delta: str, start: int) -> None:
         i, n = 0, len(delta)
@@ -101,8 +136,52 @@ class NativeParser(StreamParser):
 
     # ------------------------------------------------------------------------------------------- calls
 
-    @abstractmethod
-    def on_event(self, event: Mapping[str, Any]) -> None: ...
+    def on_event(self, event: Mapping[str, Any]) -> None:
+        """One provider JSON object, read as the typed events it holds."""
+        for chunk in self.read(event):
+            self.apply(chunk)
+
+    def apply(self, event: ModelChunk) -> None:
+        """One typed model event: text and reasoning pass on, call pieces are assembled, a finish completes
+        what is still open."""
+        # exact types, most frequent first: this runs once per streamed token
+        if type(event) is TextChunk:
+            self._emit.text(event.text)
+        elif type(event) is ToolCallChunk:
+            if event.id:  # a new call begins
+                self._begins(event.index, event.id)
+            self.add_arguments(self.pending(event.index, event.id, event.name), event.arguments)
+        elif type(event) is ToolCallDone:
+            if event.index not in self._pending and event.id is event.name is event.arguments is None:
+                return  # the end of a block that was no call (Anthropic ends text blocks too)
+            call = self.pending(event.index, event.id, event.name)
+            arguments = event.arguments
+            if arguments is not None and not call.parts and call.arguments is None:
+                if isinstance(arguments, str):
+                    self.add_arguments(call, arguments)
+                else:
+                    call.arguments = dict(arguments)
+            self.finish(event.index)
+        elif type(event) is ReasoningChunk:
+            self._emit.reasoning(event.text)
+        elif type(event) is Finish:
+            self.finish_all()
+
+    def _begins(self, index: int | str, call_id: str) -> None:
+        """Call `index` begins. A call that held the index before is done; and providers stream parallel calls
+        one after another, so calls of lower index whose arguments are already complete JSON are done too, and
+        can start while the model goes on."""
+        held = self._pending.get(index)
+        if held is not None and held.id != call_id:
+            self.finish(index)  # a new call reusing the index
+        if not isinstance(index, int):
+            return
+        earlier = [k for k in self._pending if isinstance(k, int) and k < index]
+        for other in earlier:
+            parts = self._pending[other].parts
+            parsed = loads("".join(parts), strip_extra=False) if parts else None
+            if parsed is not None and parsed.ok and not parsed.repairs:
+                self.finish(other)
 
     def pending(self, key: Any, call_id: str | None = None, name: str | None = None) -> PendingCall:
         call = self._pending.get(key)

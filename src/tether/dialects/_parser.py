@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
+from tether._model_events import (
+    Finish,
+    ModelChunk,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    ToolCallDone,
+    Usage,
+)
 from tether.dialects._emitter import Emitter
 from tether.dialects._events import ParseEvent, ParseResult, PartialCall
 from tether.dialects._tools import ToolIndex
@@ -51,10 +60,29 @@ class StreamParser(ABC):
                 self._internal_error(e)
         return events
 
-    def feed_event(self, event: Any) -> list[ParseEvent]:
-        """Feed one already-parsed provider event (native dialects only: openai, anthropic, gemini)."""
+    def feed_event(self, event: ModelChunk | Any) -> list[ParseEvent]:
+        """Feed one typed model event (what `Model.stream` yields): text goes through `feed`, reasoning the
+        provider streams apart is kept as reasoning, usage and finish change nothing here. Native dialects
+        (openai, anthropic, gemini) also assemble tool-call events, and read a provider's JSON objects.
+
+        Raises:
+            UserError: `event` is no model event (e.g. a bare `str` from a `Model` written before models
+                streamed typed events, or a provider's JSON object, which only a native dialect reads).
+        """
+        if type(event) is TextChunk:
+            return self.feed(event.text)
+        if type(event) is ReasoningChunk:
+            events: list[ParseEvent] = []
+            self._emit.events = events
+            self._emit.reasoning(event.text)
+            return events
+        kind = type(cast(object, event))
+        if kind in (ToolCallChunk, ToolCallDone, Usage, Finish):
+            return []  # a text dialect's model is offered no tools through the provider's API
         raise UserError(
-            f"the {self.dialect} dialect reads text: use feed(text); feed_event() is for native dialects"
+            f"feed_event() takes typed model events, not a {kind.__name__}: a model streams its text as "
+            "TextChunk(text) (Model.stream yields tether.models events), and a provider's JSON objects are read "
+            "by a native dialect (openai, anthropic, gemini)"
         )
 
     def close(self) -> list[ParseEvent]:

@@ -6,9 +6,19 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
+from tether._model_events import (
+    Finish,
+    ModelChunk,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    ToolCallDone,
+    Usage,
+)
 from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
 from tether.dialects._render import json_text
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolCall, ToolResultMessage
 
@@ -19,48 +29,81 @@ def _d(v: Any) -> dict[str, Any]:
     return cast(dict[str, Any], v) if isinstance(v, dict) else {}
 
 
-class _Parser(NativeParser):
-    def on_event(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "message_start":
-            self.on_event(_d(event.get("message")))
-        elif kind == "content_block_start":
-            self._block(event.get("index", 0), _d(event.get("content_block")), streaming=True)
-        elif kind == "content_block_delta":
-            d = _d(event.get("delta"))
-            if d.get("type") == "text_delta":
-                self._emit.text(str(d.get("text") or ""))
-            elif d.get("type") == "thinking_delta":
-                self._emit.reasoning(str(d.get("thinking") or ""))
-            elif d.get("type") == "input_json_delta":
-                self.add_arguments(
-                    self.pending(("b", event.get("index", 0))), str(d.get("partial_json") or "")
-                )
-        elif kind == "content_block_stop":
-            self.finish(("b", event.get("index", 0)))
-        elif kind == "message_stop":
-            self.finish_all()
-        elif isinstance(event.get("content"), list):
-            for n, block in enumerate(cast(list[Any], event["content"])):
-                self._block(("c", n), _d(block), streaming=False)
-            self.finish_all()
-        elif kind in ("tool_use", "text", "thinking"):
-            self._block(("c", 0), dict(event), streaming=False)
+def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
+    """One Messages API JSON object (a stream event, a message, or a content block) as the typed events a
+    model streams."""
+    out: list[ModelChunk] = []
+    kind = event.get("type")
+    if kind == "message_start":
+        message = _d(event.get("message"))
+        for n, block in enumerate(_l(message.get("content"))):  # usually none: blocks stream after it
+            _block(f"content:{n}", _d(block), out, streaming=False)
+        usage = _d(message.get("usage"))
+        if usage:
+            out.append(Usage(input_tokens=_int(usage.get("input_tokens"))))
+    elif kind == "content_block_start":
+        _block(_index(event), _d(event.get("content_block")), out, streaming=True)
+    elif kind == "content_block_delta":
+        d = _d(event.get("delta"))
+        if d.get("type") == "text_delta":
+            out.append(TextChunk(str(d.get("text") or "")))
+        elif d.get("type") == "thinking_delta":
+            out.append(ReasoningChunk(str(d.get("thinking") or "")))
+        elif d.get("type") == "input_json_delta":
+            out.append(ToolCallChunk(_index(event), arguments=str(d.get("partial_json") or "")))
+    elif kind == "content_block_stop":
+        out.append(ToolCallDone(_index(event)))
+    elif kind == "message_delta":
+        usage = _d(event.get("usage"))
+        if usage:
+            out.append(Usage(output_tokens=_int(usage.get("output_tokens"))))
+    elif kind == "message_stop":
+        out.append(Finish())
+    elif isinstance(event.get("content"), list):
+        for n, block in enumerate(cast(list[Any], event["content"])):
+            _block(f"content:{n}", _d(block), out, streaming=False)
+        out.append(Finish(str(event.get("stop_reason") or "")))
+    elif kind in ("tool_use", "text", "thinking"):
+        _block("content:0", dict(event), out, streaming=False)
+    return out
 
-    def _block(self, index: Any, block: dict[str, Any], *, streaming: bool) -> None:
-        kind = block.get("type")
-        if kind == "text":
-            self._emit.text(str(block.get("text") or ""))
-        elif kind == "thinking":
-            self._emit.reasoning(str(block.get("thinking") or ""))
-        elif kind in ("tool_use", "server_tool_use"):
-            key = ("b", index) if streaming else index
-            call = self.pending(key, block.get("id") or None, block.get("name"))
-            inp = block.get("input")
-            if isinstance(inp, dict) and (inp or not streaming):
-                call.arguments = cast(dict[str, Any], inp)
-            if not streaming:
-                self.finish(key)
+
+def _l(v: Any) -> list[Any]:
+    return cast(list[Any], v) if isinstance(v, list) else []
+
+
+def _index(event: Mapping[str, Any]) -> int | str:
+    index = event.get("index", 0)
+    return index if isinstance(index, int | str) else 0
+
+
+def _int(v: Any) -> int:
+    return v if isinstance(v, int) else 0
+
+
+def _block(index: int | str, block: dict[str, Any], out: list[ModelChunk], *, streaming: bool) -> None:
+    kind = block.get("type")
+    if kind == "text":
+        out.append(TextChunk(str(block.get("text") or "")))
+    elif kind == "thinking":
+        out.append(ReasoningChunk(str(block.get("thinking") or "")))
+    elif kind in ("tool_use", "server_tool_use"):
+        call_id = block.get("id") if isinstance(block.get("id"), str) else None
+        name = block.get("name") if isinstance(block.get("name"), str) else None
+        inp = block.get("input")
+        if streaming:  # the input follows as `input_json_delta`s (a start rarely holds some already)
+            whole = json_text(inp) if isinstance(inp, dict) and inp else ""
+            out.append(ToolCallChunk(index, call_id or None, name or None, whole))
+        else:
+            out.append(ToolCallDone(index, call_id or None, name or None, _mapping(inp)))
+
+
+def _mapping(v: Any) -> dict[str, Any] | None:
+    return cast(dict[str, Any], v) if isinstance(v, dict) else None
+
+
+class _Parser(NativeParser):
+    read = staticmethod(_read)
 
 
 class Anthropic(Dialect):
@@ -84,7 +127,7 @@ class Anthropic(Dialect):
             {
                 "type": "tool_result",
                 "tool_use_id": r.call_id,
-                "content": r.envelope.model_dump_json(exclude_none=True),
+                "content": result_text(r.envelope),
                 **({"is_error": True} if not r.envelope.ok else {}),
             }
             for r in results

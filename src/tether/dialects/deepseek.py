@@ -16,6 +16,7 @@ from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import json_text
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
 
@@ -114,9 +115,7 @@ class DeepSeekV3(Dialect):
         )
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "".join(
-            f"{OUTPUT_BEGIN}{r.envelope.model_dump_json(exclude_none=True)}{OUTPUT_END}" for r in results
-        )
+        return "".join(f"{OUTPUT_BEGIN}{result_text(r.envelope)}{OUTPUT_END}" for r in results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         if not calls:

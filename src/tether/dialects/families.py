@@ -19,10 +19,11 @@ from typing import Any, ClassVar, cast
 
 from tether._literals import parse_value, skip_ws
 from tether.dialects._calls import emit_json_calls
-from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import json_calls, json_text, text_value
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex, coerce_text_value
 from tether.dialects.glm45 import Glm45, arg_pairs
 from tether.dialects.json_objects import OBJECT_GUARD, OBJECT_VIABLE
@@ -102,7 +103,7 @@ class TaggedJson(Dialect):
         return f"You can call these functions:\n{tool_json_lines(tools)}\n\nTo call, write {self.start}[{shape}]{end}"
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)
+        return "\n".join(f"<tool_response>\n{result_text(r.envelope)}\n</tool_response>" for r in results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         """One JSON list of calls between the markers."""

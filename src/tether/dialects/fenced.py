@@ -13,9 +13,10 @@ from typing import ClassVar
 
 from tether._literals import skip_ws
 from tether._syntax import parse_call
-from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._dialect import Dialect
 from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._render import json_text
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex, bind_arguments
 from tether.dialects._ts_signatures import signature
 from tether.types import Repair, ToolCall, ToolResultMessage
@@ -83,7 +84,9 @@ class Fenced(Dialect):
         )
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(f"```tool_result {r.name} {r.call_id}\n{render_envelope(r)}\n```" for r in results)
+        return "\n".join(
+            f"```tool_result {r.name} {r.call_id}\n{result_text(r.envelope)}\n```" for r in results
+        )
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         """One block per call, its arguments passed by name as one object."""

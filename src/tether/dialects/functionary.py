@@ -15,11 +15,12 @@ from typing import Any, ClassVar, cast
 
 from tether._literals import parse_value, skip_ws
 from tether.dialects._calls import emit_json_calls
-from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._dialect import Dialect
 from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._render import json_text
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
 
@@ -91,7 +92,7 @@ class FunctionaryV31(Dialect):
         )
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(render_envelope(r) for r in results)
+        return "\n".join(result_text(r.envelope) for r in results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "".join(f"<function={c.name}>{json_text(c.arguments)}</function>" for c in calls)
@@ -146,7 +147,7 @@ class FunctionaryV32(Dialect):
         )
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(render_envelope(r) for r in results)
+        return "\n".join(result_text(r.envelope) for r in results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "".join(f">>>{c.name}\n{json_text(c.arguments)}\n" for c in calls)

@@ -6,9 +6,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
+from tether._model_events import ModelChunk, ReasoningChunk, TextChunk, ToolCallDone
 from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
 from tether.dialects._render import json_text
+from tether.dialects._results import result_data
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolCall, ToolResultMessage
 
@@ -19,31 +21,40 @@ def _d(v: Any) -> dict[str, Any]:
     return cast(dict[str, Any], v) if isinstance(v, dict) else {}
 
 
-class _Parser(NativeParser):
-    def on_event(self, event: Mapping[str, Any]) -> None:
-        if isinstance(event.get("candidates"), list):
-            for cand in cast(list[Any], event["candidates"])[:1]:  # the first candidate is the reply
-                self.on_event(_d(_d(cand).get("content")))
-        elif isinstance(event.get("parts"), list):
-            for part in cast(list[Any], event["parts"]):
-                self._part(_d(part))
-        elif "functionCall" in event or "text" in event:
-            self._part(dict(event))
+def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
+    """One Gemini JSON object (a response or stream chunk, a content, or a part) as the typed events a model
+    streams: each `functionCall` part is a whole call."""
+    out: list[ModelChunk] = []
+    if isinstance(event.get("candidates"), list):
+        for cand in cast(list[Any], event["candidates"])[:1]:  # the first candidate is the reply
+            out += _read(_d(_d(cand).get("content")))
+    elif isinstance(event.get("parts"), list):
+        for part in cast(list[Any], event["parts"]):
+            _part(_d(part), out)
+    elif "functionCall" in event or "text" in event:
+        _part(dict(event), out)
+    return out
 
-    def _part(self, part: dict[str, Any]) -> None:
-        fc = part.get("functionCall") or part.get("function_call")
-        if isinstance(fc, dict):
-            f = cast(dict[str, Any], fc)
-            key = object()
-            call = self.pending(key, f.get("id") or None, f.get("name"))
-            args = f.get("args")
-            call.arguments = cast(dict[str, Any], args) if isinstance(args, dict) else {}
-            self.finish(key)
-        elif isinstance(part.get("text"), str):
-            if part.get("thought"):
-                self._emit.reasoning(part["text"])
-            else:
-                self._emit.text(part["text"])
+
+def _part(part: dict[str, Any], out: list[ModelChunk]) -> None:
+    fc = part.get("functionCall") or part.get("function_call")
+    if isinstance(fc, dict):
+        f = cast(dict[str, Any], fc)
+        call_id, name, args = f.get("id"), f.get("name"), f.get("args")
+        out.append(
+            ToolCallDone(
+                "part",  # whole, so done at once: the next call may use the same key
+                call_id if isinstance(call_id, str) and call_id else None,
+                name if isinstance(name, str) and name else None,
+                cast(dict[str, Any], args) if isinstance(args, dict) else {},
+            )
+        )
+    elif isinstance(part.get("text"), str):
+        out.append(ReasoningChunk(part["text"]) if part.get("thought") else TextChunk(part["text"]))
+
+
+class _Parser(NativeParser):
+    read = staticmethod(_read)
 
 
 class Gemini(Dialect):
@@ -68,7 +79,7 @@ class Gemini(Dialect):
                 "functionResponse": {
                     "id": r.call_id,
                     "name": r.name,
-                    "response": r.envelope.model_dump(mode="json", exclude_none=True),
+                    "response": result_data(r.envelope),
                 }
             }
             for r in results

@@ -15,6 +15,7 @@ from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._render import json_text
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
 
@@ -100,8 +101,7 @@ class Gemma4(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "".join(
-            f"<|tool_response>response:{r.name}{r.envelope.model_dump_json(exclude_none=True)}<tool_response|>"
-            for r in results
+            f"<|tool_response>response:{r.name}{result_text(r.envelope)}<tool_response|>" for r in results
         )
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:

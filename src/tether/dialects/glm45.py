@@ -10,10 +10,11 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import text_value
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.dialects._xmlargs import typed_arguments
 from tether.types import Repair, ToolCall, ToolResultMessage
@@ -81,7 +82,7 @@ class Glm45(Dialect):
         )
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)
+        return "\n".join(f"<tool_response>\n{result_text(r.envelope)}\n</tool_response>" for r in results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "".join(

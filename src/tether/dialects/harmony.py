@@ -23,6 +23,7 @@ from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._render import json_text
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
 
@@ -207,7 +208,7 @@ class Harmony(Dialect):
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "".join(
             f"<|start|>{'' if '.' in r.name else 'functions.'}{r.name} to=assistant<|channel|>commentary<|message|>"
-            f"{r.envelope.model_dump_json(exclude_none=True)}<|end|>"
+            f"{result_text(r.envelope)}<|end|>"
             for r in results
         )
 

@@ -9,11 +9,12 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from tether.dialects._calls import JsonAnnouncer, emit_json_calls
-from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._dialect import Dialect
 from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import json_call
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolCall, ToolResultMessage
 
@@ -57,7 +58,7 @@ class Hermes(Dialect):
         )
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(f"<tool_response>\n{render_envelope(r)}\n</tool_response>" for r in results)
+        return "\n".join(f"<tool_response>\n{result_text(r.envelope)}\n</tool_response>" for r in results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "".join(f"<tool_call>\n{json_call(c)}\n</tool_call>\n" for c in calls)

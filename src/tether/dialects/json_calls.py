@@ -21,6 +21,7 @@ from tether.dialects._calls import RepairScopes
 from tether.dialects._dialect import Dialect
 from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._render import json_text
+from tether.dialects._results import result_data
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
 
@@ -236,10 +237,7 @@ class JsonCalls(Dialect):
         return "\n".join(lines)
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        items = [
-            {"id": r.call_id, "type": r.name, "result": r.envelope.model_dump(mode="json", exclude_none=True)}
-            for r in results
-        ]
+        items = [{"id": r.call_id, "type": r.name, "result": result_data(r.envelope)} for r in results]
         return json.dumps({"toolResults": items}, ensure_ascii=False)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:

@@ -9,11 +9,12 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from tether.dialects._calls import JsonAnnouncer, emit_json_calls
-from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._dialect import Dialect
 from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import json_call, json_calls
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolCall, ToolResultMessage
 
@@ -120,7 +121,7 @@ class Llama3Json(Dialect):
         return _PROMPT.format(tools=tool_json_lines(tools), shape=shape)
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(render_envelope(r) for r in results)
+        return "\n".join(result_text(r.envelope) for r in results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "\n".join(json_call(c, args_key="parameters") for c in calls)
@@ -140,7 +141,7 @@ class JsonToolList(Dialect):
         return _PROMPT.format(tools=tool_json_lines(tools), shape=shape)
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(render_envelope(r) for r in results)
+        return "\n".join(result_text(r.envelope) for r in results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return json_calls(calls, args_key=self.args_key) if calls else ""

@@ -13,6 +13,7 @@ from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._render import json_text
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
 
@@ -83,9 +84,7 @@ class KimiK2(Dialect):
         )
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(
-            f"## Return of {r.call_id}\n{r.envelope.model_dump_json(exclude_none=True)}" for r in results
-        )
+        return "\n".join(f"## Return of {r.call_id}\n{result_text(r.envelope)}" for r in results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         """Each call's id is the format's own, `functions.<name>:<index>`."""

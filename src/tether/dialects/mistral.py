@@ -13,6 +13,7 @@ from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._render import json_text
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
 
@@ -88,7 +89,7 @@ class Mistral(Dialect):
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
         return "".join(
-            f"[TOOL_RESULTS]{r.call_id}[TOOL_CONTENT]{r.envelope.model_dump_json(exclude_none=True)}[/TOOL_RESULTS]"
+            f"[TOOL_RESULTS]{r.call_id}[TOOL_CONTENT]{result_text(r.envelope)}[/TOOL_RESULTS]"
             for r in results
         )
 

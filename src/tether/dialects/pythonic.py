@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from tether._syntax import parse_call_list
-from tether.dialects._dialect import Dialect, render_envelope
+from tether.dialects._dialect import Dialect
 from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import python_literal
+from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex, bind_arguments
 from tether.types import Repair, ToolCall, ToolResultMessage
 
@@ -89,7 +90,7 @@ class Pythonic(Dialect):
         )
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(f"{r.name}(...) -> {render_envelope(r)}" for r in results)
+        return "\n".join(f"{r.name}(...) -> {result_text(r.envelope)}" for r in results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return f"[{', '.join(python_call(c) for c in calls)}]" if calls else ""
@@ -120,7 +121,9 @@ class Olmo3Pythonic(Dialect):
         )
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(f"<function_results>\n{render_envelope(r)}\n</function_results>" for r in results)
+        return "\n".join(
+            f"<function_results>\n{result_text(r.envelope)}\n</function_results>" for r in results
+        )
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         if not calls:

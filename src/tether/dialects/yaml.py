@@ -15,6 +15,7 @@ import yaml
 
 from tether.dialects._dialect import Dialect
 from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._results import result_data
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
 
@@ -132,7 +133,7 @@ class Yaml(Dialect):
                 "type": "tool_result",
                 "tool": r.name,
                 "id": r.call_id,
-                **r.envelope.model_dump(mode="json", exclude_none=True),
+                **result_data(r.envelope),
             }
             for r in results
         ]

@@ -42,7 +42,7 @@ from tether.loop._result import RunResult
 from tether.loop._session import Session
 from tether.loop._speech import Speaker
 from tether.loop._termination import End, TurnResult, Verdict
-from tether.models import Model, ModelChunk, ModelRequest
+from tether.models import Model, ModelChunk, ModelRequest, TextChunk
 from tether.types import (
     AnyEnvelope,
     AssistantMessage,
@@ -214,10 +214,12 @@ class AgentRun:
     async def read(
         self, stream: AsyncIterator[ModelChunk], parser: StreamParser, raw: list[str]
     ) -> list[ToolCall]:
-        """Feed the model's chunks to the parser, showing its text, until calls that may start now complete
-        (returned) or the stream ends (an empty list)."""
+        """Feed the model's events to the parser, showing its text, until calls that may start now complete
+        (returned) or the stream ends (an empty list). A text dialect parses the model's text (`feed`); a
+        native one reads every event (`feed_event`)."""
         following = stream.__anext__
         budget, calls = self.budget, self.calls
+        parses_text = not self.agent.native
         while True:
             try:  # `_next`, inlined: a coroutine call per chunk costs ~0.3 µs
                 chunk = await following()
@@ -227,17 +229,18 @@ class AgentRun:
                 raise
             except Exception as e:
                 raise _ModelFailed(e) from e
-            text = isinstance(chunk, str)
-            written = 0
-            if text:
-                raw.append(chunk)
-                written = len(chunk)
-                events = parser.feed(chunk)
+            if parses_text and type(chunk) is TextChunk:
+                text = chunk.text
+                raw.append(text)
+                written = len(text)
+                events = parser.feed(text)
             else:
+                text = None
+                written = 0
                 events = parser.feed_event(chunk)
             ready: list[ToolCall] = []
             for event in events:
-                if not text:  # a provider's event: count what the model wrote in it
+                if text is None:  # any other event: count what the model wrote in it
                     written += _written(event)
                 if isinstance(event, TextDelta):
                     if event.text and self.visible:
@@ -298,19 +301,12 @@ class AgentRun:
                 ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records))
             )
             parts: list[str] = []
-            parser = stream_parser(model.native_dialect, self.tool_index) if model.native_dialect else None
             stream = aiter(model.stream(request))
             try:
                 while (chunk := await _next(stream)) is not None:
-                    if isinstance(chunk, str):
-                        texts = [chunk]
-                    else:  # a provider's event: its text
-                        assert parser is not None
-                        texts = [e.text for e in parser.feed_event(chunk) if isinstance(e, TextDelta)]
-                    for text in texts:
-                        if text:
-                            parts.append(text)
-                            await self.events.emit(ChatModelStreamEvent(run_id=self.run_id, data=text))
+                    if type(chunk) is TextChunk and chunk.text:  # no tools are offered: text is the reply
+                        parts.append(chunk.text)
+                        await self.events.emit(ChatModelStreamEvent(run_id=self.run_id, data=chunk.text))
             except _ModelFailed as failed:
                 failed.before_output = not parts
                 raise

@@ -7,8 +7,10 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from tether._model_events import ModelChunk
+from tether.dialects import get_dialect, result_text
 from tether.exceptions import ModelError, UserError
-from tether.models._base import Model, ModelChunk, ModelRequest
+from tether.models._base import Model, ModelRequest
 from tether.tools import Toolset, export_tools
 from tether.types import (
     AssistantMessage,
@@ -86,16 +88,12 @@ class AnthropicModel(Model):
         try:
             stream = await create(**params)
             events = 0
+            read = get_dialect("anthropic").model_events  # the one reading of the wire's JSON as typed events
             try:
                 async for event in stream:
                     events += 1
-                    data = cast(dict[str, Any], event.model_dump(exclude_none=True))
-                    if self.native_dialect is not None:
-                        yield data
-                    elif data.get("type") == "content_block_delta":
-                        delta = cast(dict[str, Any], data.get("delta") or {})
-                        if delta.get("type") == "text_delta" and delta.get("text"):
-                            yield str(delta["text"])
+                    for typed in read(cast(dict[str, Any], event.model_dump(exclude_none=True))):
+                        yield typed
             finally:
                 await stream.close()  # release the connection when the turn is cancelled midway
             if events == 0:  # e.g. a web page: the SDK finds no `event:` lines in it and yields nothing
@@ -152,7 +150,7 @@ def _blocks(message: Message, aliases: Toolset) -> tuple[str, list[dict[str, Any
             block: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": message.call_id,
-                "content": message.envelope.model_dump_json(exclude_none=True),
+                "content": result_text(message.envelope),
             }
             if isinstance(message.envelope, ErrorEnvelope):
                 block["is_error"] = True

@@ -1,18 +1,15 @@
-"""What the loop needs from a model: a request in, a stream of chunks out."""
+"""What the loop needs from a model: a request in, a stream of typed events out."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from tether._model_events import ModelChunk
 from tether.types import Message, ToolSpec
 
-__all__ = ["Model", "ModelChunk", "ModelRequest"]
-
-ModelChunk = str | Mapping[str, Any]
-"""A text delta, or one provider event (e.g. an OpenAI chat-completion chunk) for a native dialect."""
+__all__ = ["Model", "ModelRequest"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,12 +26,15 @@ class ModelRequest:
 
 
 class Model(ABC):
-    """A chat model. Subclasses stream one turn; `native_dialect` names the dialect that reads their events."""
+    """A chat model. Subclasses stream one turn as typed events (`TextChunk`, `ReasoningChunk`,
+    `ToolCallChunk`, `ToolCallDone`, `Usage`, `Finish`), made from the provider's wire format at its edge."""
 
     name: str = "model"
     native_dialect: str | None = None
-    """`openai`, `anthropic` or `gemini` when the model yields provider events; None when it yields text."""
+    """`openai`, `anthropic` or `gemini` when tools are offered through the provider's API (the model yields
+    tool-call events, read by that dialect); None when the tools are taught in the prompt (a text dialect
+    reads the model's `TextChunk`s)."""
 
     @abstractmethod
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-        """Yield the turn's output as it is generated."""
+        """Yield the turn's output as it is generated, as typed events."""

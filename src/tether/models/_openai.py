@@ -8,8 +8,10 @@ import os
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from tether._model_events import ModelChunk
+from tether.dialects import get_dialect, result_text
 from tether.exceptions import ModelError, UserError
-from tether.models._base import Model, ModelChunk, ModelRequest
+from tether.models._base import Model, ModelRequest
 from tether.tools import Toolset, export_tools
 from tether.types import AssistantMessage, Message, SystemMessage, ToolResultMessage, ToolSpec, UserMessage
 
@@ -76,15 +78,12 @@ class OpenAIModel(Model):
                     model=self.model, messages=messages, stream=True
                 )
             events = 0
+            read = get_dialect("openai").model_events  # the one reading of the wire's JSON as typed events
             try:
                 async for chunk in stream:
                     events += 1
-                    if self.native_dialect is not None:
-                        yield chunk.model_dump(exclude_none=True)
-                    else:
-                        for choice in chunk.choices:
-                            if choice.delta.content:
-                                yield choice.delta.content
+                    for event in read(chunk.model_dump(exclude_none=True)):
+                        yield event
             finally:
                 await stream.close()  # release the connection when the turn is cancelled midway
             if events == 0:  # e.g. a web page: the SDK finds no `data:` lines in it and yields nothing
@@ -135,6 +134,6 @@ def _message(message: Message, aliases: Toolset) -> list[dict[str, Any]]:
                 {
                     "role": "tool",
                     "tool_call_id": message.call_id,
-                    "content": message.envelope.model_dump_json(),
+                    "content": result_text(message.envelope),
                 }
             ]

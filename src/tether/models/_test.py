@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
 
+from tether._model_events import ModelChunk, TextChunk
 from tether.dialects import get_dialect
 from tether.exceptions import UserError
-from tether.models._base import Model, ModelChunk, ModelRequest
+from tether.models._base import Model, ModelRequest
 from tether.types import ToolCall
 
 __all__ = ["FunctionModel", "ScriptedModel"]
 
-Turn = str | Sequence[ModelChunk | ToolCall]
-"""A whole text reply (streamed in pieces of `chunk_size`), or the exact chunks to stream, where a `ToolCall`
-(or several in a row: parallel calls) is written as the model would write it in the request's dialect."""
+Turn = str | Sequence[ModelChunk | str | Mapping[str, Any] | ToolCall]
+"""A whole text reply (streamed in pieces of `chunk_size`), or the exact chunks to stream: typed events as
+they are, text as `TextChunk`s, a provider's JSON object (a dict, with a `native_dialect`) as the typed events
+that dialect reads in it, and a `ToolCall` (or several in a row: parallel calls) written as the model would
+write it in the request's dialect."""
 
 
-def _chunks(turn: Turn, chunk_size: int, dialect: str | None) -> list[ModelChunk]:
+def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None) -> list[ModelChunk]:
+    """The turn as the typed events a provider would stream: converted here, at the test double's edge, so
+    that what a user writes (text, provider dicts, calls) reaches the loop as every model's output does."""
     if isinstance(turn, str):
         return _split(turn, chunk_size)
     chunks: list[ModelChunk] = []
@@ -29,34 +35,55 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None) -> list[ModelChunk
             calls.append(item)
             continue
         if calls:
-            chunks += _split(_render(calls, dialect), chunk_size)
+            chunks += _written(calls, chunk_size, dialect, native)
             calls = []
-        if item is not None:
+        if isinstance(item, str):
+            chunks.append(TextChunk(item))
+        elif isinstance(item, Mapping):
+            chunks += _provider_events(item, native)
+        elif item is not None:
             chunks.append(item)
     return chunks
 
 
 def _split(text: str, chunk_size: int) -> list[ModelChunk]:
-    return [text[i : i + chunk_size] for i in range(0, len(text), chunk_size)] or [""]
+    return [TextChunk(text[i : i + chunk_size]) for i in range(0, len(text), chunk_size)] or [TextChunk("")]
 
 
-def _render(calls: Sequence[ToolCall], dialect: str | None) -> str:
+def _provider_events(event: Mapping[str, Any], native: str | None) -> list[ModelChunk]:
+    if native is None:
+        raise UserError(
+            "a scripted turn holds a provider's JSON object but the model has no native_dialect to read it "
+            "in: pass native_dialect='openai' (or 'anthropic', 'gemini'), or script text and ToolCalls."
+        )
+    return get_dialect(native).model_events(event)
+
+
+def _written(
+    calls: Sequence[ToolCall], chunk_size: int, dialect: str | None, native: str | None
+) -> list[ModelChunk]:
+    """Calls as the model writes them: text in a text dialect, the provider's events in a native one."""
     if dialect is None:
         raise UserError(
             "a scripted turn holds ToolCalls but the request names no dialect to write them in: run the "
             "model through an Agent, or pass ModelRequest(dialect=...)."
         )
-    return get_dialect(dialect).render_calls(calls)
+    rendered = get_dialect(dialect).render_calls(calls)
+    if dialect == native:
+        return _provider_events(json.loads(rendered), native)
+    return _split(rendered, chunk_size)
 
 
 class ScriptedModel(Model):
     """Replies with the next scripted turn each time it is asked, streamed as a provider would.
 
     Args:
-        turns: One entry per model turn: text, or a list of chunks (text deltas, provider events, or
-            `ToolCall`s, written as the agent's dialect writes calls).
+        turns: One entry per model turn: text, or a list of chunks (text deltas, typed model events,
+            provider JSON objects read by `native_dialect`, or `ToolCall`s, written as the agent's dialect
+            writes calls).
         chunk_size: Characters per text delta when a turn is given as one string.
-        native_dialect: Set when the turns are provider events, e.g. `"openai"`.
+        native_dialect: Set when the model offers tools through a provider's API, e.g. `"openai"`: dicts
+            in the turns are that provider's JSON.
         delay_s: Pause before each chunk, to make streaming visible in tests and demos.
     """
 
@@ -86,7 +113,7 @@ class ScriptedModel(Model):
             )
         turn = self.turns[len(self.requests)]
         self.requests.append(request)
-        for chunk in _chunks(turn, self.chunk_size, request.dialect):
+        for chunk in _chunks(turn, self.chunk_size, request.dialect, self.native_dialect):
             if self.delay_s:
                 await anyio.sleep(self.delay_s)
             yield chunk
@@ -96,7 +123,8 @@ ReplyFunction = Callable[[ModelRequest], Turn | Awaitable[Turn]]
 
 
 class FunctionModel(Model):
-    """Replies with whatever `function(request)` returns (sync or async), streamed as a provider would."""
+    """Replies with whatever `function(request)` returns (sync or async), streamed as a provider would: text,
+    or a list of chunks as `ScriptedModel` takes them (text, typed events, provider dicts, `ToolCall`s)."""
 
     def __init__(
         self,
@@ -115,5 +143,5 @@ class FunctionModel(Model):
         reply: Any = self.function(request)
         if hasattr(reply, "__await__"):  # an async function's coroutine (inspect.isawaitable is an ABC check)
             reply = await reply
-        for chunk in _chunks(reply, self.chunk_size, request.dialect):
+        for chunk in _chunks(reply, self.chunk_size, request.dialect, self.native_dialect):
             yield chunk

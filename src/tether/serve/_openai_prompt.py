@@ -9,11 +9,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tether import envelopes
 from tether.dialects import get_dialect, render_results, render_tools
 from tether.exceptions import UserError
 from tether.serve._openai_wire import ApiError, ChatMessageIn, ChatRequest, NamedToolChoice, ToolCallIn
 from tether.tools import from_openai
-from tether.types import OkEnvelope, ToolCall, ToolResultMessage, ToolSpec
+from tether.types import ToolCall, ToolResultMessage, ToolSpec
 
 __all__ = ["Taught", "render_calls", "teach"]
 
@@ -113,7 +114,7 @@ def _result(call_id: str, name: str, content: str) -> ToolResultMessage:
         data: Any = json.loads(content)
     except ValueError:
         data = content
-    return ToolResultMessage(call_id=call_id, name=name, envelope=OkEnvelope(data=data))
+    return ToolResultMessage(call_id=call_id, name=name, envelope=envelopes.ok(data))
 
 
 def _arguments(text: str) -> dict[str, Any]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -28,6 +29,7 @@ from tether.types import (
     Event,
     Message,
     NeedsEvent,
+    SpeechEvent,
     ToolCall,
     ToolEndEvent,
     ToolResultMessage,
@@ -163,7 +165,7 @@ class Runs:
         try:
             if buffer.cancelled:
                 raise asyncio.CancelledError
-            result = await agent.run(prompt, session=session, on_event=buffer.push)
+            result = await agent.run(prompt, session=session, on_event=_for_clients(buffer))
             status = "needs" if buffer.needs else "error" if result.reason == "model_error" else "idle"
         except asyncio.CancelledError:
             with anyio.CancelScope(shield=True):
@@ -242,3 +244,18 @@ def _unanswered(messages: list[Message]) -> list[ToolCall]:
             answered = {m.call_id for m in messages[index + 1 :] if isinstance(m, ToolResultMessage)}
             return [c for c in message.tool_calls if c.id not in answered]
     return []
+
+
+def _for_clients(buffer: RunBuffer) -> Callable[[Event], None]:
+    """`buffer.push`, minus what only means something on the server: a `say`'s audio is a WAV file in this
+    server's temp directory (a client speaks the utterance itself), so the file is deleted and its path,
+    which would tell clients about the server's file system, is not sent."""
+
+    def push(event: Event) -> None:
+        if isinstance(event, SpeechEvent) and event.audio is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(event.audio)
+            event = event.model_copy(update={"audio": None})
+        buffer.push(event)
+
+    return push
