@@ -3,7 +3,6 @@ read an event stream the way a client does."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import signal
 import socket
@@ -92,15 +91,6 @@ async def new_session(c: httpx.AsyncClient, agent: str | None = None) -> str:
 
 
 CHILD = Path(__file__).with_name("server_child.py")
-_STORE = importlib.util.spec_from_file_location(
-    "_store_conftest", Path(__file__).parents[1] / "store" / "conftest.py"
-)
-assert _STORE is not None
-assert _STORE.loader is not None
-_store = importlib.util.module_from_spec(_STORE)
-_STORE.loader.exec_module(_store)
-postgres_server = _store.postgres_server
-"""The throwaway PostgreSQL server the store's tests start (one per test session)."""
 
 
 @pytest.fixture
