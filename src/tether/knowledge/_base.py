@@ -68,8 +68,7 @@ class KnowledgeBase:
             al. 2023), or `rrf`, reciprocal rank fusion (Cormack et al. 2009), which ignores scores and
             `vector_weight`.
         """
-        if not 0.0 <= vector_weight <= 1.0:
-            raise UserError(f"vector_weight is a weight from 0 to 1, not {vector_weight}")
+        _check_weight(vector_weight)
         if fusion not in ("convex", "rrf"):
             raise UserError(f"fusion is 'convex' or 'rrf', not {fusion!r}")
         self.store: Store = store if not isinstance(store, str | Path) else open_store(store)
@@ -148,9 +147,8 @@ class KnowledgeBase:
         """The `k` best chunks for `query`.
 
         Args:
-            mode: `lexical` (BM25), `vector`, `hybrid` (both, fused as
-                `fusion` says), or `auto`: hybrid
-                when the index has vectors, lexical otherwise.
+            mode: `lexical` (BM25), `vector`, `hybrid` (both, fused as `fusion` says, by default a weighted
+                sum of normalised scores), or `auto`: hybrid when the index has vectors, lexical otherwise.
             where: Metadata equality filters, e.g. `{"filename": "faq.csv"}`.
             rerank: Reorder the best `max(k, 20)` candidates with the reranker; each hit's score is then
                 the reranker's (`rerank(query, hits)` reorders hits of a plain search, keeping theirs apart).
@@ -226,8 +224,7 @@ def fuse(lexical: list[Hit], vector: list[Hit], *, vector_weight: float = VECTOR
     Hybrid Retrieval", ACM TOIS 2023): each hit scores `(1 - w) * lexical + w * vector`, each side's scores
     min-max normalised over the hits it returned (its best 1, its worst 0); a hit one side did not return
     gets that side's 0, as if it ranked last. Ties keep the order of first appearance, lexical first."""
-    if not 0.0 <= vector_weight <= 1.0:
-        raise UserError(f"vector_weight is a weight from 0 to 1, not {vector_weight}")
+    _check_weight(vector_weight)
     scores: dict[str, float] = {}
     first: dict[str, Hit] = {}
     for ranking, weight in ((lexical, 1.0 - vector_weight), (vector, vector_weight)):
@@ -236,6 +233,11 @@ def fuse(lexical: list[Hit], vector: list[Hit], *, vector_weight: float = VECTOR
             first.setdefault(hit.id, hit)
     order = sorted(scores, key=lambda id: -scores[id])
     return [Hit(id, scores[id], first[id].metadata, first[id].source) for id in order]
+
+
+def _check_weight(vector_weight: float) -> None:
+    if not 0.0 <= vector_weight <= 1.0:  # NaN too
+        raise UserError(f"vector_weight is a weight from 0 to 1, not {vector_weight}")
 
 
 def _min_max(scores: list[float]) -> list[float]:
