@@ -2,7 +2,8 @@
 
 tether's embedded store (SQLite: FTS5 BM25 + exact vector search in numpy) beside the floor of exact
 search (a numpy matrix product over vectors already in memory) and a peer embedded store, LanceDB, both
-exact (flat) and through its approximate IVF-PQ index, whose recall@10 against exact search is measured.
+exact (flat) and through its approximate IVF-PQ index, whose recall@10 against exact search is measured;
+and tether's hybrid search (BM25 and exact vectors, fused) through `KnowledgeBase.search`.
 Embedding time is left out (vectors are given): this measures the stores. Vectors are 384-dimensional
 (MiniLM's size), clustered round 500 centres as real embeddings are; each chunk is 40 words of a
 5,000-word vocabulary with Zipf frequencies. Run: `make bench ONLY=knowledge` (or `SIZES=10000`).
