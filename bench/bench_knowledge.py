@@ -2,7 +2,8 @@
 
 tether's embedded store (SQLite: FTS5 BM25 + exact vector search in numpy) beside the floor of exact
 search (a numpy matrix product over vectors already in memory) and a peer embedded store, LanceDB, both
-exact (flat) and through its approximate IVF-PQ index, whose recall@10 against exact search is measured.
+exact (flat) and through its approximate IVF-PQ index, whose recall@10 against exact search is measured;
+and tether's hybrid search (BM25 and exact vectors, fused) through `KnowledgeBase.search`.
 Embedding time is left out (vectors are given): this measures the stores. Vectors are 384-dimensional
 (MiniLM's size), clustered round 500 centres as real embeddings are; each chunk is 40 words of a
 5,000-word vocabulary with Zipf frequencies. Run: `make bench ONLY=knowledge` (or `SIZES=10000`).
@@ -15,14 +16,14 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from tether.knowledge import NewChunk, SqliteStore
+from tether.knowledge import KnowledgeBase, NewChunk, SqliteStore, Tokenizer
 
 T = TypeVar("T")
 DIM = 384
@@ -67,6 +68,19 @@ def timed(run: Callable[[T], list[Any]], inputs: Iterable[T]) -> tuple[list[floa
 
 def recall(found: list[list[Any]], exact: list[list[Any]]) -> float:
     return float(np.mean([len(set(f) & set(e)) / len(e) for f, e in zip(found, exact, strict=True)]))
+
+
+class Given:
+    """An embedder whose query vectors are given (embedding time is left out, as for the stores)."""
+
+    name = "bench"
+    tokenizer: Tokenizer | None = None
+
+    def __init__(self, vectors: dict[str, NDArray[np.float32]]) -> None:
+        self.vectors = vectors
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        return np.stack([self.vectors[t] for t in texts])
 
 
 def bench(n: int, folder: Path) -> None:
@@ -114,6 +128,14 @@ def bench(n: int, folder: Path) -> None:
     )
     samples, _ = timed(tether_lexical, words)
     print(f"{'tether SQLite: lexical (FTS5 BM25)':46} {'':>10} {percentiles(samples)}")
+
+    kb = KnowledgeBase(store, embedder=Given(dict(zip(words, asked, strict=True))))
+
+    def tether_hybrid(text: str) -> list[Any]:
+        return [h.id for h in kb.search(text, index="bench", namespace="ns", k=10, mode="hybrid")]
+
+    samples, _ = timed(tether_hybrid, words)
+    print(f"{'tether SQLite: hybrid (BM25 + exact, fused)':46} {'':>10} {percentiles(samples)}")
     store.close()
 
     lancedb: Any = importlib.import_module("lancedb")  # the peer, from the bench group; partly untyped
@@ -156,14 +178,15 @@ def bench(n: int, folder: Path) -> None:
         config=IvfPq(distance_type="cosine", num_partitions=max(16, int(n**0.5) // 2), num_sub_vectors=48),
     )
     built = time.perf_counter() - start
+    print(f"LanceDB: IVF-PQ index built in {built:.0f} s")
 
-    for nprobes in (40, 160):
+    for nprobes, refine in ((40, 20), (40, 100), (160, 100)):
 
-        def lance_ann(q: NDArray[np.float32], nprobes: int = nprobes) -> list[Any]:
-            return lance(q, nprobes=nprobes, refine_factor=20)
+        def lance_ann(q: NDArray[np.float32], nprobes: int = nprobes, refine: int = refine) -> list[Any]:
+            return lance(q, nprobes=nprobes, refine_factor=refine)
 
         samples, found = timed(lance_ann, list(asked))
-        label = f"LanceDB: IVF-PQ nprobes={nprobes} (built {built:.0f} s)"
+        label = f"LanceDB: IVF-PQ nprobes {nprobes}, refine {refine}"
         print(f"{label:46} {'':>10} {percentiles(samples)} {recall(found, exact_ids):9.3f}")
 
 

@@ -424,7 +424,8 @@ class VectorSearchResult(BaseModel):
 
     id: str
     score: float
-    """The retrieval score: cosine similarity, BM25 or reciprocal-rank fusion, by search mode."""
+    """The retrieval score, higher is better, by search mode: cosine similarity (vector), BM25 (lexical), or
+    hybrid's fused score (by default a weighted sum of min-max normalised scores, 0 to 1)."""
     rerankScore: float | None = None
     """The cross-encoder's score, which orders the results, when they were reranked."""
     metadata: QAMetadata | TextDocumentMetadata

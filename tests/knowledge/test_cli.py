@@ -90,6 +90,34 @@ def test_ingest_with_the_wordllama_embedder_then_search_by_meaning(tmp_path: Pat
     assert "dogs.txt" in found.output
 
 
+def test_search_takes_the_hybrid_vector_weight_and_the_fusion(tmp_path: Path) -> None:
+    docs, db = folder(tmp_path), str(tmp_path / "k.db")
+    (docs / "broken.txt").unlink()
+    ingested = runner.invoke(
+        app, ["ingest", str(docs), str(tmp_path / "faq.csv"), "--db", db, "--embedder", "wordllama"]
+    )
+    assert ingested.exit_code == 0, ingested.output
+
+    def rows(*options: str) -> list[list[str]]:
+        found = runner.invoke(app, ["search", "do cats bark", "--db", db, "--mode", "hybrid", *options])
+        assert found.exit_code == 0, found.output
+        return [line.split()[:3] for line in found.output.splitlines()[1:]]
+
+    # the Q&A row is first on both sides: min-max normalised, it scores 1 whatever the weight
+    assert rows()[0] == ["1", "1.0000", "faq.csv"]
+    # dogs.txt is the worst of the words side (normalised to 0) but close to the row by meaning
+    assert rows("--vector-weight", "0")[1] == ["2", "0.0000", "dogs.txt"]
+    assert float(rows("--vector-weight", "1")[1][1]) > 0.5
+    assert rows("--fusion", "rrf")[0] == ["1", f"{2 / 61:.4f}", "faq.csv"]
+    for options, error in [
+        (["--vector-weight", "1.5"], "vector_weight is a weight from 0 to 1, not 1.5"),
+        (["--fusion", "sum"], "--fusion is convex or rrf, not 'sum'"),
+    ]:
+        result = runner.invoke(app, ["search", "x", "--db", db, *options])
+        assert result.exit_code == 2
+        assert error in result.output
+
+
 def test_bad_options_are_one_error_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["search", "x", "--db", str(tmp_path / "k.db"), "--mode", "fuzzy"])
     assert result.exit_code == 2

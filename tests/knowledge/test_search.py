@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tether.exceptions import UserError
-from tether.knowledge import Hit, KnowledgeBase, SqliteStore, fuse
+from tether.knowledge import Hit, KnowledgeBase, SqliteStore, fuse, fuse_rrf
 
 ARCHITECTURE = Path(__file__).resolve().parents[2] / "ARCHITECTURE.md"
 
@@ -66,9 +66,36 @@ def test_vector_search_on_a_lexical_only_index_says_how_to_get_vectors(kb: Knowl
 
 def test_reciprocal_rank_fusion_rewards_agreement() -> None:
     a, b, c = (Hit(id, 0.0, {}) for id in "abc")
-    fused = fuse([[a, b, c], [b, c]])
+    fused = fuse_rrf([[a, b, c], [b, c]])
     assert [h.id for h in fused] == ["b", "c", "a"]
     assert fused[0].score == pytest.approx(1 / 62 + 1 / 61)
+
+
+def test_convex_fusion_weighs_min_max_normalised_scores() -> None:
+    lexical = [Hit("a", 12.0, {}), Hit("b", 7.0, {}), Hit("c", 2.0, {})]  # BM25: normalised 1, 0.5, 0
+    vector = [Hit("c", 0.9, {}), Hit("b", 0.8, {}), Hit("d", 0.5, {})]  # cosine: normalised 1, 0.75, 0
+    fused = fuse(lexical, vector, vector_weight=0.6)
+    assert [h.id for h in fused] == ["b", "c", "a", "d"]
+    assert [h.score for h in fused] == pytest.approx([0.4 * 0.5 + 0.6 * 0.75, 0.6, 0.4, 0.0])
+    assert [h.id for h in fuse(lexical, vector, vector_weight=0.0)][:3] == ["a", "b", "c"]
+    assert [h.id for h in fuse(lexical, vector, vector_weight=1.0)][:2] == ["c", "b"]
+    assert [h.score for h in fuse([Hit("a", 3.0, {})], [], vector_weight=0.25)] == [
+        0.75
+    ]  # one hit: its side's best
+    assert fuse([], [], vector_weight=0.5) == []
+
+
+@pytest.mark.parametrize("weight", [-0.1, 1.5, float("nan")])
+def test_a_vector_weight_outside_0_to_1_is_a_user_error(tmp_path: Path, weight: float) -> None:
+    with pytest.raises(UserError, match="vector_weight is a weight from 0 to 1"):
+        KnowledgeBase(tmp_path / "k.db", vector_weight=weight)
+    with pytest.raises(UserError, match="vector_weight is a weight from 0 to 1"):
+        fuse([], [], vector_weight=weight)
+
+
+def test_an_unknown_fusion_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="fusion is 'convex' or 'rrf'"):
+        KnowledgeBase(tmp_path / "k.db", fusion="sum")  # type: ignore[arg-type]
 
 
 def test_a_store_file_that_cannot_be_opened_is_a_user_error(tmp_path: Path) -> None:

@@ -66,3 +66,38 @@ def test_a_second_writer_s_changes_reach_a_reader_s_vector_cache(store_url: str,
         writer.replace("i", "n", "c", "1", [NewChunk("c1", "x", {})], vector, "onnx:another")
     reader.close()
     writer.close()
+
+
+@pytest.mark.parametrize("failure", ["a chunk id another file holds", "fewer vectors than chunks"])
+def test_a_write_failing_midway_leaves_the_file_as_it_was(
+    store_url: str, tmp_path: Path, failure: str
+) -> None:
+    """The old chunks are deleted before the new ones are inserted: a failure between the two (the database
+    refusing a row, the rows failing to build) must roll the delete back, words, vectors and fingerprint alike."""
+    model = embedder(tmp_path)
+    store = open_store(store_url)
+    old = [
+        NewChunk("a1", "cats purr", {"content": "cats purr"}),
+        NewChunk("a2", "dogs bark", {"content": "dogs bark"}),
+    ]
+    store.replace("i", "n", "a.txt", "old", old, model.embed([c.content for c in old]), model.name)
+    store.replace("i", "n", "b.txt", "b", [NewChunk("b1", "fish", {})], model.embed(["fish"]), model.name)
+    new = [NewChunk("a1", "fish swim", {"content": "fish swim"}), NewChunk("a3", "cats", {"content": "cats"})]
+    vectors = model.embed([c.content for c in new])
+    if failure == "a chunk id another file holds":
+        new[1] = NewChunk("b1", "cats", {"content": "cats"})  # the id is unique: the second insert fails
+    else:
+        vectors = vectors[:1]
+    with pytest.raises(Exception):  # noqa: B017, PT011 - sqlite3, psycopg or UserError, as the store raises it
+        store.replace("i", "n", "a.txt", "new", new, vectors, model.name)
+    assert store.fingerprints("i", "n") == {"a.txt": "old", "b.txt": "b"}
+    assert store.count("i", "n") == 3
+    assert [h.id for h in store.lexical("i", "n", "purr", 5, None)] == ["a1"]
+    assert store.lexical("i", "n", "swim", 5, None) == []
+    assert [h.id for h in store.nearest("i", "n", model.embed(["purr"])[0], 1, None)] == ["a1"]
+    store.replace(
+        "i", "n", "a.txt", "new", [NewChunk("a3", "fish swim", {})], model.embed(["swim"]), model.name
+    )
+    assert [h.id for h in store.lexical("i", "n", "swim", 5, None)] == ["a3"]  # the connection still writes
+    assert store.count("i", "n") == 2
+    store.close()

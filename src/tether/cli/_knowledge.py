@@ -87,15 +87,33 @@ def register(app: typer.Typer) -> None:
         reranker: Annotated[
             str, typer.Option(help="The cross-encoder for --rerank: a Hugging Face repository or a folder.")
         ] = "cross-encoder/ms-marco-MiniLM-L-6-v2",
+        vector_weight: Annotated[
+            float | None,
+            typer.Option(
+                help="Hybrid search's weight on the vector side, 0 (words only) to 1 (meaning only); "
+                "default: the weight chosen on the evaluation set (docs/knowledge.md)."
+            ),
+        ] = None,
+        fusion: Annotated[
+            str, typer.Option(help="How hybrid search fuses: convex (weighted scores) or rrf (ranks).")
+        ] = "convex",
         base_url: BaseUrlOption = None,
     ) -> None:
         """Search a knowledge base; prints the best chunks as a table."""
         from tether.exceptions import UserError
-        from tether.knowledge import KnowledgeBase, OnnxReranker
+        from tether.knowledge import VECTOR_WEIGHT, KnowledgeBase, OnnxReranker
 
         if mode not in ("auto", "lexical", "vector", "hybrid"):
             raise UserError(f"--mode is auto, lexical, vector or hybrid, not {mode!r}")
-        kb = KnowledgeBase(db, reranker=OnnxReranker(reranker) if rerank else None, base_url=base_url)
+        if fusion not in ("convex", "rrf"):
+            raise UserError(f"--fusion is convex or rrf, not {fusion!r}")
+        kb = KnowledgeBase(
+            db,
+            reranker=OnnxReranker(reranker) if rerank else None,
+            base_url=base_url,
+            vector_weight=VECTOR_WEIGHT if vector_weight is None else vector_weight,
+            fusion=fusion,
+        )
         hits = kb.search(query, index=index, namespace=namespace, k=k, mode=mode, rerank=rerank)
         kb.close()
         table = Table("#", "rerank score" if rerank else "score", "file", "where", "content", box=None)

@@ -9,9 +9,12 @@ Needs the `knowledge` extra for embeddings, PDF and HTML: pip install 'tether[kn
 by `import tether`; importing this package loads no optional dependency until it is used.
 """
 
+from tether.knowledge._base import VECTOR_WEIGHT as VECTOR_WEIGHT
+from tether.knowledge._base import Fusion as Fusion
 from tether.knowledge._base import KnowledgeBase as KnowledgeBase
 from tether.knowledge._base import SearchMode as SearchMode
 from tether.knowledge._base import fuse as fuse
+from tether.knowledge._base import fuse_rrf as fuse_rrf
 from tether.knowledge._base import open_store as open_store
 from tether.knowledge._embeddings import Embedder as Embedder
 from tether.knowledge._embeddings import OnnxEmbedder as OnnxEmbedder
@@ -37,10 +40,12 @@ from tether.knowledge._tokens import Tokenizer as Tokenizer
 
 __all__ = [
     "KNOWLEDGE_PACK",
+    "VECTOR_WEIGHT",
     "BpeTokenizer",
     "Chunking",
     "Embedder",
     "Filter",
+    "Fusion",
     "HfTokenizer",
     "Hit",
     "IngestReport",
@@ -59,6 +64,7 @@ __all__ = [
     "chunk_text",
     "embedder_from_spec",
     "fuse",
+    "fuse_rrf",
     "knowledge_tools",
     "open_store",
 ]

@@ -15,12 +15,20 @@ from ._sqlite import SqliteStore
 from ._store import Filter, Hit, Store
 from ._tokens import default_tokenizer
 
-__all__ = ["KnowledgeBase", "SearchMode", "fuse", "open_store"]
+__all__ = ["VECTOR_WEIGHT", "Fusion", "KnowledgeBase", "SearchMode", "fuse", "fuse_rrf", "open_store"]
 
 SearchMode = Literal["auto", "lexical", "vector", "hybrid"]
+Fusion = Literal["convex", "rrf"]
+
+VECTOR_WEIGHT = 0.6
+"""The vector side's weight in hybrid search's convex combination, chosen on the evaluation set's dev split
+(docs/knowledge.md has how, and the held-out figures)."""
 
 RRF_K = 60
 """Reciprocal rank fusion's constant (Cormack et al. 2009): a hit's fused score is sum(1 / (60 + rank))."""
+
+CANDIDATES = 50
+"""How many hits each side of a hybrid search contributes before fusion."""
 
 
 class KnowledgeBase:
@@ -42,6 +50,8 @@ class KnowledgeBase:
         user_id: str | None = None,
         user_email: str = "",
         base_url: str | None = None,
+        vector_weight: float = VECTOR_WEIGHT,
+        fusion: Fusion = "convex",
     ) -> None:
         """Args:
         store: A store; the path of the embedded store's SQLite file; or a `postgresql://` URL of the
@@ -53,7 +63,14 @@ class KnowledgeBase:
         user_id: Recorded in Q&A metadata (default: the login name).
         user_email: Recorded in Q&A metadata.
         base_url: For an OpenAI-compatible embedder loaded from an index's recorded name.
+        vector_weight: Hybrid search's weight on the vector side, from 0 (lexical only) to 1 (vector only).
+        fusion: How hybrid search fuses: `convex`, a weighted sum of min-max normalised scores (Bruch et
+            al. 2023), or `rrf`, reciprocal rank fusion (Cormack et al. 2009), which ignores scores and
+            `vector_weight`.
         """
+        _check_weight(vector_weight)
+        if fusion not in ("convex", "rrf"):
+            raise UserError(f"fusion is 'convex' or 'rrf', not {fusion!r}")
         self.store: Store = store if not isinstance(store, str | Path) else open_store(store)
         self.embedder = embedder
         self.reranker = reranker
@@ -61,6 +78,8 @@ class KnowledgeBase:
         self._user = (user_id, user_email)
         self._base_url = base_url
         self._loaded: dict[str, Embedder] = {}
+        self.vector_weight = vector_weight
+        self.fusion: Fusion = fusion
 
     def ingest(
         self,
@@ -128,8 +147,8 @@ class KnowledgeBase:
         """The `k` best chunks for `query`.
 
         Args:
-            mode: `lexical` (BM25), `vector`, `hybrid` (both, fused by reciprocal rank), or `auto`: hybrid
-                when the index has vectors, lexical otherwise.
+            mode: `lexical` (BM25), `vector`, `hybrid` (both, fused as `fusion` says, by default a weighted
+                sum of normalised scores), or `auto`: hybrid when the index has vectors, lexical otherwise.
             where: Metadata equality filters, e.g. `{"filename": "faq.csv"}`.
             rerank: Reorder the best `max(k, 20)` candidates with the reranker; each hit's score is then
                 the reranker's (`rerank(query, hits)` reorders hits of a plain search, keeping theirs apart).
@@ -165,13 +184,12 @@ class KnowledgeBase:
         vector = embedder.embed([query])[0]
         if mode == "vector":
             return self.store.nearest(index, namespace, vector, k, where)
-        depth = max(k, 50)
-        return fuse(
-            [
-                self.store.lexical(index, namespace, query, depth, where),
-                self.store.nearest(index, namespace, vector, depth, where),
-            ]
-        )[:k]
+        depth = max(k, CANDIDATES)
+        lexical = self.store.lexical(index, namespace, query, depth, where)
+        nearest = self.store.nearest(index, namespace, vector, depth, where)
+        if self.fusion == "rrf":
+            return fuse_rrf([lexical, nearest])[:k]
+        return fuse(lexical, nearest, vector_weight=self.vector_weight)[:k]
 
     def _embedder_for(self, index: str, *, writing: bool) -> Embedder | None:
         recorded = self.store.embedder(index)
@@ -201,7 +219,36 @@ def open_store(where: str | Path) -> Store:
     return SqliteStore(where)
 
 
-def fuse(rankings: list[list[Hit]], k: int = RRF_K) -> list[Hit]:
+def fuse(lexical: list[Hit], vector: list[Hit], *, vector_weight: float = VECTOR_WEIGHT) -> list[Hit]:
+    """Convex combination of normalised scores (Bruch, Gai and Ingber, "An Analysis of Fusion Functions for
+    Hybrid Retrieval", ACM TOIS 2023): each hit scores `(1 - w) * lexical + w * vector`, each side's scores
+    min-max normalised over the hits it returned (its best 1, its worst 0); a hit one side did not return
+    gets that side's 0, as if it ranked last. Ties keep the order of first appearance, lexical first."""
+    _check_weight(vector_weight)
+    scores: dict[str, float] = {}
+    first: dict[str, Hit] = {}
+    for ranking, weight in ((lexical, 1.0 - vector_weight), (vector, vector_weight)):
+        for hit, normalised in zip(ranking, _min_max([h.score for h in ranking]), strict=True):
+            scores[hit.id] = scores.get(hit.id, 0.0) + weight * normalised
+            first.setdefault(hit.id, hit)
+    order = sorted(scores, key=lambda id: -scores[id])
+    return [Hit(id, scores[id], first[id].metadata, first[id].source) for id in order]
+
+
+def _check_weight(vector_weight: float) -> None:
+    if not 0.0 <= vector_weight <= 1.0:  # NaN too
+        raise UserError(f"vector_weight is a weight from 0 to 1, not {vector_weight}")
+
+
+def _min_max(scores: list[float]) -> list[float]:
+    """Scores mapped onto 0..1 (best 1, worst 0); all equal (or one) map to 1: each is that side's best."""
+    if not scores:
+        return []
+    low, high = min(scores), max(scores)
+    return [1.0 if high == low else (s - low) / (high - low) for s in scores]
+
+
+def fuse_rrf(rankings: list[list[Hit]], k: int = RRF_K) -> list[Hit]:
     """Reciprocal rank fusion: each hit scores sum(1 / (k + rank)) over the rankings it appears in."""
     scores: dict[str, float] = {}
     first: dict[str, Hit] = {}

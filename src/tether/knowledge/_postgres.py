@@ -8,13 +8,12 @@ namespace's version. pgvector would move it into the server, but no package of i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tether.exceptions import UserError
 
-from ._exact import WORD, check_filter_key, top_k
+from ._shared import WORD, check_filter_key, chunk_rows, hits_in_order, mixed_embedders, top_k, vector_matrix
 from ._store import Filter, Hit, NewChunk
 
 if TYPE_CHECKING:
@@ -79,18 +78,7 @@ class PostgresStore:
                 cursor.executemany(
                     "insert into tether_knowledge_chunks(id, idx, namespace, source, content, metadata, vector) "
                     "values (%s, %s, %s, %s, %s, %s, %s)",
-                    [
-                        (
-                            c.id,
-                            index,
-                            namespace,
-                            source,
-                            c.content,
-                            json.dumps(c.metadata),
-                            None if vectors is None else vectors[i].astype("<f4").tobytes(),
-                        )
-                        for i, c in enumerate(chunks)
-                    ],
+                    chunk_rows(index, namespace, source, chunks, vectors),
                 )
             self._db.execute(
                 "insert into tether_knowledge_files values (%s, %s, %s, %s) on conflict (idx, namespace, source) "
@@ -123,10 +111,7 @@ class PostgresStore:
         )
         known = self.embedder(index)
         if known != embedder:
-            raise UserError(
-                f"index {index!r} holds vectors from {known!r}, not {embedder!r}: search and ingest it with "
-                f"{known!r}, or ingest into a new index (--index)"
-            )
+            raise mixed_embedders(index, known, embedder)
 
     def embedder(self, index: str) -> str | None:
         row = self._db.execute(
@@ -173,12 +158,9 @@ class PostgresStore:
             "select id, metadata, source from tether_knowledge_chunks where id = any(%s)",
             ([id for id, _ in chosen],),
         )
-        found = {id: (metadata, source) for id, metadata, source in rows}
-        return [Hit(id, score, found[id][0], found[id][1]) for id, score in chosen if id in found]
+        return hits_in_order(chosen, {id: (id, metadata, source) for id, metadata, source in rows})
 
     def _matrix(self, index: str, namespace: str) -> tuple[list[str], NDArray[np.float32]]:
-        import numpy as np
-
         row = self._db.execute(
             "select version from tether_knowledge_versions where idx = %s and namespace = %s",
             (index, namespace),
@@ -193,11 +175,7 @@ class PostgresStore:
             (index, namespace),
         ).fetchall()
         ids = [r[0] for r in rows]
-        matrix = (
-            np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype="<f4").reshape(len(rows), -1)
-            if rows
-            else np.zeros((0, 0), dtype=np.float32)
-        )
+        matrix = vector_matrix([r[1] for r in rows])
         self._matrices[(index, namespace)] = (version, ids, matrix)
         return ids, matrix
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from tether.exceptions import UserError
 
-from ._exact import WORD, check_filter_key, top_k
+from ._shared import WORD, check_filter_key, chunk_rows, hits_in_order, mixed_embedders, top_k, vector_matrix
 from ._store import Filter, Hit, NewChunk
 
 if TYPE_CHECKING:
@@ -87,18 +87,7 @@ class SqliteStore:
             self._delete(index, namespace, source)
             self._db.executemany(
                 "insert into chunks(id, idx, namespace, source, content, metadata, vector) values (?,?,?,?,?,?,?)",
-                [
-                    (
-                        c.id,
-                        index,
-                        namespace,
-                        source,
-                        c.content,
-                        json.dumps(c.metadata),
-                        None if vectors is None else vectors[i].astype("<f4").tobytes(),
-                    )
-                    for i, c in enumerate(chunks)
-                ],
+                chunk_rows(index, namespace, source, chunks, vectors),
             )
             self._db.execute(
                 "insert or replace into files(idx, namespace, source, fingerprint) values (?,?,?,?)",
@@ -122,10 +111,7 @@ class SqliteStore:
                 "insert or replace into indexes(name, embedder) values (?, ?)", (index, embedder)
             )
         elif known != embedder:
-            raise UserError(
-                f"index {index!r} holds vectors from {known!r}, not {embedder!r}: search and ingest it with "
-                f"{known!r}, or ingest into a new index (--index)"
-            )
+            raise mixed_embedders(index, known, embedder)
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
@@ -166,8 +152,6 @@ class SqliteStore:
         return self._hits(top_k(rowids, matrix, vector, k, allowed))
 
     def _matrix(self, index: str, namespace: str) -> tuple[list[int], NDArray[np.float32]]:
-        import numpy as np
-
         version = (self._writes, int(self._db.execute("pragma data_version").fetchone()[0]))
         cached = self._matrices.get((index, namespace))
         if cached is not None and cached[0] == version:
@@ -177,11 +161,7 @@ class SqliteStore:
             (index, namespace),
         ).fetchall()
         rowids = [row[0] for row in rows]
-        matrix = (
-            np.frombuffer(b"".join(row[1] for row in rows), dtype="<f4").reshape(len(rows), -1)
-            if rows
-            else np.zeros((0, 0), dtype=np.float32)
-        )
+        matrix = vector_matrix([row[1] for row in rows])
         self._matrices[(index, namespace)] = (version, rowids, matrix)
         return rowids, matrix
 
@@ -200,10 +180,7 @@ class SqliteStore:
         rows = self._db.execute(
             f"select rowid, id, metadata, source from chunks where rowid in ({marks})", [r for r, _ in chosen]
         )
-        found = {rowid: (id, metadata, source) for rowid, id, metadata, source in rows}
-        return [
-            Hit(found[r][0], score, json.loads(found[r][1]), found[r][2]) for r, score in chosen if r in found
-        ]
+        return hits_in_order(chosen, {rowid: (id, metadata, source) for rowid, id, metadata, source in rows})
 
     def close(self) -> None:
         self._db.close()
