@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import gc
-import socket
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -20,6 +17,7 @@ from tether.tools import Toolset, tool
 from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
 
 SERVER = Path(__file__).with_name("sdk_server.py")
+Listening = Callable[..., str]  # the `listening` fixture (conftest.py): starts a server, returns its URL
 
 
 @pytest.fixture(scope="module")
@@ -165,12 +163,6 @@ def test_a_bad_url_is_a_user_error() -> None:
         MCPToolset.http("localhost:8000/mcp")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # the SDK's legacy SSE client leaves one socket to the garbage collector when it closes (not ours to close)
 SSE_SOCKET = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
@@ -182,20 +174,12 @@ SSE_SOCKET = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptio
         pytest.param("sse", "/sse", MCPToolset.sse, marks=SSE_SOCKET),
     ],
 )
-def test_it_mounts_servers_over_http_transports(transport: str, path: str, mount: type[MCPToolset]) -> None:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), transport, str(port)],
-        stderr=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        with mount(f"http://127.0.0.1:{port}{path}", max_backoff_s=0.5) as toolset:  # pyright: ignore[reportCallIssue]
-            assert call(Executor(toolset), "add", a=4, b=5) == OkEnvelope(data={"total": 9})
-    finally:
-        process.kill()
-        process.wait()
-        gc.collect()  # a socket left open would be reported here (and fail this test), not in a later one
+def test_it_mounts_servers_over_http_transports(
+    transport: str, path: str, mount: type[MCPToolset], listening: Listening
+) -> None:
+    url = listening([sys.executable, str(SERVER), transport])
+    with mount(f"{url}{path}", max_backoff_s=0.5) as toolset:  # pyright: ignore[reportCallIssue]
+        assert call(Executor(toolset), "add", a=4, b=5) == OkEnvelope(data={"total": 9})
 
 
 def test_a_changed_tool_list_refreshes_the_toolset() -> None:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import gc
 import os
-import socket
-import subprocess
+import re
 import sys
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +44,7 @@ def reset() -> str:
     return "reset"
 '''
 SERVER = Path(__file__).with_name("sdk_server.py")
+Listening = Callable[..., str]  # the `listening` fixture (conftest.py): starts a server, returns its URL
 
 
 def tether_serve(tmp_path: Path, *args: str) -> StdioServerParameters:
@@ -183,35 +182,29 @@ def now() -> str:
 """
 
 
-def test_over_http_a_bearer_token_names_the_principal_and_its_scopes(tmp_path: Path) -> None:
+def test_over_http_a_bearer_token_names_the_principal_and_its_scopes(
+    tmp_path: Path, listening: Listening
+) -> None:
     (tmp_path / "clock.py").write_text(CLOCK)
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tether", "mcp", "serve", "clock.py", "--http", f"127.0.0.1:{port}"],
+    served = listening(
+        [sys.executable, "-m", "tether", "mcp", "serve", "clock.py", "--http", "127.0.0.1:0"],
         cwd=tmp_path,
         env={**os.environ, "TETHER_MCP_TOKENS": "good-token=ci:clock.read weak-token=guest"},
-        stderr=subprocess.DEVNULL,
     )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        with MCPToolset.http(url, headers={"Authorization": "Bearer good-token"}, max_backoff_s=0.5) as good:
-            assert call(good, "now") == OkEnvelope(data="noon")
-        with MCPToolset.http(url, auth=SignWith("good-token")) as signed:  # as the SDK's OAuth provider signs
-            assert call(signed, "now") == OkEnvelope(data="noon")
-        with MCPToolset.http(url, headers={"Authorization": "Bearer weak-token"}) as weak:
-            refused = call(weak, "now")
-            assert isinstance(refused, ErrorEnvelope)
-            assert refused.error.code == "TOOL_ERROR"  # the server's isError, as tether's client reads it
-            assert "SCOPES_MISSING" in refused.error.message
-        for headers in ({}, {"Authorization": "Bearer good-token-but-not-quite"}):
-            answer = httpx2.post(
-                url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers
-            )
-            assert answer.status_code == 401
-    finally:
-        process.kill()
-        process.wait()
-        gc.collect()  # a socket left open would be reported here (and fail this test), not in a later one
+    assert re.fullmatch(r"http://127\.0\.0\.1:[1-9][0-9]*/mcp", served)  # the port bound, not 0
+    url = served
+    with MCPToolset.http(url, headers={"Authorization": "Bearer good-token"}, max_backoff_s=0.5) as good:
+        assert call(good, "now") == OkEnvelope(data="noon")
+    with MCPToolset.http(url, auth=SignWith("good-token")) as signed:  # as the SDK's OAuth provider signs
+        assert call(signed, "now") == OkEnvelope(data="noon")
+    with MCPToolset.http(url, headers={"Authorization": "Bearer weak-token"}) as weak:
+        refused = call(weak, "now")
+        assert isinstance(refused, ErrorEnvelope)
+        assert refused.error.code == "TOOL_ERROR"  # the server's isError, as tether's client reads it
+        assert "SCOPES_MISSING" in refused.error.message
+    for headers in ({}, {"Authorization": "Bearer good-token-but-not-quite"}):
+        answer = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers)
+        assert answer.status_code == 401
 
 
 class SignWith(httpx2.Auth):
@@ -226,12 +219,6 @@ class SignWith(httpx2.Auth):
 def test_bearer_tokens_must_name_their_principal() -> None:
     with pytest.raises(UserError, match="named principals"):
         BearerTokens({"t": Principal()})
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def call(toolset: MCPToolset, name: str) -> OkEnvelope | ErrorEnvelope:

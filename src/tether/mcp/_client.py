@@ -1,10 +1,16 @@
-"""`MCPToolset`: an MCP server's tools as a tether toolset, kept connected by a thread of its own.
+"""`MCPToolset`: an MCP server's tools as a tether toolset, kept connected on one of two event loops.
 
-The connection lives on a private event loop in a daemon thread, so the toolset is as plain as any other:
-built without `await`, listed synchronously, combined with `|`, prefixed and filtered, and called from
-whichever event loop the executor runs on. That thread restarts a server that crashed or hung and
-reconnects one that went away, waiting longer after each failure; meanwhile calls answer
-`CONNECTION_INACTIVE`. A stdio server's stderr goes to a file, not the user's terminal (`stderr_tail`).
+How the toolset is opened decides where its connection lives, once and for all:
+
+- `async with toolset:` keeps it on the caller's event loop, as a task of the block: calls go straight to
+  the SDK's session with no hop between threads (the fast path, as `tether run` and `tether serve` use).
+- Any other use (`with toolset:`, or listing and calling it with no block at all) starts a private event
+  loop in a daemon thread, so the toolset is as plain as any other: built without `await`, listed
+  synchronously, and called from whichever event loop the executor runs on, each call one hop away.
+
+Either way the connection is kept the same: a server that crashed or hung is restarted and one that went
+away reconnected, waiting longer after each failure; meanwhile calls answer `CONNECTION_INACTIVE`. A stdio
+server's stderr goes to a file, not the user's terminal (`stderr_tail`).
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any, TextIO, TypeVar, cast
+from typing import Any, Literal, TextIO, TypeVar, cast
 
 import anyio
+import anyio.abc
 import httpx2
 import mcp_types as types
 from mcp.client.session import IncomingMessage
@@ -54,8 +61,10 @@ class MCPToolset(AbstractToolset):
     """The tools of one MCP server, each called through tether's executor like any other tool.
 
     Build one with `MCPToolset.stdio("uvx mcp-server-time")`, `MCPToolset.http(url)` or
-    `MCPToolset.sse(url)`. The server starts (or is connected to) at once in the background; the first
-    look at the tools waits for its listing. `close()` stops it (done at exit for any left open).
+    `MCPToolset.sse(url)`. Open it with `async with toolset:` to keep the connection on your event loop
+    (the block waits for the server's listing, and stops the server at its end); otherwise the server
+    starts in a thread of its own at the first `with toolset:`, look at the tools or `connect()`, and
+    `close()` stops it (done at exit for any left open).
 
     Tool annotations become side effects (`readOnlyHint` -> `none`, `idempotentHint` -> `idempotent`,
     otherwise `mutating`); output schemas and structured results are kept. A server that lists
@@ -99,11 +108,14 @@ class MCPToolset(AbstractToolset):
         self._background: set[asyncio.Task[Any]] = set()
         self._backoff: anyio.CancelScope | None = None
         self._kept = threading.Event()  # set when the keeper has stopped the server for good
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name=f"tether-mcp {name}", daemon=True)
-        self._thread.start()
-        self._keeper = asyncio.run_coroutine_threadsafe(self._keep(), self._loop)
-        _open.add(self)
+        self._mode: Literal["idle", "thread", "link"] = "idle"
+        self._starting = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None  # where the connection lives, once opened
+        self._thread: threading.Thread | None = None
+        self._keeper: Any = None  # the thread path's future of `_keep`
+        self._group: anyio.abc.TaskGroup | None = None  # the `async with` path's tasks
+        self._listed_async: anyio.Event | None = None
+        self._kept_async: anyio.Event | None = None
 
     # ---------------------------------------------------------------------------------------- builders
 
@@ -177,6 +189,7 @@ class MCPToolset(AbstractToolset):
             UserError: the server never answered: it would not start, or is not reachable.
         """
         if not self._listed:
+            self._start_thread()
             self._ready.wait(self.connect_timeout_s)
             if not self._listed:
                 raise UserError(f"The MCP server {self.name} did not start: {self._why_down()}")
@@ -184,7 +197,8 @@ class MCPToolset(AbstractToolset):
 
     async def connect(self) -> None:
         """Wait, without blocking the event loop, until the server has listed its tools (see `tools`)."""
-        await anyio.to_thread.run_sync(self.tools)
+        if not self._listed:
+            await anyio.to_thread.run_sync(self.tools)
 
     def stderr_tail(self) -> str:
         """The end of what the server process wrote to stderr (stdio servers)."""
@@ -194,21 +208,30 @@ class MCPToolset(AbstractToolset):
         return os.pread(fd, size - start, start).decode("utf-8", "replace")
 
     def close(self) -> None:
-        """Stop the server (or disconnect) and the thread that kept it; calls then answer CONNECTION_INACTIVE."""
+        """Stop the server (or disconnect) and the thread that kept it; calls then answer CONNECTION_INACTIVE.
+
+        Opened with `async with`, the server is stopped at the end of the block; this only asks for it.
+        """
         if self._closing:
             return
         self._closing = True
         _open.discard(self)
-        if self._loop.is_running():
-            self._loop.call_soon_threadsafe(self._wake)  # ends the session as a lost connection ends it
-            if not self._kept.wait(timeout=10):  # the server stopped (the SDK kills one that will not)
-                self._keeper.cancel()
-            with contextlib.suppress(Exception):  # a loop that will not settle is stopped all the same
-                asyncio.run_coroutine_threadsafe(_settle(), self._loop).result(timeout=5)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=5)
-        if not self._thread.is_alive():
-            self._loop.close()
+        loop = self._loop
+        if self._mode == "link":
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(self._wake)
+            return
+        if loop is not None and self._thread is not None:
+            if loop.is_running():
+                loop.call_soon_threadsafe(self._wake)  # ends the session as a lost connection ends it
+                if not self._kept.wait(timeout=10):  # the server stopped (the SDK kills one that will not)
+                    self._keeper.cancel()
+                with contextlib.suppress(Exception):  # a loop that will not settle is stopped all the same
+                    asyncio.run_coroutine_threadsafe(_settle(), loop).result(timeout=5)
+                loop.call_soon_threadsafe(loop.stop)
+                self._thread.join(timeout=5)
+            if not self._thread.is_alive():
+                loop.close()
         self._stderr.close()
 
     @property
@@ -222,10 +245,74 @@ class MCPToolset(AbstractToolset):
             toolset.close()
 
     def __enter__(self) -> MCPToolset:
+        """Start the server in a thread of its own (see the module); the block's end stops it."""
+        self._start_thread()
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> MCPToolset:
+        """Connect on this event loop and wait (up to `connect_timeout_s`) for the server's listing.
+
+        Raises:
+            UserError: the server did not start, or the toolset was already used (and started in a thread).
+        """
+        with self._starting:
+            if self._mode != "idle" or self._closing:
+                raise UserError(
+                    f"The MCP server {self.name} was already "
+                    + ("closed" if self._closing else "started in a thread by an earlier use")
+                    + ": open a toolset with `async with` before anything lists or calls its tools."
+                )
+            self._mode = "link"
+        self._loop = asyncio.get_running_loop()
+        self._listed_async, self._kept_async = anyio.Event(), anyio.Event()
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._group = group
+        group.start_soon(self._keep)
+        with anyio.move_on_after(self.connect_timeout_s):
+            await self._listed_async.wait()
+        if not self._listed:
+            why = self._why_down()
+            await self._shut_link()
+            raise UserError(f"The MCP server {self.name} did not start: {why}")
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self._shut_link()
+
+    async def _shut_link(self) -> None:
+        """Stop the server as a lost connection ends it, then the block's tasks (cancelled or not)."""
+        self._closing = True
+        group = self._group
+        if group is None:
+            return
+        self._group = None
+        self._wake()
+        with anyio.move_on_after(10, shield=True):  # the SDK kills a server that will not stop
+            assert self._kept_async is not None
+            await self._kept_async.wait()
+        group.cancel_scope.cancel()
+        try:
+            await group.__aexit__(None, None, None)  # the group's scope: exited outside any scope of ours
+        finally:
+            self._stderr.close()
+
+    def _start_thread(self) -> None:
+        """The thread path: a private event loop in a daemon thread keeps the connection (once)."""
+        with self._starting:
+            if self._mode != "idle" or self._closing:
+                return
+            self._mode = "thread"
+            self._loop = loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(
+                target=loop.run_forever, name=f"tether-mcp {self.name}", daemon=True
+            )
+            self._thread.start()
+            self._keeper = asyncio.run_coroutine_threadsafe(self._keep(), loop)
+            _open.add(self)
 
     # ---------------------------------------------------------------------------------- the connection
 
@@ -235,6 +322,8 @@ class MCPToolset(AbstractToolset):
             await self._reconnecting()
         finally:
             self._kept.set()
+            if self._kept_async is not None:
+                self._kept_async.set()
 
     async def _reconnecting(self) -> None:
         delay, failures = 0.0, 0
@@ -253,7 +342,7 @@ class MCPToolset(AbstractToolset):
                 self._failure = self._failure or _describe(e)
                 failures += 1
                 if isinstance(_first(e), FileNotFoundError | PermissionError) or failures >= _GIVE_UP_AFTER:
-                    self._ready.set()  # never listed: stop making the first look wait (retries go on)
+                    self._mark_ready()  # never listed: stop making the first look wait (retries go on)
             finally:
                 self._client = None
             if self._failure is None:
@@ -303,7 +392,12 @@ class MCPToolset(AbstractToolset):
                 )
                 tools["get_prompt"] = Tool(spec, self._prompter())
         self._tools, self._listed = tools, True  # a new mapping: toolsets built on this one rebuild
+        self._mark_ready()
+
+    def _mark_ready(self) -> None:
         self._ready.set()
+        if self._listed_async is not None:
+            self._listed_async.set()
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification) and self._client is not None:
@@ -343,7 +437,19 @@ class MCPToolset(AbstractToolset):
 
     async def _submit(self, work: Coroutine[Any, Any, T]) -> T:
         """Run `work` on the connection's loop; cancelling the caller (a timeout) cancels it there."""
-        if self._closing:
+        if self._mode == "link" and not self._closing:
+            if asyncio.get_running_loop() is self._loop:
+                return await work  # the `async with` path: the session is on this loop
+            work.close()
+            raise ToolError(
+                "CONNECTION_INACTIVE",
+                f"the MCP server {self.name} is connected on another event loop than this call's.",
+                recoverable=False,
+                suggestion="Do not call its tools again in this run; tell the user the server is unreachable.",
+            )
+        if self._mode == "idle":
+            self._start_thread()
+        if self._closing or self._loop is None:
             work.close()
             raise self._inactive()
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
@@ -395,6 +501,9 @@ class MCPToolset(AbstractToolset):
             self._lost.set()
 
     def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        if self._group is not None:  # the `async with` path: ended with the block
+            self._group.start_soon(_awaited, work)
+            return
         task = asyncio.get_running_loop().create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -435,6 +544,10 @@ _READ_RESOURCE = ToolSpec(
     },
     side_effects="none",
 )
+
+
+async def _awaited(work: Coroutine[Any, Any, Any]) -> None:
+    await work
 
 
 async def _settle() -> None:
