@@ -48,3 +48,18 @@ def listening() -> Iterator[Listening]:
         if process.stdout is not None:
             process.stdout.close()
     gc.collect()  # a socket left open would be reported here (and fail this test), not in a later one
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, exited but not yet reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.fixture
+def alive() -> Callable[[int], bool]:
+    """`alive(pid)`: whether that process still runs (a zombie does not count)."""
+    return process_alive

@@ -94,7 +94,13 @@ def test_it_prefixes_filters_and_combines_like_any_toolset(server: MCPToolset) -
         return "here"
 
     combined = Toolset(local) | server.prefixed("calc").filtered(lambda t: t.spec.side_effects == "none")
-    assert sorted(combined.names()) == ["calc.add", "calc.get_prompt", "calc.read_resource", "local"]
+    assert sorted(combined.names()) == [
+        "calc.add",
+        "calc.get_prompt",
+        "calc.read_resource",
+        "calc.where",
+        "local",
+    ]
     assert call(Executor(combined), "calc.add", a=1, b=1) == OkEnvelope(data={"total": 2})
 
 

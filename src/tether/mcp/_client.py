@@ -272,8 +272,12 @@ class MCPToolset(AbstractToolset):
         await group.__aenter__()
         self._group = group
         group.start_soon(self._keep)
-        with anyio.move_on_after(self.connect_timeout_s):
-            await self._listed_async.wait()
+        try:
+            with anyio.move_on_after(self.connect_timeout_s):
+                await self._listed_async.wait()
+        except BaseException:  # cancelled while waiting (e.g. Ctrl-C): stop what started, then go on
+            await self._shut_link()
+            raise
         if not self._listed:
             why = self._why_down()
             await self._shut_link()
@@ -330,14 +334,17 @@ class MCPToolset(AbstractToolset):
         while not self._closing:
             self._lost = anyio.Event()
             try:
-                async with Client(self._transport(self._stderr), message_handler=self._on_message) as client:
+                async with (
+                    Client(self._transport(self._stderr), message_handler=self._on_message) as client,
+                    anyio.create_task_group() as group,
+                ):
+                    if client.protocol_version >= "2026" and _lists_changes(client):
+                        await group.start(self._listen, client)  # listening before listing: no change missed
+                    self._client = client  # before the listing says ready: a first call finds it
                     await self._list(client)
-                    self._client, self._failure, delay, failures = client, None, 0.0, 0
-                    async with anyio.create_task_group() as group:
-                        if client.protocol_version >= "2026" and _lists_changes(client):
-                            group.start_soon(self._listen, client)
-                        await self._lost.wait()
-                        group.cancel_scope.cancel()
+                    self._failure, delay, failures = None, 0.0, 0
+                    await self._lost.wait()
+                    group.cancel_scope.cancel()
             except Exception as e:  # any failure of the server or its transport: say why, retry later
                 self._failure = self._failure or _describe(e)
                 failures += 1
@@ -403,8 +410,10 @@ class MCPToolset(AbstractToolset):
         if isinstance(message, types.ToolListChangedNotification) and self._client is not None:
             self._spawn(self._list(self._client))
 
-    async def _listen(self, client: Client) -> None:
+    async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Refresh the tools at each change the server reports (protocol 2026 on; older ones notify)."""
         async with client.listen(tools_list_changed=True) as changes:
+            task_status.started()  # the server acknowledged: changes from now on reach us
             async for _ in changes:
                 await self._list(client)
 
