@@ -139,10 +139,11 @@ async def test_headers_reach_a_server_that_requires_a_bearer_token(
     ],
 )
 def test_a_bad_mcp_config_is_a_clear_error_naming_the_tool(
-    config: dict[str, Any], message: str, tmp_path: Path
+    config: dict[str, Any], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tether.exceptions import UserError
 
+    script(monkeypatch, "unused")
     with pytest.raises(UserError, match=r"tools\[0\] \(calc\)") as raised:
         load_config(config_file(tmp_path, mcp_tool(**config)))
     assert message in str(raised.value)
