@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import subprocess
 import sys
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -225,3 +227,42 @@ def call(toolset: MCPToolset, name: str) -> OkEnvelope | ErrorEnvelope:
     envelope = anyio.run(lambda: Executor(toolset).execute(ToolCall(id="c1", name=name)))
     assert not isinstance(envelope, NeedsEnvelope)
     return envelope
+
+
+def test_over_http_a_mounted_server_is_served_and_stopped_with_tether(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    upstream = f"{sys.executable} {SERVER} stdio {pids}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tether", "mcp", "serve", "--mcp", upstream, "--http", "127.0.0.1:0"],
+        cwd=tmp_path,
+        env={**os.environ, "TETHER_MCP_TOKENS": "tok=ci"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        ready = process.stdout.readline()  # printed once the mounted server listed its tools
+        url = ready.rsplit(" ", 1)[-1].strip()
+        assert url.startswith("http://127.0.0.1:"), ready
+        with MCPToolset.http(url, headers={"Authorization": "Bearer tok"}) as served:
+            envelope = anyio.run(
+                lambda: Executor(served).execute(ToolCall(id="c1", name="add", arguments={"a": 2, "b": 5}))
+            )
+            assert envelope == OkEnvelope(data={"total": 7})  # through tether's guards, to the SDK server
+        upstream_pid = int(pids.read_text().split()[0])
+        process.send_signal(signal.SIGINT)  # as Ctrl-C stops it
+        assert process.wait(timeout=30) in (0, 130)  # 130: ended by the interrupt, as shells report it
+        assert not process_alive(upstream_pid)  # the mounted server stopped with tether
+    finally:
+        process.kill()
+        process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

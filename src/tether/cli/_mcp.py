@@ -6,6 +6,7 @@ import getpass
 import os
 import socket
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import anyio
@@ -19,7 +20,6 @@ from tether.cli._run import (
     PackOption,
     RootOption,
     agent_tools,
-    closing,
     mcp_servers,
     opened,
 )
@@ -27,7 +27,7 @@ from tether.exceptions import UserError
 from tether.execution import Executor, Principal
 
 if TYPE_CHECKING:
-    from tether.mcp import BearerTokens
+    from tether.mcp import BearerTokens, MCPToolset
 
 __all__ = ["register"]
 
@@ -85,14 +85,16 @@ def register(app: typer.Typer) -> None:
                 f"--http takes HOST:PORT (PORT 0: any free one), e.g. --http 127.0.0.1:8000; got {http!r}."
             )
         assert tokens is not None
-        with closing(servers):  # uvicorn runs the loop: the mounted servers keep theirs, stopped at the end
-            _serve_http(executor, tether_mcp.BearerTokens(tokens), host, int(port))
+        _serve_http(executor, tether_mcp.BearerTokens(tokens), host, int(port), servers)
 
     app.add_typer(mcp, name="mcp")
 
 
-def _serve_http(executor: Executor, tokens: BearerTokens, host: str, port: int) -> None:
-    """Listen first (port 0: the system picks), say where on stdout, then serve until interrupted."""
+def _serve_http(
+    executor: Executor, tokens: BearerTokens, host: str, port: int, servers: Sequence[MCPToolset]
+) -> None:
+    """Listen first (port 0: the system picks), say where on stdout, then serve until interrupted, with the
+    mounted `servers` on the serving loop for its lifetime."""
     import uvicorn
 
     from tether.mcp import streamable_http_app
@@ -106,9 +108,15 @@ def _serve_http(executor: Executor, tokens: BearerTokens, host: str, port: int) 
     bound = listener.getsockname()[1]
     url = f"http://{host}:{bound}"
     app = streamable_http_app(executor, tokens, url=url)
-    typer.echo(f"tether: serving MCP at {url}/mcp", err=False)
-    sys.stdout.flush()
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+
+    async def serve() -> None:
+        async with opened(servers):
+            typer.echo(f"tether: serving MCP at {url}/mcp")
+            sys.stdout.flush()
+            await server.serve(sockets=[listener])
+
+    anyio.run(serve)
 
 
 def _tokens(text: str) -> dict[str, Principal]:
