@@ -206,3 +206,13 @@ def test_a_server_that_exits_at_once_is_reported_with_its_stderr_without_waiting
     with toolset, pytest.raises(UserError, match="its stderr ends: no config file found"):
         toolset.tools()
     assert time.monotonic() - started < toolset.connect_timeout_s / 2  # three failed starts, then the error
+
+
+def test_nothing_starts_before_the_first_use_and_a_toolset_closed_unused_says_so() -> None:
+    toolset = MCPToolset.stdio([sys.executable, str(SERVER)])
+    assert toolset._thread is None  # pyright: ignore[reportPrivateUsage] - how it is opened decides where it runs
+    toolset.close()
+    started = time.monotonic()
+    with pytest.raises(UserError, match="was closed before it listed its tools"):
+        toolset.tools()
+    assert time.monotonic() - started < 1  # at once, not after the connect timeout

@@ -189,6 +189,8 @@ class MCPToolset(AbstractToolset):
             UserError: the server never answered: it would not start, or is not reachable.
         """
         if not self._listed:
+            if self._closing:
+                raise UserError(f"The MCP server {self.name} was closed before it listed its tools.")
             self._start_thread()
             self._ready.wait(self.connect_timeout_s)
             if not self._listed:
