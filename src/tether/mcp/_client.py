@@ -24,10 +24,10 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, Literal, TextIO, TypeVar, cast
+from typing import Any, Literal, TextIO, TypeVar
 
 import anyio
 import anyio.abc
@@ -36,14 +36,13 @@ import mcp_types as types
 from mcp.client.session import IncomingMessage
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types.version import is_version_at_least
 
 from mcp import Client, MCPError, StdioServerParameters
 from tether.exceptions import ToolError, UserError
-from tether.mcp._results import data_of, spec_of
+from tether.mcp._results import GET_PROMPT, READ_RESOURCE, data_of, spec_of
+from tether.mcp._transports import check_url, describe, first_failure, streamable_http
 from tether.tools import AbstractToolset, Tool
-from tether.types import ToolSpec
 
 __all__ = ["MCPToolset"]
 
@@ -164,8 +163,8 @@ class MCPToolset(AbstractToolset):
                 behind OAuth.
             **options: `connect_timeout_s`, `ping_timeout_s`, `max_backoff_s`.
         """
-        _check_url(url)
-        return cls(url, lambda _: _streamable_http(url, dict(headers or {}), auth), **options)
+        check_url(url)
+        return cls(url, lambda _: streamable_http(url, dict(headers or {}), auth), **options)
 
     @classmethod
     def sse(
@@ -177,7 +176,7 @@ class MCPToolset(AbstractToolset):
         **options: Any,
     ) -> MCPToolset:
         """A server speaking the legacy HTTP+SSE transport, e.g. `http://127.0.0.1:8000/sse` (as `http`)."""
-        _check_url(url)
+        check_url(url)
         return cls(url, lambda _: sse_client(url, headers=dict(headers or {}), auth=auth), **options)
 
     # ------------------------------------------------------------------------------------------ public
@@ -340,7 +339,7 @@ class MCPToolset(AbstractToolset):
                     Client(self._transport(self._stderr), message_handler=self._on_message) as client,
                     anyio.create_task_group() as group,
                 ):
-                    if client.protocol_version >= "2026" and _lists_changes(client):
+                    if _listens(client):
                         await group.start(self._listen, client)  # listening before listing: no change missed
                     self._client = client  # before the listing says ready: a first call finds it
                     await self._list(client)
@@ -348,9 +347,12 @@ class MCPToolset(AbstractToolset):
                     await self._lost.wait()
                     group.cancel_scope.cancel()
             except Exception as e:  # any failure of the server or its transport: say why, retry later
-                self._failure = self._failure or _describe(e)
+                self._failure = self._failure or describe(e)
                 failures += 1
-                if isinstance(_first(e), FileNotFoundError | PermissionError) or failures >= _GIVE_UP_AFTER:
+                if (
+                    isinstance(first_failure(e), FileNotFoundError | PermissionError)
+                    or failures >= _GIVE_UP_AFTER
+                ):
                     self._mark_ready()  # never listed: stop making the first look wait (retries go on)
             finally:
                 self._client = None
@@ -385,8 +387,8 @@ class MCPToolset(AbstractToolset):
             resources = (await client.list_resources()).resources
             if resources:  # a server that only declares the capability gets no tool that reads nothing
                 known = "; ".join(f"{r.uri} ({r.description or r.name})" for r in resources[:20])
-                spec = _READ_RESOURCE.model_copy(
-                    update={"description": f"{_READ_RESOURCE.description} Known resources: {known}"}
+                spec = READ_RESOURCE.model_copy(
+                    update={"description": f"{READ_RESOURCE.description} Known resources: {known}"}
                 )
                 tools["read_resource"] = Tool(spec, self._reader())
         if client.server_capabilities.prompts is not None and "get_prompt" not in tools:
@@ -396,8 +398,8 @@ class MCPToolset(AbstractToolset):
                     f"{p.name}({', '.join(a.name for a in p.arguments or [])}): {p.description or ''}"
                     for p in prompts[:20]
                 )
-                spec = _GET_PROMPT.model_copy(
-                    update={"description": f"{_GET_PROMPT.description} Known: {known}"}
+                spec = GET_PROMPT.model_copy(
+                    update={"description": f"{GET_PROMPT.description} Known: {known}"}
                 )
                 tools["get_prompt"] = Tool(spec, self._prompter())
         self._tools, self._listed = tools, True  # a new mapping: toolsets built on this one rebuild
@@ -499,7 +501,7 @@ class MCPToolset(AbstractToolset):
                 )
                 self._lose(client)
         except Exception as e:
-            self._failure = _describe(e)
+            self._failure = describe(e)
             self._lose(client)
         finally:
             self._checking = None
@@ -545,18 +547,6 @@ class MCPToolset(AbstractToolset):
 atexit.register(MCPToolset.close_all)
 
 
-_READ_RESOURCE = ToolSpec(
-    name="read_resource",
-    description="Read one of the MCP server's resources by its URI.",
-    input_schema={
-        "type": "object",
-        "properties": {"uri": {"type": "string", "description": "The resource's URI."}},
-        "required": ["uri"],
-    },
-    side_effects="none",
-)
-
-
 async def _awaited(work: Coroutine[Any, Any, Any]) -> None:
     await work
 
@@ -567,54 +557,9 @@ async def _settle() -> None:
         await asyncio.sleep(0.01)
 
 
-@asynccontextmanager
-async def _streamable_http(url: str, headers: dict[str, str], auth: httpx2.Auth | None) -> AsyncIterator[Any]:
-    async with (
-        create_mcp_http_client(
-            headers=headers, auth=auth
-        ) as http,  # ours to close: the SDK closes only its own
-        streamable_http_client(url, http_client=http) as streams,
-    ):
-        yield streams
-
-
-_GET_PROMPT = ToolSpec(
-    name="get_prompt",
-    description="Get one of the MCP server's prompts (messages to follow), filled with its arguments.",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "The prompt's name."},
-            "arguments": {"type": "object", "additionalProperties": {"type": "string"}},
-        },
-        "required": ["name"],
-    },
-    side_effects="none",
-)
-
-
-def _lists_changes(client: Client) -> bool:
+def _listens(client: Client) -> bool:
+    """Whether the server reports tool list changes on a `subscriptions/listen` stream (2026-07-28 on); an
+    older revision sends `notifications/tools/list_changed` instead, which `_on_message` hears."""
     tools = client.server_capabilities.tools
-    return tools is not None and bool(tools.list_changed)
-
-
-def _check_url(url: str) -> None:
-    if not url.startswith(("http://", "https://")):
-        raise UserError(
-            f"An MCP server URL starts with http:// or https://, e.g. http://127.0.0.1:8000/mcp; got {url!r}."
-        )
-
-
-def _first(error: BaseException) -> BaseException:
-    """The first real failure inside the exception groups of the SDK's task groups."""
-    while isinstance(error, BaseExceptionGroup):
-        group = cast(BaseExceptionGroup[BaseException], error)
-        error = group.exceptions[0]
-    return error
-
-
-def _describe(error: BaseException) -> str:
-    """One line for a failure."""
-    error = _first(error)
-    text = str(error) or type(error).__name__
-    return f"{type(error).__name__}: {text}" if text != type(error).__name__ else text
+    listed_changes = tools is not None and bool(tools.list_changed)
+    return listed_changes and is_version_at_least(client.protocol_version, "2026-07-28")
