@@ -62,6 +62,30 @@ def test_chat_mounts_an_mcp_server_too(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "total" in str(model.requests[1].messages[-1])
 
 
+def alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, exited but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_the_servers_a_command_started_are_stopped_when_it_ends(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pids = tmp_path / "pids"
+    scripted(monkeypatch, f"_{command}", ADD, "42.")
+    prompt = ["run", "2 + 40?"] if command == "run" else ["chat"]
+    result = runner.invoke(
+        app, [*prompt, "--dialect", "hermes", "--mcp", f"{SERVER} stdio {pids}"], input="2 + 40?\n"
+    )
+    assert result.exit_code == 0, result.output
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert len(started) == 1
+    assert not alive(started[0])  # stopped by the command itself, before any close_all at exit
+
+
 def test_an_mcp_url_that_is_not_one_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     scripted(monkeypatch, "_run", "Hi.")
     result = runner.invoke(app, ["run", "Hi", "--mcp-url", "localhost:8000/mcp"])

@@ -1,6 +1,6 @@
 """An MCP server written with the official SDK, run as a subprocess by the interop tests.
 
-`python sdk_server.py [stdio|streamable-http|sse] [port]`. Its tools exercise what tether maps: annotations,
+`python sdk_server.py [stdio|streamable-http|sse] [PID_FILE]`; over HTTP it prints `listening on URL` when ready. Its tools exercise what tether maps: annotations,
 structured output, errors, a crash, a hang, stderr output and a tool list that changes.
 """
 
@@ -44,6 +44,12 @@ def echo(text: str) -> str:
     """Echo text back, writing a line to stderr."""
     print(f"echo was called with {text!r}", file=sys.stderr, flush=True)
     return text
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def where() -> dict[str, str]:
+    """Where the server runs: its working folder and its TETHER_TEST_MARK variable."""
+    return {"cwd": os.getcwd(), "mark": os.environ.get("TETHER_TEST_MARK", "")}
 
 
 @server.tool()
@@ -92,12 +98,27 @@ def review(language: str) -> str:
     return f"Review this {language} code for bugs."
 
 
+def serve_http(transport: str) -> None:
+    """Listen on a port the system picks, say which on stdout (the readiness line), then serve."""
+    import socket
+
+    import uvicorn
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    app = server.sse_app() if transport == "sse" else server.streamable_http_app()
+    print(f"listening on http://127.0.0.1:{listener.getsockname()[1]}", flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+
+
 if __name__ == "__main__":
     print(f"sdk_server starting pid={os.getpid()}", file=sys.stderr, flush=True)
     transport = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if len(sys.argv) > 2:  # a file to write this process's id to, for tests that check it was stopped
+        with open(sys.argv[2], "a") as pids:
+            print(os.getpid(), file=pids)
     if transport == "stdio":
         server.run("stdio")
-    elif transport == "sse":
-        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        serve_http(transport)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import gc
-import socket
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -20,6 +17,7 @@ from tether.tools import Toolset, tool
 from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
 
 SERVER = Path(__file__).with_name("sdk_server.py")
+Listening = Callable[..., str]  # the `listening` fixture (conftest.py): starts a server, returns its URL
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +94,13 @@ def test_it_prefixes_filters_and_combines_like_any_toolset(server: MCPToolset) -
         return "here"
 
     combined = Toolset(local) | server.prefixed("calc").filtered(lambda t: t.spec.side_effects == "none")
-    assert sorted(combined.names()) == ["calc.add", "calc.get_prompt", "calc.read_resource", "local"]
+    assert sorted(combined.names()) == [
+        "calc.add",
+        "calc.get_prompt",
+        "calc.read_resource",
+        "calc.where",
+        "local",
+    ]
     assert call(Executor(combined), "calc.add", a=1, b=1) == OkEnvelope(data={"total": 2})
 
 
@@ -165,12 +169,6 @@ def test_a_bad_url_is_a_user_error() -> None:
         MCPToolset.http("localhost:8000/mcp")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # the SDK's legacy SSE client leaves one socket to the garbage collector when it closes (not ours to close)
 SSE_SOCKET = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
@@ -182,20 +180,12 @@ SSE_SOCKET = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptio
         pytest.param("sse", "/sse", MCPToolset.sse, marks=SSE_SOCKET),
     ],
 )
-def test_it_mounts_servers_over_http_transports(transport: str, path: str, mount: type[MCPToolset]) -> None:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), transport, str(port)],
-        stderr=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        with mount(f"http://127.0.0.1:{port}{path}", max_backoff_s=0.5) as toolset:  # pyright: ignore[reportCallIssue]
-            assert call(Executor(toolset), "add", a=4, b=5) == OkEnvelope(data={"total": 9})
-    finally:
-        process.kill()
-        process.wait()
-        gc.collect()  # a socket left open would be reported here (and fail this test), not in a later one
+def test_it_mounts_servers_over_http_transports(
+    transport: str, path: str, mount: type[MCPToolset], listening: Listening
+) -> None:
+    url = listening([sys.executable, str(SERVER), transport])
+    with mount(f"{url}{path}", max_backoff_s=0.5) as toolset:  # pyright: ignore[reportCallIssue]
+        assert call(Executor(toolset), "add", a=4, b=5) == OkEnvelope(data={"total": 9})
 
 
 def test_a_changed_tool_list_refreshes_the_toolset() -> None:
@@ -216,3 +206,13 @@ def test_a_server_that_exits_at_once_is_reported_with_its_stderr_without_waiting
     with toolset, pytest.raises(UserError, match="its stderr ends: no config file found"):
         toolset.tools()
     assert time.monotonic() - started < toolset.connect_timeout_s / 2  # three failed starts, then the error
+
+
+def test_nothing_starts_before_the_first_use_and_a_toolset_closed_unused_says_so() -> None:
+    toolset = MCPToolset.stdio([sys.executable, str(SERVER)])
+    assert toolset._thread is None  # pyright: ignore[reportPrivateUsage] - how it is opened decides where it runs
+    toolset.close()
+    started = time.monotonic()
+    with pytest.raises(UserError, match="was closed before it listed its tools"):
+        toolset.tools()
+    assert time.monotonic() - started < 1  # at once, not after the connect timeout

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import gc
 import os
-import socket
+import re
+import signal
 import subprocess
 import sys
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ def reset() -> str:
     return "reset"
 '''
 SERVER = Path(__file__).with_name("sdk_server.py")
+Listening = Callable[..., str]  # the `listening` fixture (conftest.py): starts a server, returns its URL
 
 
 def tether_serve(tmp_path: Path, *args: str) -> StdioServerParameters:
@@ -183,35 +184,29 @@ def now() -> str:
 """
 
 
-def test_over_http_a_bearer_token_names_the_principal_and_its_scopes(tmp_path: Path) -> None:
+def test_over_http_a_bearer_token_names_the_principal_and_its_scopes(
+    tmp_path: Path, listening: Listening
+) -> None:
     (tmp_path / "clock.py").write_text(CLOCK)
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tether", "mcp", "serve", "clock.py", "--http", f"127.0.0.1:{port}"],
+    served = listening(
+        [sys.executable, "-m", "tether", "mcp", "serve", "clock.py", "--http", "127.0.0.1:0"],
         cwd=tmp_path,
         env={**os.environ, "TETHER_MCP_TOKENS": "good-token=ci:clock.read weak-token=guest"},
-        stderr=subprocess.DEVNULL,
     )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        with MCPToolset.http(url, headers={"Authorization": "Bearer good-token"}, max_backoff_s=0.5) as good:
-            assert call(good, "now") == OkEnvelope(data="noon")
-        with MCPToolset.http(url, auth=SignWith("good-token")) as signed:  # as the SDK's OAuth provider signs
-            assert call(signed, "now") == OkEnvelope(data="noon")
-        with MCPToolset.http(url, headers={"Authorization": "Bearer weak-token"}) as weak:
-            refused = call(weak, "now")
-            assert isinstance(refused, ErrorEnvelope)
-            assert refused.error.code == "TOOL_ERROR"  # the server's isError, as tether's client reads it
-            assert "SCOPES_MISSING" in refused.error.message
-        for headers in ({}, {"Authorization": "Bearer good-token-but-not-quite"}):
-            answer = httpx2.post(
-                url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers
-            )
-            assert answer.status_code == 401
-    finally:
-        process.kill()
-        process.wait()
-        gc.collect()  # a socket left open would be reported here (and fail this test), not in a later one
+    assert re.fullmatch(r"http://127\.0\.0\.1:[1-9][0-9]*/mcp", served)  # the port bound, not 0
+    url = served
+    with MCPToolset.http(url, headers={"Authorization": "Bearer good-token"}, max_backoff_s=0.5) as good:
+        assert call(good, "now") == OkEnvelope(data="noon")
+    with MCPToolset.http(url, auth=SignWith("good-token")) as signed:  # as the SDK's OAuth provider signs
+        assert call(signed, "now") == OkEnvelope(data="noon")
+    with MCPToolset.http(url, headers={"Authorization": "Bearer weak-token"}) as weak:
+        refused = call(weak, "now")
+        assert isinstance(refused, ErrorEnvelope)
+        assert refused.error.code == "TOOL_ERROR"  # the server's isError, as tether's client reads it
+        assert "SCOPES_MISSING" in refused.error.message
+    for headers in ({}, {"Authorization": "Bearer good-token-but-not-quite"}):
+        answer = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers)
+        assert answer.status_code == 401
 
 
 class SignWith(httpx2.Auth):
@@ -228,13 +223,46 @@ def test_bearer_tokens_must_name_their_principal() -> None:
         BearerTokens({"t": Principal()})
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def call(toolset: MCPToolset, name: str) -> OkEnvelope | ErrorEnvelope:
     envelope = anyio.run(lambda: Executor(toolset).execute(ToolCall(id="c1", name=name)))
     assert not isinstance(envelope, NeedsEnvelope)
     return envelope
+
+
+def test_over_http_a_mounted_server_is_served_and_stopped_with_tether(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    upstream = f"{sys.executable} {SERVER} stdio {pids}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tether", "mcp", "serve", "--mcp", upstream, "--http", "127.0.0.1:0"],
+        cwd=tmp_path,
+        env={**os.environ, "TETHER_MCP_TOKENS": "tok=ci"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        ready = process.stdout.readline()  # printed once the mounted server listed its tools
+        url = ready.rsplit(" ", 1)[-1].strip()
+        assert url.startswith("http://127.0.0.1:"), ready
+        with MCPToolset.http(url, headers={"Authorization": "Bearer tok"}) as served:
+            envelope = anyio.run(
+                lambda: Executor(served).execute(ToolCall(id="c1", name="add", arguments={"a": 2, "b": 5}))
+            )
+            assert envelope == OkEnvelope(data={"total": 7})  # through tether's guards, to the SDK server
+        upstream_pid = int(pids.read_text().split()[0])
+        process.send_signal(signal.SIGINT)  # as Ctrl-C stops it
+        assert process.wait(timeout=30) in (0, 130)  # 130: ended by the interrupt, as shells report it
+        assert not process_alive(upstream_pid)  # the mounted server stopped with tether
+    finally:
+        process.kill()
+        process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -37,7 +37,9 @@ from tether.cli._run import (
     SessionLogOption,
     ToolsOption,
     agent_tools,
+    closing,
     guarded,
+    mcp_servers,
     pack_principal,
     termination_named,
 )
@@ -203,8 +205,9 @@ def register(app: typer.Typer) -> None:
         With --confirm, each call to a tool with side effects waits for your y/n.
         """
         printer = _ChatPrinter(plain_console())
+        servers = mcp_servers(mcp, mcp_url)  # each turn is an event loop of its own: the servers keep theirs
         toolset: AbstractToolset = agent_tools(
-            tools or [], pack or [], root or [], read_only=read_only, mcp=mcp, mcp_urls=mcp_url
+            tools or [], pack or [], root or [], read_only=read_only, servers=servers
         )
         chosen: Model
         if replay is not None:
@@ -236,4 +239,5 @@ def register(app: typer.Typer) -> None:
             executor=guarded(toolset, journal=journal, approval=approval, session_log=session_log),
             principal=pack_principal(pack or []),
         )
-        _chat(agent, printer)
+        with closing(servers):
+            _chat(agent, printer)

@@ -4,15 +4,30 @@ from __future__ import annotations
 
 import getpass
 import os
-from typing import Annotated
+import socket
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
 
 from tether.cli._journal import open_journal
-from tether.cli._run import JournalOption, McpOption, McpUrlOption, PackOption, RootOption, agent_tools
+from tether.cli._run import (
+    JournalOption,
+    McpOption,
+    McpUrlOption,
+    PackOption,
+    RootOption,
+    agent_tools,
+    mcp_servers,
+    opened,
+)
 from tether.exceptions import UserError
 from tether.execution import Executor, Principal
+
+if TYPE_CHECKING:
+    from tether.mcp import BearerTokens, MCPToolset
 
 __all__ = ["register"]
 
@@ -36,8 +51,9 @@ def register(app: typer.Typer) -> None:
         http: Annotated[
             str | None,
             typer.Option(
-                help="Serve streamable HTTP at HOST:PORT (path /mcp) instead of stdio. Each request needs a "
-                "bearer token from TETHER_MCP_TOKENS: 'TOKEN=principal:scope,scope OTHER=guest'."
+                help="Serve streamable HTTP at HOST:PORT (path /mcp; port 0 picks a free one) instead of stdio, "
+                "printing the address once it listens. Each request needs a bearer token from "
+                "TETHER_MCP_TOKENS: 'TOKEN=principal:scope,scope OTHER=guest'."
             ),
         ] = None,
     ) -> None:
@@ -48,25 +64,59 @@ def register(app: typer.Typer) -> None:
         tools.py) and holds the --scope given; over --http each token names its principal and scopes.
         """
         tokens = _tokens(os.environ.get("TETHER_MCP_TOKENS", "")) if http is not None else None
-        toolset = agent_tools(sources or [], pack or [], root or [], mcp=mcp, mcp_urls=mcp_url)
+        servers = mcp_servers(mcp, mcp_url)
+        toolset = agent_tools(sources or [], pack or [], root or [], servers=servers)
         executor = Executor(toolset, journal=open_journal(journal, existing=False) if journal else None)
 
         from tether import mcp as tether_mcp  # the optional MCP SDK, imported only when serving
 
         if http is None:
             principal = Principal(getpass.getuser(), frozenset(scope or ()))
-            anyio.run(lambda: tether_mcp.serve_stdio(executor, principal=principal))
-            return
-        import uvicorn
 
+            async def serve_stdio() -> None:
+                async with opened(servers):  # mounted servers live on the serving loop, for its lifetime
+                    await tether_mcp.serve_stdio(executor, principal=principal)
+
+            anyio.run(serve_stdio)
+            return
         host, _, port = http.rpartition(":")
         if not host or not port.isdigit():
-            raise UserError(f"--http takes HOST:PORT, e.g. --http 127.0.0.1:8000; got {http!r}.")
+            raise UserError(
+                f"--http takes HOST:PORT (PORT 0: any free one), e.g. --http 127.0.0.1:8000; got {http!r}."
+            )
         assert tokens is not None
-        app = tether_mcp.streamable_http_app(executor, tether_mcp.BearerTokens(tokens), url=f"http://{http}")
-        uvicorn.run(app, host=host, port=int(port), log_level="warning")
+        _serve_http(executor, tether_mcp.BearerTokens(tokens), host, int(port), servers)
 
     app.add_typer(mcp, name="mcp")
+
+
+def _serve_http(
+    executor: Executor, tokens: BearerTokens, host: str, port: int, servers: Sequence[MCPToolset]
+) -> None:
+    """Listen first (port 0: the system picks), say where on stdout, then serve until interrupted, with the
+    mounted `servers` on the serving loop for its lifetime."""
+    import uvicorn
+
+    from tether.mcp import streamable_http_app
+
+    try:
+        listener = socket.create_server((host, port))
+    except OSError as e:
+        raise UserError(
+            f"Cannot listen on {host}:{port}: {e.strerror or e}; pick another --http HOST:PORT."
+        ) from None
+    bound = listener.getsockname()[1]
+    url = f"http://{host}:{bound}"
+    app = streamable_http_app(executor, tokens, url=url)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+
+    async def serve() -> None:
+        async with opened(servers):
+            typer.echo(f"tether: serving MCP at {url}/mcp")
+            sys.stdout.flush()
+            await server.serve(sockets=[listener])
+
+    anyio.run(serve)
 
 
 def _tokens(text: str) -> dict[str, Principal]:

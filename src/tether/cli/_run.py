@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
@@ -22,6 +24,9 @@ from tether.execution import Executor, Principal, SessionLog
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, RunResult, Termination
 from tether.models import Model, RecordingModel, load_cassette, model_from_name
 from tether.tools import AbstractToolset, Toolset, load_tools
+
+if TYPE_CHECKING:
+    from tether.mcp import MCPToolset
 
 __all__ = [
     "DEFAULTS",
@@ -42,7 +47,10 @@ __all__ = [
     "SessionLogOption",
     "ToolsOption",
     "agent_tools",
+    "closing",
     "guarded",
+    "mcp_servers",
+    "opened",
     "register",
     "replay_cassette",
     "termination_named",
@@ -145,11 +153,10 @@ def agent_tools(
     base: Path = Path(),
     *,
     read_only: bool = False,
-    mcp: list[str] | None = None,
-    mcp_urls: list[str] | None = None,
+    servers: Sequence[AbstractToolset] = (),
 ) -> AbstractToolset:
     """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`),
-    plus the tools of MCP servers (`mcp` commands, `mcp_urls`); with `read_only`, only those without side
+    plus the tools of MCP `servers` (see `mcp_servers`); with `read_only`, only those without side
     effects."""
     toolset: AbstractToolset = Toolset()
     workspace = (base / roots[0]).resolve() if roots else None  # where YAML command tools work
@@ -158,16 +165,40 @@ def agent_tools(
     if packs:
         config = PackConfig(roots=tuple((base / r).resolve() for r in roots or ["."]))
         toolset = toolset | build_tools(packs, config)
-    if mcp or mcp_urls:
-        from tether.mcp import MCPToolset  # the optional MCP SDK, imported only when asked for
-
-        for command in mcp or []:
-            toolset = toolset | MCPToolset.stdio(command)
-        for url in mcp_urls or []:
-            toolset = toolset | MCPToolset.http(url)
+    for server in servers:
+        toolset = toolset | server
     if read_only:
         toolset = toolset.filtered(lambda t: t.spec.side_effects == "none")
     return toolset
+
+
+def mcp_servers(commands: list[str] | None, urls: list[str] | None) -> list[MCPToolset]:
+    """The MCP servers of `--mcp` commands and `--mcp-url` URLs, not started yet: a command opens them for
+    its whole run with `opened` (on its event loop), or closes them at its end with `closing`."""
+    if not commands and not urls:
+        return []
+    from tether.mcp import MCPToolset  # the optional MCP SDK, imported only when asked for
+
+    return [MCPToolset.stdio(c) for c in commands or []] + [MCPToolset.http(u) for u in urls or []]
+
+
+@asynccontextmanager
+async def opened(servers: Sequence[MCPToolset]) -> AsyncIterator[None]:
+    """Each server connected on this event loop for the block, and stopped at its end (however it ends)."""
+    async with AsyncExitStack() as stack:
+        for server in servers:
+            await stack.enter_async_context(server)
+        yield
+
+
+@contextmanager
+def closing(servers: Sequence[MCPToolset]) -> Iterator[None]:
+    """Every server stopped at the block's end, for commands that run one event loop per turn (`chat`)."""
+    try:
+        yield
+    finally:
+        for server in servers:
+            server.close()
 
 
 def pack_principal(packs: list[str]) -> Principal | None:
@@ -202,10 +233,16 @@ def _at_terminal() -> bool:
     return sys.stdin.isatty()
 
 
-def _run(agent: Agent, prompt: str, printer: EventPrinter) -> RunResult:
-    """The run to its end; exit 1 with one line when it stopped before the model finished."""
+def _run(agent: Agent, prompt: str, printer: EventPrinter, servers: Sequence[MCPToolset] = ()) -> RunResult:
+    """The run to its end, with its MCP `servers` connected on its event loop for the run's lifetime; exit 1
+    with one line when it stopped before the model finished."""
+
+    async def run() -> RunResult:
+        async with opened(servers):
+            return await agent.run(prompt, on_event=printer)
+
     try:
-        result = anyio.run(lambda: agent.run(prompt, on_event=printer))
+        result = anyio.run(run)
     finally:
         printer.end_line()
         printer.forget_speech()
@@ -288,7 +325,8 @@ def register(app: typer.Typer) -> None:
                 "roots": [_relative(r, here) for r in roots or ["."]],
             }  # fmt: skip
             chosen = RecordingModel(chosen, record, header)
-        toolset = agent_tools(sources, packs, roots, read_only=read_only, mcp=mcp, mcp_urls=mcp_url)
+        servers = mcp_servers(mcp, mcp_url)
+        toolset = agent_tools(sources, packs, roots, read_only=read_only, servers=servers)
         approval = Approval(printer.approve if _at_terminal() else None) if confirm else None
         agent = Agent(
             chosen,
@@ -300,7 +338,7 @@ def register(app: typer.Typer) -> None:
             executor=guarded(toolset, journal=journal, approval=approval, session_log=session_log),
             principal=pack_principal(packs),
         )
-        _run(agent, prompt, printer)
+        _run(agent, prompt, printer, servers)
 
     @app.command("replay")
     def replay(  # pyright: ignore[reportUnusedFunction] - registered by the decorator

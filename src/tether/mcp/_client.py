@@ -1,10 +1,16 @@
-"""`MCPToolset`: an MCP server's tools as a tether toolset, kept connected by a thread of its own.
+"""`MCPToolset`: an MCP server's tools as a tether toolset, kept connected on one of two event loops.
 
-The connection lives on a private event loop in a daemon thread, so the toolset is as plain as any other:
-built without `await`, listed synchronously, combined with `|`, prefixed and filtered, and called from
-whichever event loop the executor runs on. That thread restarts a server that crashed or hung and
-reconnects one that went away, waiting longer after each failure; meanwhile calls answer
-`CONNECTION_INACTIVE`. A stdio server's stderr goes to a file, not the user's terminal (`stderr_tail`).
+How the toolset is opened decides where its connection lives, once and for all:
+
+- `async with toolset:` keeps it on the caller's event loop, as a task of the block: calls go straight to
+  the SDK's session with no hop between threads (the fast path, as `tether run` and `tether serve` use).
+- Any other use (`with toolset:`, or listing and calling it with no block at all) starts a private event
+  loop in a daemon thread, so the toolset is as plain as any other: built without `await`, listed
+  synchronously, and called from whichever event loop the executor runs on, each call one hop away.
+
+Either way the connection is kept the same: a server that crashed or hung is restarted and one that went
+away reconnected, waiting longer after each failure; meanwhile calls answer `CONNECTION_INACTIVE`. A stdio
+server's stderr goes to a file, not the user's terminal (`stderr_tail`).
 """
 
 from __future__ import annotations
@@ -18,25 +24,25 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, TextIO, TypeVar, cast
+from typing import Any, Literal, TextIO, TypeVar
 
 import anyio
+import anyio.abc
 import httpx2
 import mcp_types as types
 from mcp.client.session import IncomingMessage
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types.version import is_version_at_least
 
 from mcp import Client, MCPError, StdioServerParameters
 from tether.exceptions import ToolError, UserError
-from tether.mcp._results import data_of, spec_of
+from tether.mcp._results import GET_PROMPT, READ_RESOURCE, data_of, spec_of
+from tether.mcp._transports import check_url, describe, first_failure, streamable_http
 from tether.tools import AbstractToolset, Tool
-from tether.types import ToolSpec
 
 __all__ = ["MCPToolset"]
 
@@ -54,8 +60,10 @@ class MCPToolset(AbstractToolset):
     """The tools of one MCP server, each called through tether's executor like any other tool.
 
     Build one with `MCPToolset.stdio("uvx mcp-server-time")`, `MCPToolset.http(url)` or
-    `MCPToolset.sse(url)`. The server starts (or is connected to) at once in the background; the first
-    look at the tools waits for its listing. `close()` stops it (done at exit for any left open).
+    `MCPToolset.sse(url)`. Open it with `async with toolset:` to keep the connection on your event loop
+    (the block waits for the server's listing, and stops the server at its end); otherwise the server
+    starts in a thread of its own at the first `with toolset:`, look at the tools or `connect()`, and
+    `close()` stops it (done at exit for any left open).
 
     Tool annotations become side effects (`readOnlyHint` -> `none`, `idempotentHint` -> `idempotent`,
     otherwise `mutating`); output schemas and structured results are kept. A server that lists
@@ -99,11 +107,14 @@ class MCPToolset(AbstractToolset):
         self._background: set[asyncio.Task[Any]] = set()
         self._backoff: anyio.CancelScope | None = None
         self._kept = threading.Event()  # set when the keeper has stopped the server for good
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name=f"tether-mcp {name}", daemon=True)
-        self._thread.start()
-        self._keeper = asyncio.run_coroutine_threadsafe(self._keep(), self._loop)
-        _open.add(self)
+        self._mode: Literal["idle", "thread", "link"] = "idle"
+        self._starting = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None  # where the connection lives, once opened
+        self._thread: threading.Thread | None = None
+        self._keeper: Any = None  # the thread path's future of `_keep`
+        self._group: anyio.abc.TaskGroup | None = None  # the `async with` path's tasks
+        self._listed_async: anyio.Event | None = None
+        self._kept_async: anyio.Event | None = None
 
     # ---------------------------------------------------------------------------------------- builders
 
@@ -152,8 +163,8 @@ class MCPToolset(AbstractToolset):
                 behind OAuth.
             **options: `connect_timeout_s`, `ping_timeout_s`, `max_backoff_s`.
         """
-        _check_url(url)
-        return cls(url, lambda _: _streamable_http(url, dict(headers or {}), auth), **options)
+        check_url(url)
+        return cls(url, lambda _: streamable_http(url, dict(headers or {}), auth), **options)
 
     @classmethod
     def sse(
@@ -165,7 +176,7 @@ class MCPToolset(AbstractToolset):
         **options: Any,
     ) -> MCPToolset:
         """A server speaking the legacy HTTP+SSE transport, e.g. `http://127.0.0.1:8000/sse` (as `http`)."""
-        _check_url(url)
+        check_url(url)
         return cls(url, lambda _: sse_client(url, headers=dict(headers or {}), auth=auth), **options)
 
     # ------------------------------------------------------------------------------------------ public
@@ -177,6 +188,9 @@ class MCPToolset(AbstractToolset):
             UserError: the server never answered: it would not start, or is not reachable.
         """
         if not self._listed:
+            if self._closing:
+                raise UserError(f"The MCP server {self.name} was closed before it listed its tools.")
+            self._start_thread()
             self._ready.wait(self.connect_timeout_s)
             if not self._listed:
                 raise UserError(f"The MCP server {self.name} did not start: {self._why_down()}")
@@ -184,7 +198,8 @@ class MCPToolset(AbstractToolset):
 
     async def connect(self) -> None:
         """Wait, without blocking the event loop, until the server has listed its tools (see `tools`)."""
-        await anyio.to_thread.run_sync(self.tools)
+        if not self._listed:
+            await anyio.to_thread.run_sync(self.tools)
 
     def stderr_tail(self) -> str:
         """The end of what the server process wrote to stderr (stdio servers)."""
@@ -194,21 +209,30 @@ class MCPToolset(AbstractToolset):
         return os.pread(fd, size - start, start).decode("utf-8", "replace")
 
     def close(self) -> None:
-        """Stop the server (or disconnect) and the thread that kept it; calls then answer CONNECTION_INACTIVE."""
+        """Stop the server (or disconnect) and the thread that kept it; calls then answer CONNECTION_INACTIVE.
+
+        Opened with `async with`, the server is stopped at the end of the block; this only asks for it.
+        """
         if self._closing:
             return
         self._closing = True
         _open.discard(self)
-        if self._loop.is_running():
-            self._loop.call_soon_threadsafe(self._wake)  # ends the session as a lost connection ends it
-            if not self._kept.wait(timeout=10):  # the server stopped (the SDK kills one that will not)
-                self._keeper.cancel()
-            with contextlib.suppress(Exception):  # a loop that will not settle is stopped all the same
-                asyncio.run_coroutine_threadsafe(_settle(), self._loop).result(timeout=5)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=5)
-        if not self._thread.is_alive():
-            self._loop.close()
+        loop = self._loop
+        if self._mode == "link":
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(self._wake)
+            return
+        if loop is not None and self._thread is not None:
+            if loop.is_running():
+                loop.call_soon_threadsafe(self._wake)  # ends the session as a lost connection ends it
+                if not self._kept.wait(timeout=10):  # the server stopped (the SDK kills one that will not)
+                    self._keeper.cancel()
+                with contextlib.suppress(Exception):  # a loop that will not settle is stopped all the same
+                    asyncio.run_coroutine_threadsafe(_settle(), loop).result(timeout=5)
+                loop.call_soon_threadsafe(loop.stop)
+                self._thread.join(timeout=5)
+            if not self._thread.is_alive():
+                loop.close()
         self._stderr.close()
 
     @property
@@ -222,10 +246,78 @@ class MCPToolset(AbstractToolset):
             toolset.close()
 
     def __enter__(self) -> MCPToolset:
+        """Start the server in a thread of its own (see the module); the block's end stops it."""
+        self._start_thread()
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> MCPToolset:
+        """Connect on this event loop and wait (up to `connect_timeout_s`) for the server's listing.
+
+        Raises:
+            UserError: the server did not start, or the toolset was already used (and started in a thread).
+        """
+        with self._starting:
+            if self._mode != "idle" or self._closing:
+                raise UserError(
+                    f"The MCP server {self.name} was already "
+                    + ("closed" if self._closing else "started in a thread by an earlier use")
+                    + ": open a toolset with `async with` before anything lists or calls its tools."
+                )
+            self._mode = "link"
+        self._loop = asyncio.get_running_loop()
+        self._listed_async, self._kept_async = anyio.Event(), anyio.Event()
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._group = group
+        group.start_soon(self._keep)
+        try:
+            with anyio.move_on_after(self.connect_timeout_s):
+                await self._listed_async.wait()
+        except BaseException:  # cancelled while waiting (e.g. Ctrl-C): stop what started, then go on
+            await self._shut_link()
+            raise
+        if not self._listed:
+            why = self._why_down()
+            await self._shut_link()
+            raise UserError(f"The MCP server {self.name} did not start: {why}")
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self._shut_link()
+
+    async def _shut_link(self) -> None:
+        """Stop the server as a lost connection ends it, then the block's tasks (cancelled or not)."""
+        self._closing = True
+        group = self._group
+        if group is None:
+            return
+        self._group = None
+        self._wake()
+        with anyio.move_on_after(10, shield=True):  # the SDK kills a server that will not stop
+            assert self._kept_async is not None
+            await self._kept_async.wait()
+        group.cancel_scope.cancel()
+        try:
+            await group.__aexit__(None, None, None)  # the group's scope: exited outside any scope of ours
+        finally:
+            self._stderr.close()
+
+    def _start_thread(self) -> None:
+        """The thread path: a private event loop in a daemon thread keeps the connection (once)."""
+        with self._starting:
+            if self._mode != "idle" or self._closing:
+                return
+            self._mode = "thread"
+            self._loop = loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(
+                target=loop.run_forever, name=f"tether-mcp {self.name}", daemon=True
+            )
+            self._thread.start()
+            self._keeper = asyncio.run_coroutine_threadsafe(self._keep(), loop)
+            _open.add(self)
 
     # ---------------------------------------------------------------------------------- the connection
 
@@ -235,25 +327,33 @@ class MCPToolset(AbstractToolset):
             await self._reconnecting()
         finally:
             self._kept.set()
+            if self._kept_async is not None:
+                self._kept_async.set()
 
     async def _reconnecting(self) -> None:
         delay, failures = 0.0, 0
         while not self._closing:
             self._lost = anyio.Event()
             try:
-                async with Client(self._transport(self._stderr), message_handler=self._on_message) as client:
+                async with (
+                    Client(self._transport(self._stderr), message_handler=self._on_message) as client,
+                    anyio.create_task_group() as group,
+                ):
+                    if _listens(client):
+                        await group.start(self._listen, client)  # listening before listing: no change missed
+                    self._client = client  # before the listing says ready: a first call finds it
                     await self._list(client)
-                    self._client, self._failure, delay, failures = client, None, 0.0, 0
-                    async with anyio.create_task_group() as group:
-                        if client.protocol_version >= "2026" and _lists_changes(client):
-                            group.start_soon(self._listen, client)
-                        await self._lost.wait()
-                        group.cancel_scope.cancel()
+                    self._failure, delay, failures = None, 0.0, 0
+                    await self._lost.wait()
+                    group.cancel_scope.cancel()
             except Exception as e:  # any failure of the server or its transport: say why, retry later
-                self._failure = self._failure or _describe(e)
+                self._failure = self._failure or describe(e)
                 failures += 1
-                if isinstance(_first(e), FileNotFoundError | PermissionError) or failures >= _GIVE_UP_AFTER:
-                    self._ready.set()  # never listed: stop making the first look wait (retries go on)
+                if (
+                    isinstance(first_failure(e), FileNotFoundError | PermissionError)
+                    or failures >= _GIVE_UP_AFTER
+                ):
+                    self._mark_ready()  # never listed: stop making the first look wait (retries go on)
             finally:
                 self._client = None
             if self._failure is None:
@@ -287,8 +387,8 @@ class MCPToolset(AbstractToolset):
             resources = (await client.list_resources()).resources
             if resources:  # a server that only declares the capability gets no tool that reads nothing
                 known = "; ".join(f"{r.uri} ({r.description or r.name})" for r in resources[:20])
-                spec = _READ_RESOURCE.model_copy(
-                    update={"description": f"{_READ_RESOURCE.description} Known resources: {known}"}
+                spec = READ_RESOURCE.model_copy(
+                    update={"description": f"{READ_RESOURCE.description} Known resources: {known}"}
                 )
                 tools["read_resource"] = Tool(spec, self._reader())
         if client.server_capabilities.prompts is not None and "get_prompt" not in tools:
@@ -298,19 +398,26 @@ class MCPToolset(AbstractToolset):
                     f"{p.name}({', '.join(a.name for a in p.arguments or [])}): {p.description or ''}"
                     for p in prompts[:20]
                 )
-                spec = _GET_PROMPT.model_copy(
-                    update={"description": f"{_GET_PROMPT.description} Known: {known}"}
+                spec = GET_PROMPT.model_copy(
+                    update={"description": f"{GET_PROMPT.description} Known: {known}"}
                 )
                 tools["get_prompt"] = Tool(spec, self._prompter())
         self._tools, self._listed = tools, True  # a new mapping: toolsets built on this one rebuild
+        self._mark_ready()
+
+    def _mark_ready(self) -> None:
         self._ready.set()
+        if self._listed_async is not None:
+            self._listed_async.set()
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification) and self._client is not None:
             self._spawn(self._list(self._client))
 
-    async def _listen(self, client: Client) -> None:
+    async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """Refresh the tools at each change the server reports (protocol 2026 on; older ones notify)."""
         async with client.listen(tools_list_changed=True) as changes:
+            task_status.started()  # the server acknowledged: changes from now on reach us
             async for _ in changes:
                 await self._list(client)
 
@@ -343,7 +450,19 @@ class MCPToolset(AbstractToolset):
 
     async def _submit(self, work: Coroutine[Any, Any, T]) -> T:
         """Run `work` on the connection's loop; cancelling the caller (a timeout) cancels it there."""
-        if self._closing:
+        if self._mode == "link" and not self._closing:
+            if asyncio.get_running_loop() is self._loop:
+                return await work  # the `async with` path: the session is on this loop
+            work.close()
+            raise ToolError(
+                "CONNECTION_INACTIVE",
+                f"the MCP server {self.name} is connected on another event loop than this call's.",
+                recoverable=False,
+                suggestion="Do not call its tools again in this run; tell the user the server is unreachable.",
+            )
+        if self._mode == "idle":
+            self._start_thread()
+        if self._closing or self._loop is None:
             work.close()
             raise self._inactive()
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
@@ -382,7 +501,7 @@ class MCPToolset(AbstractToolset):
                 )
                 self._lose(client)
         except Exception as e:
-            self._failure = _describe(e)
+            self._failure = describe(e)
             self._lose(client)
         finally:
             self._checking = None
@@ -395,6 +514,9 @@ class MCPToolset(AbstractToolset):
             self._lost.set()
 
     def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        if self._group is not None:  # the `async with` path: ended with the block
+            self._group.start_soon(_awaited, work)
+            return
         task = asyncio.get_running_loop().create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -425,16 +547,8 @@ class MCPToolset(AbstractToolset):
 atexit.register(MCPToolset.close_all)
 
 
-_READ_RESOURCE = ToolSpec(
-    name="read_resource",
-    description="Read one of the MCP server's resources by its URI.",
-    input_schema={
-        "type": "object",
-        "properties": {"uri": {"type": "string", "description": "The resource's URI."}},
-        "required": ["uri"],
-    },
-    side_effects="none",
-)
+async def _awaited(work: Coroutine[Any, Any, Any]) -> None:
+    await work
 
 
 async def _settle() -> None:
@@ -443,54 +557,9 @@ async def _settle() -> None:
         await asyncio.sleep(0.01)
 
 
-@asynccontextmanager
-async def _streamable_http(url: str, headers: dict[str, str], auth: httpx2.Auth | None) -> AsyncIterator[Any]:
-    async with (
-        create_mcp_http_client(
-            headers=headers, auth=auth
-        ) as http,  # ours to close: the SDK closes only its own
-        streamable_http_client(url, http_client=http) as streams,
-    ):
-        yield streams
-
-
-_GET_PROMPT = ToolSpec(
-    name="get_prompt",
-    description="Get one of the MCP server's prompts (messages to follow), filled with its arguments.",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "The prompt's name."},
-            "arguments": {"type": "object", "additionalProperties": {"type": "string"}},
-        },
-        "required": ["name"],
-    },
-    side_effects="none",
-)
-
-
-def _lists_changes(client: Client) -> bool:
+def _listens(client: Client) -> bool:
+    """Whether the server reports tool list changes on a `subscriptions/listen` stream (2026-07-28 on); an
+    older revision sends `notifications/tools/list_changed` instead, which `_on_message` hears."""
     tools = client.server_capabilities.tools
-    return tools is not None and bool(tools.list_changed)
-
-
-def _check_url(url: str) -> None:
-    if not url.startswith(("http://", "https://")):
-        raise UserError(
-            f"An MCP server URL starts with http:// or https://, e.g. http://127.0.0.1:8000/mcp; got {url!r}."
-        )
-
-
-def _first(error: BaseException) -> BaseException:
-    """The first real failure inside the exception groups of the SDK's task groups."""
-    while isinstance(error, BaseExceptionGroup):
-        group = cast(BaseExceptionGroup[BaseException], error)
-        error = group.exceptions[0]
-    return error
-
-
-def _describe(error: BaseException) -> str:
-    """One line for a failure."""
-    error = _first(error)
-    text = str(error) or type(error).__name__
-    return f"{type(error).__name__}: {text}" if text != type(error).__name__ else text
+    listed_changes = tools is not None and bool(tools.list_changed)
+    return listed_changes and is_version_at_least(client.protocol_version, "2026-07-28")

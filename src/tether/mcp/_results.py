@@ -13,7 +13,7 @@ from tether.exceptions import ToolError
 from tether.tools import from_mcp, model_schema
 from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolSpec
 
-__all__ = ["call_result", "data_of", "mcp_tool", "published_name", "spec_of"]
+__all__ = ["GET_PROMPT", "READ_RESOURCE", "call_result", "data_of", "mcp_tool", "published_name", "spec_of"]
 
 _MCP_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
@@ -92,3 +92,31 @@ def call_result(envelope: OkEnvelope | NeedsEnvelope | ErrorEnvelope) -> types.C
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], structured_content=envelope_json, is_error=True
     )
+
+
+READ_RESOURCE = ToolSpec(
+    name="read_resource",
+    description="Read one of the MCP server's resources by its URI.",
+    input_schema={
+        "type": "object",
+        "properties": {"uri": {"type": "string", "description": "The resource's URI."}},
+        "required": ["uri"],
+    },
+    side_effects="none",
+)
+"""The tool a mounted server that lists resources gets (read-only)."""
+
+GET_PROMPT = ToolSpec(
+    name="get_prompt",
+    description="Get one of the MCP server's prompts (messages to follow), filled with its arguments.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "The prompt's name."},
+            "arguments": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+        "required": ["name"],
+    },
+    side_effects="none",
+)
+"""The tool a mounted server that lists prompts gets (read-only)."""

@@ -79,9 +79,10 @@ def served_agent(entry: dict[str, Any], where: str, base: Path) -> ServedAgent:
     except ValidationError as error:
         raise UserError(problems(error, f"{where}.policy.")) from None
     where = f"{where} ({config.name})"
+    servers: list[Any] = []
     try:
         model = _model(config, extras.baseUrl)
-        tools = _tools(config.tools, base, where)
+        tools = _tools(config.tools, base, where, servers)
     except UserError as error:
         raise UserError(f"{where}: {error}") from None
     limits = _limits(config)
@@ -104,7 +105,7 @@ def served_agent(entry: dict[str, Any], where: str, base: Path) -> ServedAgent:
             mode=mode,
         )
 
-    return ServedAgent(config.name, build, config.description or "")
+    return ServedAgent(config.name, build, config.description or "", connections=tuple(servers))
 
 
 def default_agent(root: Path) -> ServedAgent:
@@ -160,13 +161,24 @@ class _FileOptions(BaseModel):
 
 
 class _McpOptions(BaseModel):
+    """An `mcp` tool's config: one server, by `command` (run in the config file's folder) or by `url`."""
+
     model_config = ConfigDict(extra="forbid")
 
-    command: str | None = None
+    command: str | list[str] | None = None
+    env: dict[str, str] = Field(default_factory=dict[str, str])
+    """Variables for a command's process, added to the few the SDK passes on (PATH, HOME, ...)."""
     url: str | None = None
+    transport: Literal["http", "sse"] = "http"
+    """How to speak to a `url`: streamable HTTP, or the legacy HTTP+SSE transport."""
+    headers: dict[str, str] = Field(default_factory=dict[str, str])
+    """Sent with every HTTP request, e.g. `{Authorization: "Bearer ..."}`."""
+    prefix: str | None = None
+    """Names the server's tools `prefix.name`, e.g. `time` -> `time.get_current_time`."""
 
 
-def _tools(configs: list[AgentToolConfig], base: Path, where: str) -> AbstractToolset:
+def _tools(configs: list[AgentToolConfig], base: Path, where: str, servers: list[Any]) -> AbstractToolset:
+    """The agent's tools; the MCP servers among them are added to `servers` (the app opens them)."""
     toolset: AbstractToolset = Toolset()
     known = packs()
     for i, tool in enumerate(configs):
@@ -187,7 +199,7 @@ def _tools(configs: list[AgentToolConfig], base: Path, where: str) -> AbstractTo
                 source = _FileOptions.model_validate(tool.config).path
                 built = load_tools(base / source if Path(source).suffix else source, workspace=base)
             elif tool.toolType == "mcp":
-                built = _mcp(_McpOptions.model_validate(tool.config), here)
+                built = _mcp(_McpOptions.model_validate(tool.config), base, servers)
             else:
                 raise UserError(
                     f"toolType {tool.toolType!r} is not a tool source: use a pack ({', '.join(sorted(known))}), "
@@ -201,15 +213,22 @@ def _tools(configs: list[AgentToolConfig], base: Path, where: str) -> AbstractTo
     return toolset
 
 
-def _mcp(options: _McpOptions, here: str) -> AbstractToolset:
+def _mcp(options: _McpOptions, base: Path, servers: list[Any]) -> AbstractToolset:
     if (options.command is None) == (options.url is None):
         raise UserError("an `mcp` tool needs exactly one of config.command or config.url.")
+    if options.command is not None and (options.headers or options.transport != "http"):
+        raise UserError("config.headers and config.transport are for a `url`; a `command` takes `env`.")
+    if options.url is not None and options.env:
+        raise UserError("config.env is for a `command`; a `url` takes `headers`.")
     try:
         from tether.mcp import MCPToolset  # the optional MCP SDK, imported only when a config asks for it
     except ImportError:
         raise UserError("MCP servers need the mcp extra: pip install 'tether[mcp]'.") from None
-    return (
-        MCPToolset.stdio(options.command)
-        if options.command is not None
-        else MCPToolset.http(str(options.url))
-    )
+    if options.command is not None:
+        server = MCPToolset.stdio(options.command, env=options.env, cwd=base)
+    elif options.transport == "sse":
+        server = MCPToolset.sse(str(options.url), headers=options.headers)
+    else:
+        server = MCPToolset.http(str(options.url), headers=options.headers)
+    servers.append(server)
+    return server.prefixed(options.prefix) if options.prefix else server

@@ -44,8 +44,14 @@ def create_app(config: ServeConfig) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        await served.runs.shutdown()  # every run answers its calls and releases its session: resumable
+        async with (
+            contextlib.AsyncExitStack() as connections
+        ):  # MCP servers: on this loop, for the app's life
+            for agent in config.agents:
+                for connection in agent.connections:
+                    await connections.enter_async_context(connection)
+            yield
+            await served.runs.shutdown()  # every run answers its calls and releases its session: resumable
 
     app = FastAPI(
         title="tether",

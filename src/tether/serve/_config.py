@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,8 @@ class ServedAgent:
     name: str
     build: AgentBuilder
     description: str = ""
+    connections: tuple[AbstractAsyncContextManager[Any], ...] = ()
+    """What the app opens at start and closes at shutdown (the agent's MCP servers, on the app's loop)."""
 
 
 @dataclass(frozen=True)
