@@ -174,5 +174,5 @@ class _Parserless(Dialect):
 
 
 def test_a_dialect_without_a_parser_names_the_fix() -> None:
-    with pytest.raises(UserError, match=r"declares no parser: set `parser = YourParser`"):
+    with pytest.raises(UserError, match=r"declares no parser: set `openers = \(Opener\("):
         parse("text", _Parserless())

@@ -14,7 +14,7 @@ from tether.dialects.gemma4 import Gemma4
 from tether.dialects.glm45 import Glm45
 from tether.dialects.harmony import Harmony
 from tether.dialects.hermes import Hermes
-from tether.dialects.json_calls import JsonCalls
+from tether.dialects.json_calls import ToolCallsJson
 from tether.dialects.json_objects import JsonToolList, Llama3Json, Xlam
 from tether.dialects.kimi_k2 import KimiK2
 from tether.dialects.mistral import Mistral
@@ -36,7 +36,7 @@ BUILTIN = (
     Glm45(),
     Harmony(),
     Hermes(),
-    JsonCalls(),
+    ToolCallsJson(),
     JsonToolList(),
     KimiK2(),
     Llama3Json(),

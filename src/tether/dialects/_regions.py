@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import functools
 import re
-from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, cast
 
 from tether._syntax import Balancer
-from tether.dialects._events import ParseEvent, TextDelta
+from tether.dialects._bodies import Body, BodyStream
+from tether.dialects._events import ParseEvent, PartialCall, TextDelta
 from tether.dialects._parser import StreamParser
 from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
@@ -32,6 +32,8 @@ class Opener:
 
     Attributes:
         start: The literal marker that begins the region.
+        body: For call regions: how the region's text reads as calls (a body format such as `JsonCalls()`,
+            or the dialect's own `Body`). A parser subclass that overrides `on_region` may leave it out.
         kind: `call` regions are handed to the dialect; `reasoning` regions become reasoning text;
             `drop` openers are template tokens: the marker itself is removed.
         ends: Literal markers that end the region (the earliest wins); empty with `balanced=False` means the
@@ -54,6 +56,7 @@ class Opener:
 
     start: str
     kind: Literal["call", "reasoning", "drop"] = "call"
+    body: Body | None = None
     ends: tuple[str, ...] = ()
     balanced: bool = False
     guard: re.Pattern[str] | None = None
@@ -98,14 +101,23 @@ _TO_END = "\x00"
 class RegionParser(StreamParser):
     """A stream parser for formats made of marked regions in free text (see `Opener`).
 
-    Subclasses set `openers` and implement `on_region`; they may override `on_progress` to announce calls
-    and stream argument fragments before a region ends.
+    Each call region's text goes to its opener's `body`, which may also read it while it streams. A format
+    that regions and body formats cannot say subclasses this: its `openers`, and hooks (`on_region`,
+    `on_progress`, `on_marker`, `after_text`) where it is odd.
+
+    Args:
+        dialect: The dialect's name.
+        tools: The tools the output may call.
+        openers: The openers (default: the class's `openers`).
     """
 
     openers: ClassVar[tuple[Opener, ...]] = ()
 
-    def __init__(self, dialect: str, tools: ToolIndex):
+    def __init__(self, dialect: str, tools: ToolIndex, openers: Sequence[Opener] | None = None):
         super().__init__(dialect, tools)
+        self._declared = type(self).openers if openers is None else tuple(openers)
+        self._stream: BodyStream | None = None
+        """The open call region's body, read while it streams (for a body that can)."""
         self._hold: str = ""
         self._hold_start: int = 0
         self._last_char = "\n"
@@ -119,7 +131,9 @@ class RegionParser(StreamParser):
         self._plain_text_is_content = type(self).after_text is RegionParser.after_text
         """Whether `after_text` would only pass plain text on as content, as the default does: a subclass that
         overrides it may set this while that holds, so that such text skips the hook."""
-        self._progress = type(self).on_progress is not RegionParser.on_progress
+        self._progress = type(self).on_progress is not RegionParser.on_progress or any(
+            getattr(o.body, "stream", None) is not None for o in self._declared
+        )
         self._open_reasoning: Opener | None = None
         """The reasoning block the output begins inside, until the output's start has been read."""
         self._inline = not self._at_start
@@ -283,7 +297,7 @@ class RegionParser(StreamParser):
 
     def active_openers(self) -> tuple[Opener, ...]:
         """The openers in force (override to vary them with the tools or options)."""
-        return self.openers
+        return self._declared
 
     def use_openers(self, openers: Sequence[Opener]) -> None:
         """Set the openers in force from here on (a dialect may change them once the output's start has shown
@@ -304,12 +318,26 @@ class RegionParser(StreamParser):
 
     # ------------------------------------------------------------------------------------------ hooks
 
-    @abstractmethod
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        """Handle a finished region: `body` is its text without the markers (with them for `balanced`)."""
+        """Handle a finished call region: `body` is its text without the markers (with them for `balanced`).
+        Default: the opener's body format reads it."""
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.end(body, span, complete)
+        elif opener.body is not None:
+            opener.body.read(self._emit, body, span, complete)
+        else:
+            self._emit.fail(f"the {self.dialect} dialect gives {opener.start!r} no body format", span, body)
 
     def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
-        """More of a call region arrived (`chunk`); override to stream call events early."""
+        """More of a call region arrived (`chunk`). Default: a body that streams reads it; a subclass that
+        overrides this streams call events itself."""
+        if self._stream is not None:
+            self._stream.progress(chunk)
+
+    def partial_calls(self) -> list[PartialCall]:
+        partial = self._stream.partial() if self._stream is not None else None
+        return [partial] if partial is not None else []
 
     def on_marker(self, opener: Opener, position: int) -> None:
         """A `drop` marker was read at `position` (default: nothing more to do)."""
@@ -377,6 +405,8 @@ class RegionParser(StreamParser):
                     self._region.balancer = Balancer(opener.quotes)
                 elif opener.kind == "reasoning":
                     self._emit.reasoning("")
+                if opener.kind == "call":
+                    self._stream = self._body_stream(opener, self._region)
                 data, offset = data[p + skip :], offset + p + skip
                 continue
             used = self._region_feed(region, data, eof)
@@ -385,6 +415,13 @@ class RegionParser(StreamParser):
             data, offset = data[used:], offset + used
             if eof and not data:
                 return
+
+    def _body_stream(self, opener: Opener, region: _Region) -> BodyStream | None:
+        """The body's reader of a call region that streams, if its body format has one."""
+        stream = getattr(opener.body, "stream", None)
+        if stream is None:
+            return None
+        return cast("BodyStream | None", stream(self._emit, region.start, region.body_start, region.keep))
 
     def _enter_open_reasoning(self, opener: Opener, data: str, offset: int, eof: bool) -> int:
         """Open the reasoning block the output begins inside; returns how much of `data` its own start marker
