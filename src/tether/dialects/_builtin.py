@@ -21,6 +21,7 @@ from tether.dialects.mistral import Mistral
 from tether.dialects.openai import OpenAI
 from tether.dialects.pythonic import Olmo3Pythonic, Pythonic
 from tether.dialects.qwen3_coder_xml import Qwen3CoderXml
+from tether.dialects.reka import Reka
 from tether.dialects.yaml import Yaml
 
 BUILTIN = (
@@ -45,6 +46,7 @@ BUILTIN = (
     OpenAI(),
     Pythonic(),
     Qwen3CoderXml(),
+    Reka(),
     Xlam(),
     Yaml(),
 )

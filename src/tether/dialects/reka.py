@@ -1,0 +1,62 @@
+"""`reka`: Reka Edge / Reka Flash: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, one wrapper per call,
+thinking in `<reasoning>...</reasoning>`, turns separated by `<sep>`.
+
+Sources (read, not copied):
+- llama.cpp pull request #21616, "Add support for Reka Edge 2603" (merged April 2026), which adds Reka's chat
+  template (`models/templates/Reka-Edge.jinja`): tool calls are JSON, and the template loops over a message's
+  calls writing a separate `<tool_call>...</tool_call>` around each one (not one wrapper holding a list); the
+  template has reasoning blocks, though Reka Edge 2603 itself does not reason.
+- llama.cpp pull request #21892, "autoparser: support case of JSON_NATIVE with per-call markers", which makes
+  llama.cpp's generic parser read exactly that shape (each JSON call with its own opening and closing marker),
+  tested on the Reka Edge template.
+- Reka's model cards on the Hugging Face hub (huggingface.co/RekaAI/reka-flash-3, reka-flash-3.1): the prompt
+  format is `human: ... <sep> assistant: ... <sep>`, generation should stop at the string `<sep>`, and the
+  model writes its thinking between `<reasoning>` tags before the answer.
+
+A call written inside `<reasoning>` is reasoning, not a call (as for every format with a reasoning channel); a
+`<sep>` the server did not stop at is dropped. Results are fed back in `<tool_response>` tags, one per result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from tether.dialects._bodies import JsonCalls
+from tether.dialects._dialect import Dialect
+from tether.dialects._prompt import tool_json_lines
+from tether.dialects._regions import Opener
+from tether.dialects._render import json_call
+from tether.dialects._results import tool_responses
+from tether.dialects._tools import ToolIndex
+from tether.types import ToolCall, ToolResultMessage
+
+__all__ = ["Reka"]
+
+
+class Reka(Dialect):
+    """Reka's tagged JSON calls, `<reasoning>` thinking and `<sep>` turns."""
+
+    name: ClassVar[str] = "reka"
+
+    openers = (
+        Opener("<tool_call>", ends=("</tool_call>",), body=JsonCalls(announce=True)),
+        Opener("<reasoning>", "reasoning", ends=("</reasoning>",)),
+        Opener("<sep>", "drop"),
+    )
+
+    def render_tools(self, tools: ToolIndex) -> str:
+        return (
+            "You may call one or more functions to assist with the user query. The functions, as JSON:\n"
+            f"{tool_json_lines(tools)}\n\n"
+            "For each function call, write a JSON object with the function's name and arguments between "
+            '<tool_call></tool_call> tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n'
+            "</tool_call>"
+        )
+
+    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
+        return tool_responses(results)
+
+    def render_calls(self, calls: Sequence[ToolCall]) -> str:
+        """One `<tool_call>` wrapper per call, as Reka's template writes them."""
+        return "".join(f"<tool_call>\n{json_call(c)}\n</tool_call>\n" for c in calls)
