@@ -171,12 +171,13 @@ class RegionParser(StreamParser):
             if (end := self._end) is not None:  # in a call region (never between regions)
                 region = self._region
                 assert region is not None
-                if self._armed or self._end_first in delta:  # the end marker may be arriving
+                first = self._end_first
+                if self._armed or first in delta:  # the end marker may be arriving
                     window = region.tail + delta
                     if end in window:
                         return self._scan(delta)
-                    region.tail = window[-region.keep :]
-                    self._armed = self._end_first in region.tail
+                    tail = region.tail = window[-region.keep :]
+                    self._armed = first in tail
                 # else the tail may fall behind: with no end marker's first character in it, only its length
                 # counts (see `_region_feed`), and more body cannot put one there
                 emit = self._emit
@@ -281,11 +282,18 @@ class RegionParser(StreamParser):
         self._inline = between and not self._hold
         self._holding = between and bool(self._hold)
         self._open = live and region is not None
-        self._end = None
+        end = None
         if self._open and region is not None and region.head is None:
-            self._arm(region)
-        self._text_mark = self._plain_mark()
-        self._text_firsts = self._plain_firsts()
+            end = region.end
+            if end is not None:  # see `_arm`, inlined: this runs after every delta the general path takes
+                self._end_first = end[0]
+                self._armed = end[0] in region.tail
+        self._end = end
+        if self._inline and self._plain_text_is_content and not self._lines:  # see `_plain_mark`, inlined
+            mark = self._mark
+            self._text_mark, self._text_firsts = ("", self._firsts) if mark is None else (mark, None)
+        else:
+            self._text_mark, self._text_firsts = "", None
 
     def _arm(self, region: _Region) -> None:
         """Let `feed`'s inline path take more of this call region's body (see `_Region.end`)."""

@@ -14,28 +14,24 @@ Sources (read, not copied):
   model writes its thinking between `<reasoning>` tags before the answer.
 
 A call written inside `<reasoning>` is reasoning, not a call (as for every format with a reasoning channel); a
-`<sep>` the server did not stop at is dropped. Results are fed back in `<tool_response>` tags, one per result.
+`<sep>` the server did not stop at is dropped. Tools are taught, and results fed back (`<tool_response>`), as
+for Hermes: the template text itself was not available to read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 from tether.dialects._bodies import JsonCalls
-from tether.dialects._dialect import Dialect
-from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import Opener
-from tether.dialects._render import json_call
-from tether.dialects._results import tool_responses
-from tether.dialects._tools import ToolIndex
-from tether.types import ToolCall, ToolResultMessage
+from tether.dialects.hermes import Hermes
 
 __all__ = ["Reka"]
 
 
-class Reka(Dialect):
-    """Reka's tagged JSON calls, `<reasoning>` thinking and `<sep>` turns."""
+class Reka(Hermes):
+    """Reka's calls: Hermes's, one `<tool_call>` wrapper per call (as its template writes them, and as
+    `render_calls` does), with `<reasoning>` thinking and `<sep>` turns."""
 
     name: ClassVar[str] = "reka"
 
@@ -44,19 +40,3 @@ class Reka(Dialect):
         Opener("<reasoning>", "reasoning", ends=("</reasoning>",)),
         Opener("<sep>", "drop"),
     )
-
-    def render_tools(self, tools: ToolIndex) -> str:
-        return (
-            "You may call one or more functions to assist with the user query. The functions, as JSON:\n"
-            f"{tool_json_lines(tools)}\n\n"
-            "For each function call, write a JSON object with the function's name and arguments between "
-            '<tool_call></tool_call> tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n'
-            "</tool_call>"
-        )
-
-    def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return tool_responses(results)
-
-    def render_calls(self, calls: Sequence[ToolCall]) -> str:
-        """One `<tool_call>` wrapper per call, as Reka's template writes them."""
-        return "".join(f"<tool_call>\n{json_call(c)}\n</tool_call>\n" for c in calls)
