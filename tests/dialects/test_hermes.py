@@ -1,3 +1,5 @@
+import pytest
+
 from tether.dialects import (
     CallCompleted,
     CallDelta,
@@ -104,3 +106,17 @@ def test_a_call_is_announced_and_its_arguments_stream_before_it_ends() -> None:
         CallDelta(id="call_0", arguments_delta='its": ["c"]}'),
         CallCompleted(call=p.result.calls[0]),
     ]
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["a < b", "x</tool_ca", "<<</tool_cal", "</tool_call", "ends with <", "<" * 30, "</tool_call\u00e9>"],
+)
+def test_an_end_marker_begun_in_a_value_does_not_end_the_call(check_stream: StreamCheck, value: str) -> None:
+    # the in-region fast path skips deltas without `<`: a `<` in one delta and the rest in the next must still
+    # be seen, and text that only begins the end marker must stay in the body
+    text = f'<tool_call>{{"name": "f", "arguments": {{"v": "{value}"}}}}</tool_call> after'
+    result = check_stream(text, "hermes")
+    assert [c.arguments for c in result.calls] == [{"v": value}]
+    assert result.content == " after"
+    assert not result.errors

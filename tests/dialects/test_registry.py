@@ -26,7 +26,7 @@ from tether.types import OkEnvelope, ToolCall, ToolResultMessage, ToolSpec
 ISSUE_DIALECTS = {
     "json_calls", "fenced", "yaml", "pythonic", "olmo3_pythonic", "hermes", "mistral", "llama3_json",
     "json_tool_list", "qwen3_coder_xml", "deepseek_v3", "deepseek_v31", "kimi_k2", "glm45", "gemma4", "harmony",
-    "xlam", "openai", "anthropic", "gemini", "auto",
+    "xlam", "openai", "anthropic", "gemini", "auto", "reka",
 }  # fmt: skip
 
 
@@ -174,5 +174,5 @@ class _Parserless(Dialect):
 
 
 def test_a_dialect_without_a_parser_names_the_fix() -> None:
-    with pytest.raises(UserError, match=r"declares no parser: set `parser = YourParser`"):
+    with pytest.raises(UserError, match=r"declares no parser: set `openers = \(Opener\("):
         parse("text", _Parserless())

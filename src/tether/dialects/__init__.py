@@ -5,10 +5,13 @@ result = parse(text, dialect="hermes", tools=None)
 p = stream_parser("hermes"); events = p.feed(delta); events += p.close(); p.result
 get_dialect("hermes").render_calls(calls)  # the calls as the model writes them
 
-A dialect declares its parser class (`Dialect.parser`); a text format is usually a `RegionParser` with
-`openers` (its markers, as data) and an `on_region` hook, writing what it reads through `self._emit` (an
-`Emitter`, which the parser's callers never see). Packages register dialects with `register_dialect` or an
-entry point in the `tether.dialects` group.
+A text dialect is data: `Dialect.openers`, its regions' markers, each call region with its body format
+(`Opener("<tool_call>", ends=("</tool_call>",), body=JsonCalls())`). Body formats the families share are
+`JsonCalls`, `XmlFunctions`, `ArgPairs`, `XmlInvoke` and `PythonCalls`; an odd one implements `Body` (and
+`BodyStream` to read calls while they stream), writing what it reads through an `Emitter`. A format regions
+cannot say declares a `parser` instead: a `RegionParser` subclass with hooks, or a `NativeParser` for a
+provider's structured output. Packages register dialects with `register_dialect` or an entry point in the
+`tether.dialects` group.
 """
 
 from tether.dialects import (
@@ -18,6 +21,13 @@ from tether.dialects._api import parse as parse
 from tether.dialects._api import render_results as render_results
 from tether.dialects._api import render_tools as render_tools
 from tether.dialects._api import stream_parser as stream_parser
+from tether.dialects._bodies import ArgPairs as ArgPairs
+from tether.dialects._bodies import Body as Body
+from tether.dialects._bodies import BodyStream as BodyStream
+from tether.dialects._bodies import JsonCalls as JsonCalls
+from tether.dialects._bodies import PythonCalls as PythonCalls
+from tether.dialects._bodies import XmlFunctions as XmlFunctions
+from tether.dialects._bodies import XmlInvoke as XmlInvoke
 from tether.dialects._dialect import Dialect as Dialect
 from tether.dialects._emitter import Emitter as Emitter
 from tether.dialects._events import CallCompleted as CallCompleted
@@ -30,6 +40,7 @@ from tether.dialects._events import ParseResult as ParseResult
 from tether.dialects._events import PartialCall as PartialCall
 from tether.dialects._events import ReasoningDelta as ReasoningDelta
 from tether.dialects._events import TextDelta as TextDelta
+from tether.dialects._native import NativeParser as NativeParser
 from tether.dialects._parser import StreamParser as StreamParser
 from tether.dialects._regions import Opener as Opener
 from tether.dialects._regions import RegionParser as RegionParser
@@ -41,22 +52,30 @@ from tether.dialects._results import result_text as result_text
 from tether.dialects._tools import ToolIndex as ToolIndex
 
 __all__ = [
+    "ArgPairs",
+    "Body",
+    "BodyStream",
     "CallCompleted",
     "CallDelta",
     "CallFailed",
     "CallStarted",
     "Dialect",
     "Emitter",
+    "JsonCalls",
+    "NativeParser",
     "Opener",
     "ParseError",
     "ParseEvent",
     "ParseResult",
     "PartialCall",
+    "PythonCalls",
     "ReasoningDelta",
     "RegionParser",
     "StreamParser",
     "TextDelta",
     "ToolIndex",
+    "XmlFunctions",
+    "XmlInvoke",
     "dialect_names",
     "get_dialect",
     "parse",

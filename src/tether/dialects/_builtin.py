@@ -14,13 +14,14 @@ from tether.dialects.gemma4 import Gemma4
 from tether.dialects.glm45 import Glm45
 from tether.dialects.harmony import Harmony
 from tether.dialects.hermes import Hermes
-from tether.dialects.json_calls import JsonCalls
+from tether.dialects.json_calls import ToolCallsJson
 from tether.dialects.json_objects import JsonToolList, Llama3Json, Xlam
 from tether.dialects.kimi_k2 import KimiK2
 from tether.dialects.mistral import Mistral
 from tether.dialects.openai import OpenAI
 from tether.dialects.pythonic import Olmo3Pythonic, Pythonic
 from tether.dialects.qwen3_coder_xml import Qwen3CoderXml
+from tether.dialects.reka import Reka
 from tether.dialects.yaml import Yaml
 
 BUILTIN = (
@@ -36,7 +37,7 @@ BUILTIN = (
     Glm45(),
     Harmony(),
     Hermes(),
-    JsonCalls(),
+    ToolCallsJson(),
     JsonToolList(),
     KimiK2(),
     Llama3Json(),
@@ -45,6 +46,7 @@ BUILTIN = (
     OpenAI(),
     Pythonic(),
     Qwen3CoderXml(),
+    Reka(),
     Xlam(),
     Yaml(),
 )

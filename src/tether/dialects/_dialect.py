@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from tether._model_events import ModelChunk
 from tether.dialects._native import NativeParser
 from tether.dialects._parser import StreamParser
+from tether.dialects._regions import Opener, RegionParser
 from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
@@ -24,23 +25,38 @@ class Dialect(ABC):
     """The name `parse(..., dialect=name)` uses."""
     description: ClassVar[str] = ""
 
+    openers: ClassVar[tuple[Opener, ...]] = ()
+    """A text format's regions, as data: each `Opener`'s markers and, for calls, its body format. A dialect
+    that declares them needs no parser class."""
+
     parser: ClassVar[type[StreamParser]]
-    """The parser class that reads this format: what a dialect declares instead of writing `stream_parser`."""
+    """The parser class, for a format its openers cannot say (a `RegionParser` subclass with hooks, or a
+    `NativeParser` for a provider's structured output)."""
 
     def stream_parser(self, tools: ToolIndex) -> StreamParser:
-        """A fresh incremental parser for one model output (override only when `parser` cannot say how).
+        """A fresh incremental parser for one model output (override only when `openers` and `parser` cannot
+        say how).
 
         Raises:
-            UserError: The dialect declares no `parser` (and does not override this method).
+            UserError: The dialect declares neither `openers` nor `parser`, or a call opener with no body.
         """
-        try:
-            parser = self.parser
-        except AttributeError:
+        parser: type[StreamParser] | None = getattr(type(self), "parser", None)
+        if parser is not None:
+            return parser(self.name, tools)
+        if not self.openers:
             raise UserError(
-                f"the {self.name!r} dialect declares no parser: set `parser = YourParser` (a StreamParser "
-                "subclass, e.g. a RegionParser with openers) on the class, or override stream_parser()"
-            ) from None
-        return parser(self.name, tools)
+                f"the {self.name!r} dialect declares no parser: set `openers = (Opener(start, ends=(end,), "
+                "body=JsonCalls()), ...)` on the class, or `parser = YourParser` (a StreamParser subclass), or "
+                "override stream_parser()"
+            )
+        for o in self.openers:
+            if o.kind == "call" and o.body is None:
+                raise UserError(
+                    f"the {self.name!r} dialect's opener {o.start!r} reads calls but has no body format: give it "
+                    "body=... (JsonCalls(), XmlFunctions(), ArgPairs(), XmlInvoke(...), PythonCalls(), or a Body "
+                    "of your own)"
+                )
+        return RegionParser(self.name, tools, self.openers)
 
     def model_events(self, event: Mapping[str, Any]) -> list[ModelChunk]:
         """One of the provider's JSON objects (a stream event or a whole response) as the typed events a model
@@ -49,8 +65,8 @@ class Dialect(ABC):
         Raises:
             UserError: The dialect reads text, not a provider's JSON.
         """
-        parser = self.parser
-        if not issubclass(parser, NativeParser):
+        parser: type[StreamParser] | None = getattr(type(self), "parser", None)
+        if parser is None or not issubclass(parser, NativeParser):
             raise UserError(
                 f"the {self.name} dialect reads text, not a provider's JSON objects: stream text "
                 "(TextChunk), or name a native dialect (openai, anthropic, gemini)"

@@ -105,6 +105,11 @@ class StreamParser(ABC):
         """Where the first complete call began, if one has (`auto` chooses the format that read one first)."""
         return self._emit.first_call_at
 
+    @property
+    def reasoned(self) -> bool:
+        """Whether the output so far has held a reasoning block (`auto` breaks ties with it)."""
+        return self._emit.reasoning_parts is not None
+
     def partial_calls(self) -> list[PartialCall]:
         """Calls still being streamed, with their arguments parsed so far (costs a parse of what they hold)."""
         return []

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import functools
 import re
-from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, cast
 
 from tether._syntax import Balancer
-from tether.dialects._events import ParseEvent, TextDelta
+from tether.dialects._bodies import Body, BodyStream
+from tether.dialects._events import ParseEvent, PartialCall, TextDelta
 from tether.dialects._parser import StreamParser
 from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
@@ -32,6 +32,8 @@ class Opener:
 
     Attributes:
         start: The literal marker that begins the region.
+        body: For call regions: how the region's text reads as calls (a body format such as `JsonCalls()`,
+            or the dialect's own `Body`). A parser subclass that overrides `on_region` may leave it out.
         kind: `call` regions are handed to the dialect; `reasoning` regions become reasoning text;
             `drop` openers are template tokens: the marker itself is removed.
         ends: Literal markers that end the region (the earliest wins); empty with `balanced=False` means the
@@ -54,6 +56,7 @@ class Opener:
 
     start: str
     kind: Literal["call", "reasoning", "drop"] = "call"
+    body: Body | None = None
     ends: tuple[str, ...] = ()
     balanced: bool = False
     guard: re.Pattern[str] | None = None
@@ -87,7 +90,9 @@ class _Region:
     """The body so far while its call may still be announced (see `Opener.announce`), else None."""
     end: str | None = None
     """For `feed`'s inline path, a call region's one end marker (NUL for one that runs to the end of the
-    output: any character would do, as a delta holding it merely takes the general path); else None."""
+    output: any character would do, as a delta holding it merely takes the general path; the first character
+    its end markers share when it has several, as any delta that may complete one then takes the general
+    path); else None."""
 
 
 _ANNOUNCE_WITHIN = 256
@@ -98,14 +103,23 @@ _TO_END = "\x00"
 class RegionParser(StreamParser):
     """A stream parser for formats made of marked regions in free text (see `Opener`).
 
-    Subclasses set `openers` and implement `on_region`; they may override `on_progress` to announce calls
-    and stream argument fragments before a region ends.
+    Each call region's text goes to its opener's `body`, which may also read it while it streams. A format
+    that regions and body formats cannot say subclasses this: its `openers`, and hooks (`on_region`,
+    `on_progress`, `on_marker`, `after_text`) where it is odd.
+
+    Args:
+        dialect: The dialect's name.
+        tools: The tools the output may call.
+        openers: The openers (default: the class's `openers`).
     """
 
     openers: ClassVar[tuple[Opener, ...]] = ()
 
-    def __init__(self, dialect: str, tools: ToolIndex):
+    def __init__(self, dialect: str, tools: ToolIndex, openers: Sequence[Opener] | None = None):
         super().__init__(dialect, tools)
+        self._declared = type(self).openers if openers is None else tuple(openers)
+        self._stream: BodyStream | None = None
+        """The open call region's body, read while it streams (for a body that can)."""
         self._hold: str = ""
         self._hold_start: int = 0
         self._last_char = "\n"
@@ -119,7 +133,10 @@ class RegionParser(StreamParser):
         self._plain_text_is_content = type(self).after_text is RegionParser.after_text
         """Whether `after_text` would only pass plain text on as content, as the default does: a subclass that
         overrides it may set this while that holds, so that such text skips the hook."""
-        self._progress = type(self).on_progress is not RegionParser.on_progress
+        self._own_progress = type(self).on_progress is not RegionParser.on_progress
+        self._chunk: Callable[[str], None] | None = None
+        """What more of the open call region's body goes to: its body's stream, or the `on_progress` hook a
+        subclass overrides; None when nothing reads it before the region ends."""
         self._open_reasoning: Opener | None = None
         """The reasoning block the output begins inside, until the output's start has been read."""
         self._inline = not self._at_start
@@ -128,49 +145,65 @@ class RegionParser(StreamParser):
         """Between regions with the possible start of a marker held back (and the output's start read)."""
         self._end: str | None = None
         """While a call region is open and past its announcement: its `end` (see `_Region.end`)."""
+        self._end_first = ""
+        """Its first character."""
+        self._armed = False
+        """Whether the region's tail holds that character: the end marker may be arriving."""
         self._open = False
         """While a region is open (and the output's start read, not closed)."""
-        self._text_mark = self._mark if self._inline and self._plain_text_is_content else None
+        self._text_mark = self._plain_mark()
+        self._text_firsts = self._plain_firsts()
         """While `_inline` and plain text is content: the one character a delta must hold to need more than
-        passing on (feed's first check, as most deltas of most replies are plain text)."""
+        passing on (feed's first check, as most deltas of most replies are plain text); else "", which every
+        text holds."""
 
     def feed(self, delta: str) -> list[ParseEvent]:
         # The common cases inline, as they cost most of streaming, the commonest first: a delta between regions
         # that holds no marker's first character is plain text; a delta in a call region that does not complete
         # its end marker is more of its body; a held-back marker that is still only the start of one stays
         # held. Anything else takes the general path, which scans it.
-        mark = self._text_mark
-        if mark is not None and delta and mark not in delta:
+        if self._text_mark not in delta and delta:
             emit = self._emit
             emit.fed += len(delta)
-            self._last_char = delta[-1]
             emit.content.append(delta)
             return [TextDelta(delta)]
         if delta:
             if (end := self._end) is not None:  # in a call region (never between regions)
                 region = self._region
                 assert region is not None
-                tail = region.tail
-                window = tail + delta if tail else delta
-                if end in window:
-                    return self._scan(delta)
+                first = self._end_first
+                if self._armed or first in delta:  # the end marker may be arriving
+                    window = region.tail + delta
+                    if end in window:
+                        return self._scan(delta)
+                    tail = region.tail = window[-region.keep :]
+                    self._armed = first in tail
+                # else the tail may fall behind: with no end marker's first character in it, only its length
+                # counts (see `_region_feed`), and more body cannot put one there
                 emit = self._emit
                 emit.fed += len(delta)
                 region.parts.append(delta)
                 region.size += len(delta)
-                keep = region.keep
-                region.tail = window[-keep:] if keep else ""
                 events: list[ParseEvent] = []
                 emit.events = events
-                if self._progress:
+                if (chunk := self._chunk) is not None:
                     try:
-                        self.on_progress(region.opener, delta, region.start)
+                        chunk(delta)
                     except Exception as e:  # a parser bug must not take the caller down
                         self._internal_error(e)
                 return events
+            if (firsts := self._text_firsts) is not None and firsts.isdisjoint(delta):
+                emit = self._emit
+                emit.fed += len(delta)
+                emit.content.append(delta)
+                return [TextDelta(delta)]
             if self._inline:
                 mark, first = self._mark, self._first
-                if (mark not in delta) if mark is not None else (first is None or not first.search(delta)):
+                if (
+                    (mark not in delta)
+                    if mark is not None
+                    else (first is None or self._firsts.isdisjoint(delta) or not first.search(delta))
+                ):
                     emit = self._emit
                     emit.fed += len(delta)
                     self._last_char = delta[-1]
@@ -204,7 +237,7 @@ class RegionParser(StreamParser):
                         self._process(delta[used:], start + used, eof=False)
                         self._settle()
                     elif region.head is None:
-                        self._end = region.end
+                        self._arm(region)
                 except Exception as e:  # a parser bug must not take the caller down
                     self._internal_error(e)
                 return events
@@ -231,12 +264,14 @@ class RegionParser(StreamParser):
 
     def close(self) -> list[ParseEvent]:
         self._inline, self._holding, self._end, self._open = False, False, None, False
-        self._text_mark = None
+        self._text_mark = ""
+        self._text_firsts = None
         return super().close()
 
     def _internal_error(self, e: Exception) -> None:
         self._inline, self._holding, self._end, self._open = False, False, None, False
-        self._text_mark = None
+        self._text_mark = ""
+        self._text_firsts = None
         super()._internal_error(e)
 
     def _settle(self) -> None:
@@ -247,8 +282,40 @@ class RegionParser(StreamParser):
         self._inline = between and not self._hold
         self._holding = between and bool(self._hold)
         self._open = live and region is not None
-        self._end = region.end if self._open and region is not None and region.head is None else None
-        self._text_mark = self._mark if self._inline and self._plain_text_is_content else None
+        end = None
+        if self._open and region is not None and region.head is None:
+            end = region.end
+            if end is not None:  # see `_arm`, inlined: this runs after every delta the general path takes
+                self._end_first = end[0]
+                self._armed = end[0] in region.tail
+        self._end = end
+        if self._inline and self._plain_text_is_content and not self._lines:  # see `_plain_mark`, inlined
+            mark = self._mark
+            self._text_mark, self._text_firsts = ("", self._firsts) if mark is None else (mark, None)
+        else:
+            self._text_mark, self._text_firsts = "", None
+
+    def _arm(self, region: _Region) -> None:
+        """Let `feed`'s inline path take more of this call region's body (see `_Region.end`)."""
+        end = self._end = region.end
+        if end is not None:
+            self._end_first = end[0]
+            self._armed = end[0] in region.tail
+
+    def _plain_firsts(self) -> frozenset[str] | None:
+        """Like `_plain_mark`, for markers that begin with several characters: a delta holding none of them
+        is plain text (None when `_plain_mark` decides, or nothing may pass)."""
+        if self._mark is not None or not self._inline or not self._plain_text_is_content or self._lines:
+            return None
+        return self._firsts
+
+    def _plain_mark(self) -> str:
+        """See `_text_mark`. A parser with markers that count only at a line's start needs the last character
+        of every delta, so it takes the next inline path, which keeps it."""
+        mark = self._mark
+        if mark is None or not self._inline or not self._plain_text_is_content or self._lines:
+            return ""
+        return mark
 
     @property
     def busy_since(self) -> int | None:
@@ -279,11 +346,12 @@ class RegionParser(StreamParser):
         if self._emit.fed:
             raise UserError("open_reasoning() must come before the first feed()")
         self._open_reasoning, self._at_start, self._inline, self._holding = reasoning, True, False, False
-        self._text_mark = None
+        self._text_mark = ""
+        self._text_firsts = None
 
     def active_openers(self) -> tuple[Opener, ...]:
         """The openers in force (override to vary them with the tools or options)."""
-        return self.openers
+        return self._declared
 
     def use_openers(self, openers: Sequence[Opener]) -> None:
         """Set the openers in force from here on (a dialect may change them once the output's start has shown
@@ -296,20 +364,36 @@ class RegionParser(StreamParser):
             plan.prefixes,
         )
         self._exact, self._by_start, self._longest = plan.exact, plan.by_start, plan.longest
+        self._firsts = plan.firsts
         self._starts = frozenset(o.start for o in self._openers)
         # after text not ending a line, a marker that counts only at a line's start needs a newline first
         self._starts_in_line = frozenset(("\n" if o.line_start else "") + o.start for o in self._openers)
+        self._lines = any(o.line_start for o in self._openers)
         self._keep.update(plan.keep)
         self._ends.update(plan.ends)
 
     # ------------------------------------------------------------------------------------------ hooks
 
-    @abstractmethod
     def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        """Handle a finished region: `body` is its text without the markers (with them for `balanced`)."""
+        """Handle a finished call region: `body` is its text without the markers (with them for `balanced`).
+        Default: the opener's body format reads it."""
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.end(body, span, complete)
+        elif opener.body is not None:
+            opener.body.read(self._emit, body, span, complete)
+        else:
+            self._emit.fail(f"the {self.dialect} dialect gives {opener.start!r} no body format", span, body)
 
     def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
-        """More of a call region arrived (`chunk`); override to stream call events early."""
+        """More of a call region arrived (`chunk`). Default: a body that streams reads it; a subclass that
+        overrides this streams call events itself."""
+        if self._stream is not None:
+            self._stream.progress(chunk)
+
+    def partial_calls(self) -> list[PartialCall]:
+        partial = self._stream.partial() if self._stream is not None else None
+        return [partial] if partial is not None else []
 
     def on_marker(self, opener: Opener, position: int) -> None:
         """A `drop` marker was read at `position` (default: nothing more to do)."""
@@ -377,6 +461,9 @@ class RegionParser(StreamParser):
                     self._region.balancer = Balancer(opener.quotes)
                 elif opener.kind == "reasoning":
                     self._emit.reasoning("")
+                if opener.kind == "call":
+                    self._stream = self._body_stream(opener, self._region)
+                    self._chunk = self._chunk_reader(opener, self._region.start)
                 data, offset = data[p + skip :], offset + p + skip
                 continue
             used = self._region_feed(region, data, eof)
@@ -385,6 +472,18 @@ class RegionParser(StreamParser):
             data, offset = data[used:], offset + used
             if eof and not data:
                 return
+
+    def _body_stream(self, opener: Opener, region: _Region) -> BodyStream | None:
+        """The body's reader of a call region that streams, if its body format has one."""
+        stream = getattr(opener.body, "stream", None)
+        if stream is None:
+            return None
+        return cast("BodyStream | None", stream(self._emit, region.start, region.body_start, region.keep))
+
+    def _chunk_reader(self, opener: Opener, start: int) -> Callable[[str], None] | None:
+        if self._own_progress:
+            return lambda chunk: self.on_progress(opener, chunk, start)
+        return self._stream.progress if self._stream is not None else None
 
     def _enter_open_reasoning(self, opener: Opener, data: str, offset: int, eof: bool) -> int:
         """Open the reasoning block the output begins inside; returns how much of `data` its own start marker
@@ -523,8 +622,8 @@ class RegionParser(StreamParser):
             if region.opener.kind == "call":
                 if region.head is not None:
                     self._announce(region, data, final=False)
-                if self._progress:
-                    self.on_progress(region.opener, data, region.start)
+                if self._chunk is not None:
+                    self._chunk(data)
 
     def _announce(self, region: _Region, data: str, *, final: bool) -> None:
         """Announce the region's call once its name is known (for openers with `announce`)."""
@@ -559,8 +658,8 @@ class RegionParser(StreamParser):
             region.parts.append(last)
         if region.head is not None:
             self._announce(region, last, final=True)
-        if last:
-            self.on_progress(o, last, region.start)
+        if last and self._chunk is not None:
+            self._chunk(last)
         self.on_region(o, "".join(region.parts), (region.start, end + marker_len), complete)
         self._emit.announced = None
 
@@ -589,6 +688,9 @@ class _Plan:
     """Each region's `end` (see `_Region.end`)."""
     first: re.Pattern[str] | None
     """Finds where any of their start markers may begin."""
+    firsts: frozenset[str]
+    """The first characters of their start markers: a text holding none of them holds no marker nor the start
+    of one (a cheaper test than `first`)."""
     mark: str | None
     """The one character `first` finds, when that is all it finds (`in` is faster than a search); NUL when
     there is nothing to find, as a delta holding it merely takes the general path."""
@@ -623,6 +725,7 @@ def _opener_plan(openers: tuple[Opener, ...]) -> _Plan:
         keep={o: max((len(e) for e in o.ends), default=1) - 1 for o in openers},
         ends={o: _end(o) for o in openers},
         first=marker_pattern(starts),
+        firsts=frozenset(firsts),
         mark=mark,
         prefixes=frozenset(
             s[:n] for s in starts for n in range(1, len(s)) if not any(s[:n].startswith(t) for t in starts)
@@ -634,9 +737,12 @@ def _opener_plan(openers: tuple[Opener, ...]) -> _Plan:
 
 
 def _end(o: Opener) -> str | None:
-    if o.kind != "call" or o.balanced or len(o.ends) > 1:
+    if o.kind != "call" or o.balanced:
         return None
-    return o.ends[0] if o.ends else _TO_END
+    if len(o.ends) <= 1:
+        return o.ends[0] if o.ends else _TO_END
+    firsts = {e[0] for e in o.ends}
+    return firsts.pop() if len(firsts) == 1 else None
 
 
 @functools.lru_cache(maxsize=256)

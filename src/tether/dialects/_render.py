@@ -8,7 +8,15 @@ from typing import Any, cast
 
 from tether.types import ToolCall
 
-__all__ = ["json_call", "json_calls", "json_text", "python_literal", "text_value"]
+__all__ = [
+    "json_call",
+    "json_calls",
+    "json_text",
+    "python_call",
+    "python_literal",
+    "text_value",
+    "xml_function",
+]
 
 
 def json_text(value: Any) -> str:
@@ -39,3 +47,19 @@ def python_literal(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(python_literal(v) for v in cast(list[Any], value)) + "]"
     return repr(value)
+
+
+def python_call(call: ToolCall) -> str:
+    """`name(key=value, ...)` with Python literals."""
+    args = ", ".join(f"{k}={python_literal(v)}" for k, v in call.arguments.items())
+    return f"{call.name}({args})"
+
+
+def xml_function(call: ToolCall, *, value_lines: bool = True) -> str:
+    """`<function=name><parameter=key>value</parameter></function>`, each value on lines of its own when
+    `value_lines` (as Qwen3-Coder writes them)."""
+    nl = "\n" if value_lines else ""
+    params = "".join(
+        f"<parameter={k}>{nl}{text_value(v)}{nl}</parameter>\n" for k, v in call.arguments.items()
+    )
+    return f"<function={call.name}>\n{params}</function>"

@@ -3,11 +3,12 @@ message, so a result reads the same whichever way it reaches the model."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope
+from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolResultMessage
 
-__all__ = ["result_data", "result_text"]
+__all__ = ["result_data", "result_text", "tool_responses"]
 
 _Envelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
 
@@ -22,3 +23,8 @@ def result_data(envelope: _Envelope) -> dict[str, Any]:
     """The same as `result_text`, as a JSON value, for formats that embed it in their own (YAML, Gemini's
     `functionResponse`)."""
     return envelope.model_dump(mode="json", exclude_none=True)
+
+
+def tool_responses(results: Sequence[ToolResultMessage]) -> str:
+    """Each result in `<tool_response>` tags, one per line group (Hermes, Qwen, GLM and their relatives)."""
+    return "\n".join(f"<tool_response>\n{result_text(r.envelope)}\n</tool_response>" for r in results)

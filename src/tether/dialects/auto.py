@@ -1,7 +1,8 @@
 """`auto`: detect the format among the text dialects, committing as early as it safely can.
 
 Every candidate dialect parses the output side by side (linear, a constant factor slower). `auto` commits to
-the candidate whose first complete call begins earliest (ties go to the more specific format) as soon as no
+the candidate whose first complete call begins earliest (ties go to the more specific format, or to one that read
+a reasoning block where the others did not) as soon as no
 other candidate still holds undecided text that begins at or before it; from then on it is that dialect.
 Until it commits, text that every candidate has already passed on as content, unchanged, streams at once
 (so a reply with no call streams as it comes); everything else is held back. Output with no call at all is
@@ -29,6 +30,7 @@ __all__ = ["CANDIDATES", "Auto"]
 
 CANDIDATES = (
     "hermes",
+    "reka",
     "functionary_v3_1",
     "qwen3_coder_xml",
     "glm45",
@@ -274,7 +276,15 @@ class AutoParser(StreamParser):
         best_at = 0
         for n, p in enumerate(self._candidates):
             at = p.first_call_at
-            if at is not None and (best is None or at < best_at):
+            if at is None:
+                continue
+            # a tie goes to the earlier candidate, unless only the later one read a reasoning block: the
+            # block's markers are the format's too (reka's `<reasoning>` calls are hermes's `<tool_call>`s)
+            if (
+                best is None
+                or at < best_at
+                or (at == best_at and p.reasoned and not self._candidates[best].reasoned)
+            ):
                 best, best_at = n, at
         if best is None:
             if not final:

@@ -13,8 +13,9 @@ from typing import Any, ClassVar, cast
 
 from tether._literals import loads
 from tether.dialects._dialect import Dialect
+from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import THINK, Opener, RegionParser
+from tether.dialects._regions import THINK, Opener
 from tether.dialects._render import json_text
 from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
@@ -34,22 +35,13 @@ EOS = _token("end of sentence")
 OUTPUT_BEGIN, OUTPUT_END = _token("tool output begin"), _token("tool output end")
 
 
-class _Parser(RegionParser):
-    openers = (
-        Opener(CALL_BEGIN, ends=(CALL_END, CALLS_END)),
-        Opener(CALLS_BEGIN, "drop"),
-        Opener(CALLS_END, "drop"),
-        Opener(EOS, "drop"),
-        THINK,
-    )
+class _Call:
+    """`function<sep>name\n```json{...}```` (V3) or `name<sep>{json}` (V3.1): one call."""
 
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        self._read_call(body, span, complete)
-
-    def _read_call(self, body: str, span: tuple[int, int], complete: bool) -> None:
-        head, sep, rest = body.partition(SEP)
+    def read(self, out: Emitter, text: str, span: tuple[int, int], complete: bool) -> None:
+        head, sep, rest = text.partition(SEP)
         if not sep:
-            self._emit.fail("a DeepSeek tool call needs the tool sep token", span, body)
+            out.fail("a DeepSeek tool call needs the tool sep token", span, text)
             return
         head = head.strip()
         if head == "function" or head.endswith(("function", "type")):  # V3: the name follows the separator
@@ -58,19 +50,19 @@ class _Parser(RegionParser):
             name = head
         name = name.strip()
         if not name:
-            self._emit.fail("a DeepSeek tool call needs a name", span, body)
+            out.fail("a DeepSeek tool call needs a name", span, text)
             return
         extra = [] if complete else [Repair(kind="unterminated", message="the call's end marker is missing")]
         parsed = loads(rest) if rest.strip() else None
         if parsed is None:
-            self._emit.call(name, {}, span, extra)
+            out.call(name, {}, span, extra)
             return
         value: Any = parsed.value
         if not parsed.ok or not isinstance(value, dict):
-            self._emit.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, body)
+            out.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, text)
             return
         repairs = [r for r in parsed.repairs if r.kind != "code_fence"]  # the V3 format fences by design
-        self._emit.call(name, cast(dict[str, Any], value), span, [*extra, *repairs])
+        out.call(name, cast(dict[str, Any], value), span, [*extra, *repairs])
 
 
 # R1 writes the section's begin token in several spellings; its calls may lack their own begin token.
@@ -83,22 +75,26 @@ _R1_SECTIONS = (
 )
 
 
-class _R1Parser(_Parser):
-    openers = (
-        *(Opener(start, ends=(CALLS_END,), tag="section") for start in _R1_SECTIONS),
-        *_Parser.openers[1:],
-    )
+class _Section:
+    """A whole tool calls section (R1): calls split at their end tokens, their begin tokens optional."""
 
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        if opener.tag != "section":
-            self._read_call(body, span, complete)
-            return
-        calls = [c.replace(CALL_BEGIN, "").strip() for c in body.split(CALL_END)]
+    def read(self, out: Emitter, text: str, span: tuple[int, int], complete: bool) -> None:
+        calls = [c.replace(CALL_BEGIN, "").strip() for c in text.split(CALL_END)]
         if not any(calls):
-            self._emit.fail("no tool call in the tool calls section", span, body)
+            out.fail("no tool call in the tool calls section", span, text)
         for n, call in enumerate(calls):
             if call:  # only the last one can lack its end token
-                self._read_call(call, span, complete or n < len(calls) - 1)
+                _CALL.read(out, call, span, complete or n < len(calls) - 1)
+
+
+_CALL = _Call()
+_OPENERS = (
+    Opener(CALL_BEGIN, ends=(CALL_END, CALLS_END), body=_CALL),
+    Opener(CALLS_BEGIN, "drop"),
+    Opener(CALLS_END, "drop"),
+    Opener(EOS, "drop"),
+    THINK,
+)
 
 
 class DeepSeekV3(Dialect):
@@ -106,7 +102,7 @@ class DeepSeekV3(Dialect):
 
     name: ClassVar[str] = "deepseek_v3"
 
-    parser = _Parser
+    openers = _OPENERS
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -151,4 +147,4 @@ class DeepSeekR1(DeepSeekV3):
 
     name: ClassVar[str] = "deepseek_r1"
 
-    parser = _R1Parser
+    openers = (*(Opener(start, ends=(CALLS_END,), body=_Section()) for start in _R1_SECTIONS), *_OPENERS[1:])

@@ -13,51 +13,27 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
-from tether._literals import parse_value, skip_ws
+from tether._literals import parse_value
+from tether.dialects._bodies import JsonCalls, PythonCalls, XmlFunctions, XmlInvoke, arg_pairs
 from tether.dialects._calls import emit_json_calls
 from tether.dialects._dialect import Dialect
+from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import THINK, Opener, RegionParser
-from tether.dialects._render import json_calls, json_text, text_value
-from tether.dialects._results import result_text
+from tether.dialects._regions import THINK, Opener
+from tether.dialects._render import json_calls, json_text, python_call, text_value, xml_function
+from tether.dialects._results import tool_responses
 from tether.dialects._tools import ToolIndex, coerce_text_value
-from tether.dialects.glm45 import Glm45, arg_pairs
+from tether.dialects.glm45 import Glm45
 from tether.dialects.json_objects import OBJECT_GUARD, OBJECT_VIABLE
-from tether.dialects.pythonic import emit_pythonic, python_call
-from tether.dialects.qwen3_coder_xml import Qwen3CoderXml, read_xml_functions, xml_function
+from tether.dialects.qwen3_coder_xml import Qwen3CoderXml
 from tether.types import Repair, ToolCall, ToolResultMessage
 
 __all__ = ["FAMILIES"]
 
 THINK_MARKERS = ("<think>", "</think>")
-
-
-class _TaggedJsonParser(RegionParser):
-    single_key: ClassVar[bool] = False
-
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        """One JSON value, or several in a row (one per line, or `;`-separated)."""
-        i, found = skip_ws(body, 0), False
-        while i < len(body):
-            if body[i] in ",;":
-                i = skip_ws(body, i + 1)
-                continue
-            v = parse_value(body, i)
-            if not v.ok:
-                if not found:
-                    emit_json_calls(self._emit, body[i:], span, complete, single_key=self.single_key)
-                else:
-                    self._emit.text(body[i:])
-                return
-            emit_json_calls(self._emit, body[i : v.end], span, complete, single_key=self.single_key)
-            found = True
-            i = skip_ws(body, v.end)
-            if body.startswith("</s>", i):
-                return
 
 
 class TaggedJson(Dialect):
@@ -76,22 +52,26 @@ class TaggedJson(Dialect):
     """The keys a call's name and arguments go under, as the family writes them."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """A family's parser class is made once, from its declared markers."""
+        """A family's openers are made once, from its declared markers."""
         super().__init_subclass__(**kwargs)
-        attrs = {"openers": cls.markers(), "single_key": cls.single_key}
-        cls.parser = type(f"_{cls.__name__}Parser", (_TaggedJsonParser,), attrs)
+        cls.openers = cls.markers()
 
     @classmethod
     def markers(cls) -> tuple[Opener, ...]:
         """The openers the declared markers make (a family with another shape of markers overrides this)."""
         return (
-            Opener(cls.start, ends=cls.ends),
+            Opener(cls.start, ends=cls.ends, body=cls.body()),
             *cls.also,
             THINK
             if cls.thinking == THINK_MARKERS
             else Opener(cls.thinking[0], "reasoning", ends=cls.thinking[1:]),
             *(Opener(d, "drop") for d in cls.drops),
         )
+
+    @classmethod
+    def body(cls) -> JsonCalls:
+        """Its calls: JSON values, one or several in a row."""
+        return JsonCalls(several=True, single_key=cls.single_key)
 
     def render_tools(self, tools: ToolIndex) -> str:
         shape = (
@@ -103,7 +83,7 @@ class TaggedJson(Dialect):
         return f"You can call these functions:\n{tool_json_lines(tools)}\n\nTo call, write {self.start}[{shape}]{end}"
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(f"<tool_response>\n{result_text(r.envelope)}\n</tool_response>" for r in results)
+        return tool_responses(results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         """One JSON list of calls between the markers."""
@@ -168,10 +148,19 @@ class Gigachat3(TaggedJson):
 
     @classmethod
     def markers(cls) -> tuple[Opener, ...]:
+        body = cls.body()
         return (
-            Opener(cls.start),
-            Opener("<|function_call|>"),
-            Opener("{", balanced=True, guard=OBJECT_GUARD, guard_len=24, viable=OBJECT_VIABLE, quotes='"'),
+            Opener(cls.start, body=body),
+            Opener("<|function_call|>", body=body),
+            Opener(
+                "{",
+                balanced=True,
+                body=body,
+                guard=OBJECT_GUARD,
+                guard_len=24,
+                viable=OBJECT_VIABLE,
+                quotes='"',
+            ),
             THINK,
             *(Opener(d, "drop") for d in cls.drops),
         )
@@ -186,7 +175,7 @@ class CommandR(TaggedJson):
     start, ends = "<|START_ACTION|>", ("<|END_ACTION|>",)
     thinking = ("<|START_THINKING|>", "<|END_THINKING|>")
     name_key, args_key = "tool_name", "parameters"
-    also = (Opener("Action: ```json", ends=("```",), line_start=True),)
+    also = (Opener("Action: ```json", ends=("```",), body=JsonCalls(several=True), line_start=True),)
     drops = ("<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>")
 
 
@@ -235,22 +224,13 @@ class Step3p5Xml(Qwen3CoderXml):
     name: ClassVar[str] = "step3p5_xml"
 
 
-class _SeedParser(RegionParser):
-    openers = (
-        Opener("<seed:tool_call>", ends=("</seed:tool_call>",)),
-        Opener("<seed:think>", "reasoning", ends=("</seed:think>",)),
-    )
-
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        read_xml_functions(
-            self._emit, body, span, complete, value_lines=False
-        )  # Seed-OSS writes values inline
-
-
 class SeedOss(Qwen3CoderXml):
     name: ClassVar[str] = "seed_oss"
 
-    parser = _SeedParser
+    openers = (  # Seed-OSS writes values inline
+        Opener("<seed:tool_call>", ends=("</seed:tool_call>",), body=XmlFunctions(value_lines=False)),
+        Opener("<seed:think>", "reasoning", ends=("</seed:think>",)),
+    )
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "".join(
@@ -258,20 +238,13 @@ class SeedOss(Qwen3CoderXml):
         )
 
 
-class _Lfm2Parser(RegionParser):
-    openers = (Opener("<|tool_call_start|>", ends=("<|tool_call_end|>",)), THINK)
-
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        if body.lstrip()[:1] == "{" or body.lstrip().replace(" ", "")[:2] == "[{":  # LFM2 may emit JSON calls
-            emit_json_calls(self._emit, body, span, complete)
-        else:
-            emit_pythonic(self._emit, body, span, complete, speculative=False)
-
-
 class Lfm2(Dialect):
     name: ClassVar[str] = "lfm2"
 
-    parser = _Lfm2Parser
+    openers = (  # LFM2 may write JSON calls too
+        Opener("<|tool_call_start|>", ends=("<|tool_call_end|>",), body=PythonCalls(or_json=True)),
+        THINK,
+    )
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -285,52 +258,50 @@ class Lfm2(Dialect):
         return f"<|tool_call_start|>[{', '.join(python_call(c) for c in calls)}]<|tool_call_end|>"
 
 
-class _HunyuanParser(RegionParser):
+class _HunyuanCalls:
     """`<tool_calls>` holding a JSON list, or `<tool_call>name<tool_sep>{json}</tool_call>` elements."""
 
-    openers = (
-        Opener("<tool_calls>", ends=("</tool_calls>",)),
-        THINK,
-        Opener("<answer>", "drop"),
-        Opener("</answer>", "drop"),
-    )
-
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        if body.lstrip()[:1] in ("[", "{"):
-            emit_json_calls(self._emit, body, span, complete)
+    def read(self, out: Emitter, text: str, span: tuple[int, int], complete: bool) -> None:
+        if text.lstrip()[:1] in ("[", "{"):
+            emit_json_calls(out, text, span, complete)
             return
-        parts = body.split("<tool_call>")[1:]
+        parts = text.split("<tool_call>")[1:]
         if not parts:
-            self._emit.fail("no <tool_call> in <tool_calls>", span, body)
+            out.fail("no <tool_call> in <tool_calls>", span, text)
         for part in parts:
             part = part.split("</tool_call>", 1)[0]
             name, sep, rest = part.partition("<tool_sep>")
             name = name.strip()
             if not sep or not name:
-                self._emit.fail("a call needs name<tool_sep>arguments", span, part)
+                out.fail("a call needs name<tool_sep>arguments", span, part)
                 continue
             if "<arg_key>" in rest:
                 pairs = arg_pairs(rest, 0)
                 args: dict[str, Any] = {}
                 repairs: list[Repair] = []
                 for key, raw in pairs:
-                    args[key], repair = coerce_text_value(raw, self.tools.param_schema(name, key), f"$.{key}")
+                    args[key], repair = coerce_text_value(raw, out.tools.param_schema(name, key), f"$.{key}")
                     if repair is not None:
                         repairs.append(repair)
-                self._emit.call(name, args, span, repairs)
+                out.call(name, args, span, repairs)
                 continue
             v = parse_value(rest) if rest.strip() else None
             value: Any = v.value if v is not None else {}
             if v is not None and (not v.ok or not isinstance(value, dict)):
-                self._emit.fail(f"arguments of {name} are not a JSON object", span, part)
+                out.fail(f"arguments of {name} are not a JSON object", span, part)
                 continue
-            self._emit.call(name, cast(dict[str, Any], value), span, v.repairs if v is not None else [])
+            out.call(name, cast(dict[str, Any], value), span, v.repairs if v is not None else [])
 
 
 class HunyuanA13b(Dialect):
     name: ClassVar[str] = "hunyuan_a13b"
 
-    parser = _HunyuanParser
+    openers = (
+        Opener("<tool_calls>", ends=("</tool_calls>",), body=_HunyuanCalls()),
+        THINK,
+        Opener("<answer>", "drop"),
+        Opener("</answer>", "drop"),
+    )
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -340,65 +311,6 @@ class HunyuanA13b(Dialect):
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return f"<tool_calls>{json_calls(calls)}</tool_calls>" if calls else ""
-
-
-class _InvokeParser(RegionParser):
-    """`<P invoke name="f"> <P parameter name="k">v</P parameter> </P invoke>` with a family prefix P."""
-
-    invoke: ClassVar[str] = ""
-    param: ClassVar[str] = ""
-    invoke_end: ClassVar[str] = ""
-    param_end: ClassVar[str] = ""
-
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        cls = type(self)
-        if opener.start == cls.invoke:  # the region is one invoke element
-            body = opener.start + body + cls.invoke_end
-        pattern = re.compile(re.escape(cls.invoke) + r'\s+name="([^"]+)"\s*(/?)>')
-        matches = list(pattern.finditer(body))
-        if not matches:
-            self._emit.fail("no invoke in the tool calls", span, body)
-            return
-        for n, m in enumerate(matches):
-            limit = matches[n + 1].start() if n + 1 < len(matches) else len(body)
-            end = body.find(cls.invoke_end, m.end(), limit)
-            inner = "" if m.group(2) else body[m.end() : end if end >= 0 else limit]
-            self._invoke(m.group(1), inner, span, complete and (end >= 0 or bool(m.group(2))))
-
-    def _invoke(self, name: str, inner: str, span: tuple[int, int], complete: bool) -> None:
-        cls = type(self)
-        repairs: list[Repair] = (
-            [] if complete else [Repair(kind="unterminated", message="the call is cut off")]
-        )
-        if cls.param not in inner and inner.strip():  # a JSON body instead of parameters
-            v = parse_value(inner, skip_ws(inner, 0))
-            value: Any = v.value
-            if isinstance(value, dict):
-                self._emit.call(name, cast(dict[str, Any], value), span, [*repairs, *v.repairs])
-            else:
-                self._emit.fail(f"arguments of {name} are not an object", span, inner)
-            return
-        if re.search(re.escape(cls.param) + r"\s*>", inner):
-            self._emit.fail(f"a parameter of {name} has no name", span, inner)
-            return
-        args: dict[str, Any] = {}
-        param = re.compile(re.escape(cls.param) + r'\s+name="([^"]+)"([^>]*)>')
-        for m in param.finditer(inner):
-            close = inner.find(cls.param_end, m.end())
-            raw = inner[m.end() : close if close >= 0 else len(inner)]
-            key, attrs = m.group(1), m.group(2)
-            if 'string="true"' in attrs:
-                args[key] = raw
-                continue
-            schema = self.tools.param_schema(name, key)
-            if 'string="false"' in attrs and schema is None:
-                v = parse_value(raw, skip_ws(raw, 0))
-                args[key] = v.value if v.ok else raw
-                continue
-            args[key], repair = coerce_text_value(raw, schema, f"$.{key}")
-            if repair is not None:
-                repairs.append(repair)
-        self._emit.call(name, args, span, repairs)
 
 
 def _invoke_dialect(
@@ -412,18 +324,10 @@ def _invoke_dialect(
     *,
     typed: bool = False,
 ) -> Dialect:
-    openers = (Opener(start, ends=(end,)), THINK)
-    attrs = {
-        "openers": openers,
-        "invoke": invoke,
-        "param": param,
-        "invoke_end": invoke_end,
-        "param_end": param_end,
-    }
-    parser_cls = type(f"_{name}Parser", (_InvokeParser,), attrs)
+    body = XmlInvoke(invoke, param, invoke_end, param_end, bare=start == invoke)
 
     class _Invoke(Dialect):
-        parser = parser_cls
+        openers = (Opener(start, ends=(end,), body=body), THINK)
 
         def render_tools(self, tools: ToolIndex) -> str:
             return (

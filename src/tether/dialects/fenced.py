@@ -14,7 +14,8 @@ from typing import ClassVar
 from tether._literals import skip_ws
 from tether._syntax import parse_call
 from tether.dialects._dialect import Dialect
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._emitter import Emitter
+from tether.dialects._regions import Opener
 from tether.dialects._render import json_text
 from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex, bind_arguments
@@ -24,41 +25,42 @@ from tether.types import Repair, ToolCall, ToolResultMessage
 __all__ = ["Fenced"]
 
 _KEYWORDS = ("return", "await")
+_START = "```tool"
 
 
-class _Parser(RegionParser):
-    openers = (Opener("```tool", ends=("```",)),)
+class _Statements:
+    """`return fn(args);` statements, one or more, with JavaScript literals."""
 
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        base = span[0] + len(opener.start)
+    def read(self, out: Emitter, text: str, span: tuple[int, int], complete: bool) -> None:
+        base = span[0] + len(_START)
         extra = [] if complete else [Repair(kind="unterminated", message="the closing code fence is missing")]
-        i, end = 0, len(body)
-        if body[:1] not in "\n\r \t":
-            self._emit.fail("a tool block starts with ```tool and a newline", span, body)
+        i, end = 0, len(text)
+        if text[:1] not in "\n\r \t":
+            out.fail("a tool block starts with ```tool and a newline", span, text)
             return
         while True:
-            i = skip_ws(body, i)
+            i = skip_ws(text, i)
             if i >= end:
                 return
             for kw in _KEYWORDS:
-                if body.startswith(kw, i) and body[i + len(kw) : i + len(kw) + 1].isspace():
-                    i = skip_ws(body, i + len(kw))
-            c = parse_call(body, i, end, "js")
+                if text.startswith(kw, i) and text[i + len(kw) : i + len(kw) + 1].isspace():
+                    i = skip_ws(text, i + len(kw))
+            c = parse_call(text, i, end, "js")
             cspan = (base + c.start, base + c.end)
             if c.error:
-                self._emit.fail(c.error, cspan, body[c.start : max(c.end, c.start + 1)])
-                nl = body.find("\n", max(c.end, i + 1))
+                out.fail(c.error, cspan, text[c.start : max(c.end, c.start + 1)])
+                nl = text.find("\n", max(c.end, i + 1))
                 if nl < 0:
                     return
                 i = nl + 1
                 continue
-            args, repairs, error = bind_arguments(c, self.tools)
+            args, repairs, error = bind_arguments(c, out.tools)
             if error:
-                self._emit.fail(error, cspan, body[c.start : c.end])
+                out.fail(error, cspan, text[c.start : c.end])
             else:
-                self._emit.call(c.name, args, cspan, [*extra, *c.repairs, *repairs])
-            i = skip_ws(body, c.end)
-            if i < end and body[i] == ";":
+                out.call(c.name, args, cspan, [*extra, *c.repairs, *repairs])
+            i = skip_ws(text, c.end)
+            if i < end and text[i] == ";":
                 i += 1
 
 
@@ -67,7 +69,7 @@ class Fenced(Dialect):
 
     name: ClassVar[str] = "fenced"
 
-    parser = _Parser
+    openers = (Opener(_START, ends=("```",), body=_Statements()),)
 
     def render_tools(self, tools: ToolIndex) -> str:
         sigs = [signature(s) for s in tools.specs.values()]

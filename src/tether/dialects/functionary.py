@@ -18,7 +18,7 @@ from tether.dialects._calls import emit_json_calls
 from tether.dialects._dialect import Dialect
 from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._regions import Opener
 from tether.dialects._render import json_text
 from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
@@ -56,26 +56,25 @@ def _emit(out: Emitter, name: str, rest: str, span: tuple[int, int], complete: b
         out.fail(f"arguments of {name} are not a JSON object", span, rest)
 
 
-class _V31Parser(RegionParser):
-    openers = (
-        Opener("<function=", ends=("</function>",)),
-        Opener("<|python_tag|>", ends=("<|eom_id|>", "<|eot_id|>"), tag="python"),
-        Opener("<|eom_id|>", "drop"),
-        Opener("<|eot_id|>", "drop"),
-    )
+class _Function:
+    """`name>{json}`: what follows `<function=`."""
 
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        if opener.tag == "python":
-            if body.lstrip().startswith("{"):  # Llama 3.1's own form: a JSON call after the tag
-                emit_json_calls(self._emit, body, span, complete)
-            else:
-                _emit(self._emit, "python", body, span, True)
-            return
-        name, sep, rest = body.partition(">")
+    def read(self, out: Emitter, text: str, span: tuple[int, int], complete: bool) -> None:
+        name, sep, rest = text.partition(">")
         if not sep or not re.fullmatch(_NAME, name.strip()):
-            self._emit.fail("a call needs <function=name>", span, body)
+            out.fail("a call needs <function=name>", span, text)
             return
-        _emit(self._emit, name.strip(), rest, span, complete)
+        _emit(out, name.strip(), rest, span, complete)
+
+
+class _PythonTag:
+    """What follows `<|python_tag|>`: Llama 3.1's JSON call, or raw code for the python tool."""
+
+    def read(self, out: Emitter, text: str, span: tuple[int, int], complete: bool) -> None:
+        if text.lstrip().startswith("{"):
+            emit_json_calls(out, text, span, complete)
+        else:
+            _emit(out, "python", text, span, True)
 
 
 class FunctionaryV31(Dialect):
@@ -83,7 +82,12 @@ class FunctionaryV31(Dialect):
 
     name: ClassVar[str] = "functionary_v3_1"
 
-    parser = _V31Parser
+    openers = (
+        Opener("<function=", ends=("</function>",), body=_Function()),
+        Opener("<|python_tag|>", ends=("<|eom_id|>", "<|eot_id|>"), body=_PythonTag()),
+        Opener("<|eom_id|>", "drop"),
+        Opener("<|eot_id|>", "drop"),
+    )
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -98,39 +102,46 @@ class FunctionaryV31(Dialect):
         return "".join(f"<function={c.name}>{json_text(c.arguments)}</function>" for c in calls)
 
 
-class _V32Parser(RegionParser):
-    openers = (
-        # the template wrote the first `>>>`: the reply may begin with `name\n{...}` (or raw python)
-        Opener(
-            "",
-            output_start=True,
-            guard=re.compile(rf"(?:{_NAME}\n\s*[{{\[]|python\n)"),
-            guard_len=160,
-            viable=re.compile(rf"{_NAME}(?:\n\s*)?"),
-            tag="calls",
-        ),
-        Opener("all\n", "drop", output_start=True),
-        Opener(
-            ">>>",
-            guard=re.compile(rf">>>{_NAME}\n"),
-            guard_len=160,
-            viable=re.compile(r">{1,3}[\w.\-]*"),
-            tag="calls",
-        ),
-    )
+class _Turns:
+    """`>>>name\n{json}` turns (`>>>all\n` is text), the first one's `>>>` maybe written by the template."""
 
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        for n, part in enumerate(body.split(">>>")):
+    def __init__(self, *, first: bool):
+        self.first = first
+        """The region began at the output's start, with no `>>>` of its own."""
+
+    def read(self, out: Emitter, text: str, span: tuple[int, int], complete: bool) -> None:
+        for n, part in enumerate(text.split(">>>")):
             name, _, rest = part.partition("\n")
             name = name.strip()
             if name == "all":
-                self._emit.text(rest)
-            elif not n and not opener.start and self.tools.get(name) is None:
-                self._emit.text(part)  # `Result\n{...}` is a heading and JSON unless a tool has that name
+                out.text(rest)
+            elif not n and self.first and out.tools.get(name) is None:
+                out.text(part)  # `Result\n{...}` is a heading and JSON unless a tool has that name
             elif re.fullmatch(_NAME, name):
-                _emit(self._emit, name, rest, span, True)
+                _emit(out, name, rest, span, True)
             else:  # `>>>` in text, e.g. a Python prompt
-                self._emit.text((">>>" if n or opener.start else "") + part)
+                out.text((">>>" if n or not self.first else "") + part)
+
+
+_V32_OPENERS = (
+    # the template wrote the first `>>>`: the reply may begin with `name\n{...}` (or raw python)
+    Opener(
+        "",
+        output_start=True,
+        guard=re.compile(rf"(?:{_NAME}\n\s*[{{\[]|python\n)"),
+        guard_len=160,
+        viable=re.compile(rf"{_NAME}(?:\n\s*)?"),
+        body=_Turns(first=True),
+    ),
+    Opener("all\n", "drop", output_start=True),
+    Opener(
+        ">>>",
+        guard=re.compile(rf">>>{_NAME}\n"),
+        guard_len=160,
+        viable=re.compile(r">{1,3}[\w.\-]*"),
+        body=_Turns(first=False),
+    ),
+)
 
 
 class FunctionaryV32(Dialect):
@@ -138,7 +149,7 @@ class FunctionaryV32(Dialect):
 
     name: ClassVar[str] = "functionary_v3_2"
 
-    parser = _V32Parser
+    openers = _V32_OPENERS
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (

@@ -12,8 +12,9 @@ from typing import Any, ClassVar, cast
 
 from tether._literals import parse_value, skip_ws
 from tether.dialects._dialect import Dialect
+from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._regions import Opener
 from tether.dialects._render import json_text
 from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
@@ -55,35 +56,31 @@ def _gemma_value(value: Any) -> str:
     return json_text(value)
 
 
-class _Parser(RegionParser):
-    openers = (
-        Opener("<|tool_call>", ends=("<tool_call|>",)),
-        Opener("<|channel>", "reasoning", ends=("<channel|>",)),
-        Opener("<turn|>", "drop"),
-    )
+class _GemmaCalls:
+    """`call:name{key:<|"|>text<|"|>,n:5}`, one or more."""
 
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        text = _unquote(body)
+    def read(self, out: Emitter, text: str, span: tuple[int, int], complete: bool) -> None:
+        js = _unquote(text)  # JSON-like from here
         extra = [] if complete else [Repair(kind="unterminated", message="the call's end marker is missing")]
         pos, found = 0, False
         while True:
-            pos = skip_ws(text, pos)
-            if pos >= len(text):
+            pos = skip_ws(js, pos)
+            if pos >= len(js):
                 break
-            m = _CALL.match(text, pos)
+            m = _CALL.match(js, pos)
             if not m:
-                self._emit.fail("expected call:name{...}", span, body)
+                out.fail("expected call:name{...}", span, text)
                 return
-            v = parse_value(text, m.end(), flavor="js")
+            v = parse_value(js, m.end(), flavor="js")
             value: Any = v.value
             if not v.ok or not isinstance(value, dict):
-                self._emit.fail(f"arguments of {m.group(1)} are not an object: {v.error}", span, body)
+                out.fail(f"arguments of {m.group(1)} are not an object: {v.error}", span, text)
                 return
             found = True
-            self._emit.call(m.group(1), cast(dict[str, Any], value), span, [*extra, *v.repairs])
+            out.call(m.group(1), cast(dict[str, Any], value), span, [*extra, *v.repairs])
             pos = v.end
         if not found:
-            self._emit.fail("a tool call with no call:name{...}", span, body)
+            out.fail("a tool call with no call:name{...}", span, text)
 
 
 class Gemma4(Dialect):
@@ -91,7 +88,11 @@ class Gemma4(Dialect):
 
     name: ClassVar[str] = "gemma4"
 
-    parser = _Parser
+    openers = (
+        Opener("<|tool_call>", ends=("<tool_call|>",), body=_GemmaCalls()),
+        Opener("<|channel>", "reasoning", ends=("<channel|>",)),
+        Opener("<turn|>", "drop"),
+    )
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (

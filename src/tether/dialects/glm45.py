@@ -10,60 +10,18 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
+from tether.dialects._bodies import ArgPairs
 from tether.dialects._dialect import Dialect
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import THINK, Opener, RegionParser
+from tether.dialects._regions import THINK, Opener
 from tether.dialects._render import text_value
-from tether.dialects._results import result_text
+from tether.dialects._results import tool_responses
 from tether.dialects._tools import ToolIndex
-from tether.dialects._xmlargs import typed_arguments
-from tether.types import Repair, ToolCall, ToolResultMessage
+from tether.types import ToolCall, ToolResultMessage
 
-__all__ = ["Glm45", "arg_pairs"]
+__all__ = ["Glm45"]
 
-_NAME = re.compile(r"[A-Za-z_][\w.\-:]*")
-
-
-def arg_pairs(body: str, i: int) -> list[tuple[str, str]]:
-    """`<arg_key>k</arg_key><arg_value>v</arg_value>` pairs, each bounded by the next key (linear)."""
-    out: list[tuple[str, str]] = []
-    starts: list[int] = []
-    j = body.find("<arg_key>", i)
-    while j >= 0:
-        starts.append(j)
-        j = body.find("<arg_key>", j + 9)
-    for n, j in enumerate(starts):
-        limit = starts[n + 1] if n + 1 < len(starts) else len(body)
-        k = body.find("</arg_key>", j + 9, limit)
-        if k < 0:
-            continue
-        v = body.find("<arg_value>", k + 10, limit)
-        if v < 0:
-            continue
-        e = body.find("</arg_value>", v + 11, limit)
-        out.append((body[j + 9 : k].strip(), body[v + 11 : e if e >= 0 else limit]))
-    return out
-
-
-class _Parser(RegionParser):
-    openers = (
-        Opener(
-            "<tool_call>", ends=("</tool_call>",), announce=re.compile(rf"\s*({_NAME.pattern})\s*<arg_key>")
-        ),
-        THINK,
-    )
-
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        k = body.find("<arg_key>")
-        name = (body if k < 0 else body[:k]).strip()
-        if not _NAME.fullmatch(name):
-            self._emit.fail("a tool call needs a function name", span, body)
-            return
-        pairs = arg_pairs(body, max(k, 0))
-        args, repairs = typed_arguments(self.tools, name, pairs)
-        if not complete:
-            repairs.append(Repair(kind="unterminated", message="the call's closing tag is missing"))
-        self._emit.call(name, args, span, repairs)
+_NAME = r"[A-Za-z_][\w.\-:]*"
 
 
 class Glm45(Dialect):
@@ -71,7 +29,15 @@ class Glm45(Dialect):
 
     name: ClassVar[str] = "glm45"
 
-    parser = _Parser
+    openers = (
+        Opener(
+            "<tool_call>",
+            ends=("</tool_call>",),
+            body=ArgPairs(),
+            announce=re.compile(rf"\s*({_NAME})\s*<arg_key>"),
+        ),
+        THINK,
+    )
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -82,7 +48,7 @@ class Glm45(Dialect):
         )
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(f"<tool_response>\n{result_text(r.envelope)}\n</tool_response>" for r in results)
+        return tool_responses(results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "".join(

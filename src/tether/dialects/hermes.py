@@ -8,36 +8,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._calls import JsonAnnouncer, emit_json_calls
+from tether.dialects._bodies import JsonCalls
 from tether.dialects._dialect import Dialect
-from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import THINK, Opener, RegionParser
+from tether.dialects._regions import THINK, Opener
 from tether.dialects._render import json_call
-from tether.dialects._results import result_text
+from tether.dialects._results import tool_responses
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["Hermes"]
-
-
-class _Parser(RegionParser):
-    openers = (Opener("<tool_call>", ends=("</tool_call>",)), THINK)
-    _announcer: JsonAnnouncer | None = None
-
-    def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
-        if self._announcer is None:
-            self._announcer = JsonAnnouncer(self._emit, len("</tool_call>") - 1)
-        self._announcer.progress(chunk)
-
-    def partial_calls(self) -> list[PartialCall]:
-        partial = self._announcer.partial() if self._announcer else None
-        return [partial] if partial else []
-
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        announced = self._announcer.finish(body) if self._announcer else None
-        self._announcer = None
-        emit_json_calls(self._emit, body, span, complete, announced=announced)
 
 
 class Hermes(Dialect):
@@ -45,7 +25,7 @@ class Hermes(Dialect):
 
     name: ClassVar[str] = "hermes"
 
-    parser = _Parser
+    openers = (Opener("<tool_call>", ends=("</tool_call>",), body=JsonCalls(announce=True)), THINK)
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -58,7 +38,7 @@ class Hermes(Dialect):
         )
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        return "\n".join(f"<tool_response>\n{result_text(r.envelope)}\n</tool_response>" for r in results)
+        return tool_responses(results)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:
         return "".join(f"<tool_call>\n{json_call(c)}\n</tool_call>\n" for c in calls)

@@ -14,18 +14,22 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
 from tether._literals import loads, strict_object
+from tether.dialects._bodies import BodyStream
 from tether.dialects._calls import RepairScopes
 from tether.dialects._dialect import Dialect
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._emitter import Emitter
+from tether.dialects._events import PartialCall
+from tether.dialects._regions import Opener
 from tether.dialects._render import json_text
 from tether.dialects._results import result_data
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
 
-__all__ = ["JsonCalls"]
+__all__ = ["ToolCallsJson"]
 
 _RAW = re.compile(r"\{\s*[\"']?toolCalls")
 _RAW_VIABLE = re.compile(r"\{\s*[\"']?[A-Za-z]{0,9}")
@@ -126,37 +130,27 @@ class _Items:
         return closed
 
 
-class _Parser(RegionParser):
-    openers = (
-        Opener("```", ends=("```",), guard=_FENCED, guard_len=40, tag="fenced"),
-        Opener("{", balanced=True, guard=_RAW, guard_len=24, viable=_RAW_VIABLE, quotes='"', tag="raw"),
-    )
+@dataclass(frozen=True, slots=True)
+class _Envelope:
+    """`{"toolCalls": [...]}`, each call read as soon as its own object in the list closes."""
 
-    _items: _Items | None = None
+    fenced: bool = False
+    """The body may begin with a code fence's `json` language tag."""
 
-    def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
-        items = self._items
-        if items is None:
-            items = self._items = _Items(region_start + (0 if opener.balanced else len(opener.start)))
-        for text, end in items.feed(chunk):
-            value = strict_object(text)
-            if value is None:  # not strict JSON: this item and the rest are read with the whole region
-                items.stopped, items.ended = True, False
-                return
-            self._one(value, items.read, (region_start, end), [])
-            items.read += 1
+    def read(self, out: Emitter, text: str, span: tuple[int, int], complete: bool) -> None:
+        self.rest(out, text, span, complete, 0)
 
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        items, self._items = self._items, None
-        if items is not None and items.ended and items.read:
-            return  # every call was read as its object closed: nothing is left to read
-        read = items.read if items is not None else 0
-        if opener.tag == "fenced":
+    def stream(self, out: Emitter, start: int, at: int, keep: int) -> BodyStream:
+        return _EnvelopeStream(self, out, start, at)
+
+    def rest(self, out: Emitter, body: str, span: tuple[int, int], complete: bool, read: int) -> None:
+        """Record the calls of `body` from `toolCalls[read]` on."""
+        if self.fenced:
             body = body[4:] if body.startswith("json") else body
         parsed = loads(body)
         if not parsed.ok:
             after = f" after toolCalls[{read - 1}]" if read else ""
-            self._emit.fail(f"invalid JSON{after}: {parsed.error}", span, body)
+            out.fail(f"invalid JSON{after}: {parsed.error}", span, body)
             return
         repairs = list(parsed.repairs)
         if not complete and not any(r.kind == "unbalanced_brackets" for r in repairs):
@@ -164,58 +158,90 @@ class _Parser(RegionParser):
         value: Any = parsed.value
         items: Any = cast(dict[str, Any], value).get("toolCalls") if isinstance(value, dict) else value
         if not isinstance(items, list):
-            self._emit.fail("toolCalls must be a list of calls", span, body)
+            out.fail("toolCalls must be a list of calls", span, body)
             return
         scopes = RepairScopes(repairs, "$.toolCalls")
         for n, item in enumerate(cast(list[Any], items)[read:], read):
-            self._one(item, n, span, scopes.scope(f"$.toolCalls[{n}]", f"$.toolCalls[{n}].parameters"))
-
-    def _one(self, item: Any, n: int, span: tuple[int, int], repairs: list[Repair]) -> None:
-        raw = json.dumps(item, ensure_ascii=False)[:300]
-        if not isinstance(item, dict):
-            self._emit.fail(f"toolCalls[{n}] must be an object", span, raw)
-            return
-        call = cast(dict[str, Any], item)
-        name = call.get("type")
-        if not isinstance(name, str) or not name:
-            self._emit.fail(f"toolCalls[{n}] needs a string 'type' (the tool's name)", span, raw)
-            return
-        params = call.get("parameters", {})
-        own: list[Repair] = []
-        if params is None:
-            params = {}
-        if not isinstance(params, dict):
-            self._emit.fail(f"toolCalls[{n}].parameters must be an object", span, raw)
-            return
-        if "parameters" not in call:
-            own.append(Repair(kind="missing_parameters", message="read a call without parameters as {}"))
-        priority = call.get("priority")
-        if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int | float)):
-            self._emit.fail(f"toolCalls[{n}].priority must be a number", span, raw)
-            return
-        if isinstance(priority, float):
-            if not priority.is_integer():
-                own.append(Repair(kind="rounded_priority", message=f"rounded priority {priority}"))
-            priority = round(priority)
-        call_id = call.get("id")
-        operation = call.get("operation")
-        self._emit.call(
-            name,
-            cast(dict[str, Any], params),
-            span,
-            [*repairs, *own],
-            call_id=call_id if isinstance(call_id, str) and call_id else None,
-            priority=priority,
-            annotations=(f"operation: {operation}",) if isinstance(operation, str) and operation else (),
-        )
+            _one(out, item, n, span, scopes.scope(f"$.toolCalls[{n}]", f"$.toolCalls[{n}].parameters"))
 
 
-class JsonCalls(Dialect):
+class _EnvelopeStream:
+    __slots__ = ("body", "items", "out", "start")
+
+    def __init__(self, body: _Envelope, out: Emitter, start: int, at: int):
+        self.body, self.out, self.start = body, out, start
+        self.items = _Items(at)
+
+    def progress(self, chunk: str) -> None:
+        items = self.items
+        for text, end in items.feed(chunk):
+            value = strict_object(text)
+            if value is None:  # not strict JSON: this item and the rest are read with the whole region
+                items.stopped, items.ended = True, False
+                return
+            _one(self.out, value, items.read, (self.start, end), [])
+            items.read += 1
+
+    def end(self, text: str, span: tuple[int, int], complete: bool) -> None:
+        if self.items.ended and self.items.read:
+            return  # every call was read as its object closed: nothing is left to read
+        self.body.rest(self.out, text, span, complete, self.items.read)
+
+    def partial(self) -> PartialCall | None:
+        return None
+
+
+def _one(out: Emitter, item: Any, n: int, span: tuple[int, int], repairs: list[Repair]) -> None:
+    raw = json.dumps(item, ensure_ascii=False)[:300]
+    if not isinstance(item, dict):
+        out.fail(f"toolCalls[{n}] must be an object", span, raw)
+        return
+    call = cast(dict[str, Any], item)
+    name = call.get("type")
+    if not isinstance(name, str) or not name:
+        out.fail(f"toolCalls[{n}] needs a string 'type' (the tool's name)", span, raw)
+        return
+    params = call.get("parameters", {})
+    own: list[Repair] = []
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        out.fail(f"toolCalls[{n}].parameters must be an object", span, raw)
+        return
+    if "parameters" not in call:
+        own.append(Repair(kind="missing_parameters", message="read a call without parameters as {}"))
+    priority = call.get("priority")
+    if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int | float)):
+        out.fail(f"toolCalls[{n}].priority must be a number", span, raw)
+        return
+    if isinstance(priority, float):
+        if not priority.is_integer():
+            own.append(Repair(kind="rounded_priority", message=f"rounded priority {priority}"))
+        priority = round(priority)
+    call_id = call.get("id")
+    operation = call.get("operation")
+    out.call(
+        name,
+        cast(dict[str, Any], params),
+        span,
+        [*repairs, *own],
+        call_id=call_id if isinstance(call_id, str) and call_id else None,
+        priority=priority,
+        annotations=(f"operation: {operation}",) if isinstance(operation, str) and operation else (),
+    )
+
+
+class ToolCallsJson(Dialect):
     """Meowstik's JSON tool-call envelope."""
 
     name: ClassVar[str] = "json_calls"
 
-    parser = _Parser
+    openers = (
+        Opener("```", ends=("```",), body=_Envelope(fenced=True), guard=_FENCED, guard_len=40),
+        Opener(
+            "{", balanced=True, body=_Envelope(), guard=_RAW, guard_len=24, viable=_RAW_VIABLE, quotes='"'
+        ),
+    )
 
     def render_tools(self, tools: ToolIndex) -> str:
         lines = [

@@ -8,9 +8,8 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether.dialects._calls import JsonAnnouncer, emit_json_calls
+from tether.dialects._bodies import JsonCalls
 from tether.dialects._dialect import Dialect
-from tether.dialects._events import PartialCall
 from tether.dialects._prompt import tool_json_lines
 from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import json_call, json_calls
@@ -27,30 +26,14 @@ OBJECT_VIABLE = re.compile(r"\{\s*(?:\"[a-z]{0,10}\"?\s*)?")
 _LIST_VIABLE = re.compile(r"\[\s*(?:\{\s*(?:\"[a-z]{0,10}\"?\s*)?)?")
 
 
-class _Parser(RegionParser):
-    _announcer: JsonAnnouncer | None = None
-
-    def on_progress(self, opener: Opener, chunk: str, region_start: int) -> None:
-        if opener.tag != "fenced":
-            if self._announcer is None:
-                self._announcer = JsonAnnouncer(self._emit, 0)
-            self._announcer.progress(chunk)
-
-    def partial_calls(self) -> list[PartialCall]:
-        partial = self._announcer.partial() if self._announcer else None
-        return [partial] if partial else []
-
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        announced = self._announcer.finish(body) if self._announcer else None
-        self._announcer = None
-        if opener.tag == "fenced":
-            body = body[4:] if body.startswith("json") else body
-        emit_json_calls(self._emit, body, span, complete, announced=announced)
+_JSON = JsonCalls(announce=True)
 
 
-class _Llama3Parser(_Parser):
+class _Llama3Parser(RegionParser):
     openers = (
-        Opener("{", balanced=True, guard=OBJECT_GUARD, guard_len=24, viable=OBJECT_VIABLE, quotes='"'),
+        Opener(
+            "{", balanced=True, body=_JSON, guard=OBJECT_GUARD, guard_len=24, viable=OBJECT_VIABLE, quotes='"'
+        ),
         Opener("<|python_tag|>", "drop"),
         Opener("<|eom_id|>", "drop"),
         Opener("<|eot_id|>", "drop"),
@@ -90,22 +73,6 @@ class _Llama3Parser(_Parser):
         self._flush()
 
 
-class _ListParser(_Parser):
-    openers = (Opener("[", balanced=True, guard=_LIST, guard_len=40, viable=_LIST_VIABLE, quotes='"'), THINK)
-
-
-class _XlamParser(_Parser):
-    openers = (
-        Opener("```", ends=("```",), guard=_FENCE, guard_len=48, tag="fenced"),
-        Opener("[", balanced=True, guard=_LIST, guard_len=40, viable=_LIST_VIABLE, quotes='"'),
-        Opener("{", balanced=True, guard=OBJECT_GUARD, guard_len=24, viable=OBJECT_VIABLE, quotes='"'),
-        Opener("<tool_call>", "drop"),
-        Opener("</tool_call>", "drop"),
-        Opener("[TOOL_CALLS]", "drop"),
-        THINK,
-    )
-
-
 _PROMPT = "You can call these functions:\n{tools}\n\nTo call functions, reply with {shape} and nothing else."
 
 
@@ -134,7 +101,10 @@ class JsonToolList(Dialect):
     args_key: ClassVar[str] = "parameters"
     """The key its calls hold their arguments under, as its prompt teaches."""
 
-    parser = _ListParser
+    openers = (
+        Opener("[", balanced=True, body=_JSON, guard=_LIST, guard_len=40, viable=_LIST_VIABLE, quotes='"'),
+        THINK,
+    )
 
     def render_tools(self, tools: ToolIndex) -> str:
         shape = 'a JSON list [{"name": function name, "parameters": {argument name: value}}, ...]'
@@ -153,7 +123,17 @@ class Xlam(JsonToolList):
     name: ClassVar[str] = "xlam"
     args_key: ClassVar[str] = "arguments"
 
-    parser = _XlamParser
+    openers = (
+        Opener("```", ends=("```",), body=JsonCalls(fenced=True), guard=_FENCE, guard_len=48),
+        *JsonToolList.openers[:1],
+        Opener(
+            "{", balanced=True, body=_JSON, guard=OBJECT_GUARD, guard_len=24, viable=OBJECT_VIABLE, quotes='"'
+        ),
+        Opener("<tool_call>", "drop"),
+        Opener("</tool_call>", "drop"),
+        Opener("[TOOL_CALLS]", "drop"),
+        THINK,
+    )
 
     def render_tools(self, tools: ToolIndex) -> str:
         shape = 'a JSON list [{"name": function name, "arguments": {argument name: value}}, ...]'

@@ -10,8 +10,9 @@ from typing import Any, ClassVar, cast
 
 from tether._literals import loads
 from tether.dialects._dialect import Dialect
+from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._regions import Opener
 from tether.dialects._render import json_text
 from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
@@ -22,44 +23,37 @@ __all__ = ["KimiK2"]
 ARG = "<|tool_call_argument_begin|>"
 
 
-class _Parser(RegionParser):
-    openers = (
-        Opener("<|tool_call_begin|>", ends=("<|tool_call_end|>", "<|tool_calls_section_end|>")),
-        Opener("<|tool_calls_section_begin|>", "drop"),
-        Opener("<|tool_calls_section_end|>", "drop"),
-        Opener("<think>", "reasoning", ends=("</think>", "<|tool_calls_section_begin|>")),
-    )
+class _KimiCall:
+    """`functions.name:0<|tool_call_argument_begin|>{json}`: the call's id, then its JSON arguments."""
 
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        head, sep, rest = body.partition(ARG)
+    def read(self, out: Emitter, text: str, span: tuple[int, int], complete: bool) -> None:
+        head, sep, rest = text.partition(ARG)
         call_id = head.strip()
         name = call_id.removeprefix("functions.")
         name = name.rsplit(":", 1)[0] if ":" in name else name
         if not sep or not name:
-            self._emit.fail(
-                "a Kimi tool call needs `functions.name:index` and <|tool_call_argument_begin|>", span, body
+            out.fail(
+                "a Kimi tool call needs `functions.name:index` and <|tool_call_argument_begin|>", span, text
             )
             return
         extra = [] if complete else [Repair(kind="unterminated", message="the call's end marker is missing")]
         if not rest.strip():
-            self._emit.call(name, {}, span, extra, call_id=call_id or None)
+            out.call(name, {}, span, extra, call_id=call_id or None)
             return
         parsed = loads(rest)
         value: Any = parsed.value
         if not parsed.ok or not isinstance(value, dict):
-            self._emit.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, body)
+            out.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, text)
             return
         args = cast(dict[str, Any], value)
         if name.isdigit():  # a bare counter: the tool is the one whose parameters fit the arguments
             fits = [
                 s.name
-                for s in self.tools.specs.values()
-                if args and set(args) <= set(self.tools.parameters(s.name))
+                for s in out.tools.specs.values()
+                if args and set(args) <= set(out.tools.parameters(s.name))
             ]
             if len(fits) != 1:
-                self._emit.fail(
-                    f"call {call_id} names no tool and its arguments fit {len(fits)} tools", span, body
-                )
+                out.fail(f"call {call_id} names no tool and its arguments fit {len(fits)} tools", span, text)
                 return
             name = fits[0]
             extra.append(
@@ -67,7 +61,7 @@ class _Parser(RegionParser):
                     kind="inferred_name", message=f"named the call {name}, the only tool whose parameters fit"
                 )
             )
-        self._emit.call(name, args, span, [*extra, *parsed.repairs], call_id=call_id or None)
+        out.call(name, args, span, [*extra, *parsed.repairs], call_id=call_id or None)
 
 
 class KimiK2(Dialect):
@@ -75,7 +69,14 @@ class KimiK2(Dialect):
 
     name: ClassVar[str] = "kimi_k2"
 
-    parser = _Parser
+    openers = (
+        Opener(
+            "<|tool_call_begin|>", ends=("<|tool_call_end|>", "<|tool_calls_section_end|>"), body=_KimiCall()
+        ),
+        Opener("<|tool_calls_section_begin|>", "drop"),
+        Opener("<|tool_calls_section_end|>", "drop"),
+        Opener("<think>", "reasoning", ends=("</think>", "<|tool_calls_section_begin|>")),
+    )
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (

@@ -11,68 +11,23 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from tether._syntax import parse_call_list
+from tether.dialects._bodies import PythonCalls
 from tether.dialects._dialect import Dialect
-from tether.dialects._emitter import Emitter
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import THINK, Opener, RegionParser
-from tether.dialects._render import python_literal
+from tether.dialects._regions import THINK, Opener
+from tether.dialects._render import python_call
 from tether.dialects._results import result_text
-from tether.dialects._tools import ToolIndex, bind_arguments
-from tether.types import Repair, ToolCall, ToolResultMessage
+from tether.dialects._tools import ToolIndex
+from tether.types import ToolCall, ToolResultMessage
 
-__all__ = ["Olmo3Pythonic", "Pythonic", "emit_pythonic", "python_call"]
+__all__ = ["Olmo3Pythonic", "Pythonic"]
 
 _LIST = re.compile(r"\[\s*[A-Za-z_][\w.:\-]*\s*\(")
 _BARE = re.compile(r"[A-Za-z_][\w.:\-]*\(")
 _BARE_VIABLE = re.compile(r"[A-Za-z_][\w.:\-]*")
 _LIST_VIABLE = re.compile(r"\[\s*(?:[A-Za-z_][\w.:\-]*\s*)?")
-
-
-def emit_pythonic(out: Emitter, body: str, span: tuple[int, int], complete: bool, speculative: bool) -> None:
-    """Record the calls of a pythonic call list; a speculative region that is no call list stays text."""
-    calls, error, repairs = parse_call_list(body)
-    if error or not calls or (speculative and any(c.error for c in calls) and len(calls) == 1):
-        if speculative and not any(not c.error for c in calls):
-            out.text(body)
-            return
-        if error or not calls:
-            out.fail(error or "no call found", span, body)
-            return
-    extra: list[Repair] = list(repairs)
-    if not complete and not extra:
-        extra.append(Repair(kind="unterminated", message="the call list's end marker is missing"))
-    for c in calls:
-        cspan = (span[0] + c.start, span[0] + c.end) if speculative or out.dialect == "pythonic" else span
-        if c.error:
-            out.fail(c.error, cspan, body[c.start : c.end + 1])
-            continue
-        args, bind_repairs, bind_error = bind_arguments(c, out.tools)
-        if bind_error:
-            out.fail(bind_error, cspan, body[c.start : c.end])
-            continue
-        out.call(c.name, args, cspan, [*extra, *c.repairs, *bind_repairs])
-
-
-def python_call(call: ToolCall) -> str:
-    """`name(key=value, ...)` with Python literals."""
-    args = ", ".join(f"{k}={python_literal(v)}" for k, v in call.arguments.items())
-    return f"{call.name}({args})"
-
-
-class _PythonicParser(RegionParser):
-    openers = (
-        Opener(
-            "", balanced=True, guard=_BARE, guard_len=128, output_start=True, viable=_BARE_VIABLE, tag="bare"
-        ),
-        Opener("[", balanced=True, guard=_LIST, guard_len=128, viable=_LIST_VIABLE, tag="list"),
-        Opener("<|python_start|>", "drop"),
-        Opener("<|python_end|>", "drop"),
-        THINK,
-    )
-
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        emit_pythonic(self._emit, body, span, complete, speculative=True)
+_GUESSED = PythonCalls(speculative=True)
+"""A region found by its shape alone: if it is no call list after all, it stays text."""
 
 
 class Pythonic(Dialect):
@@ -80,7 +35,21 @@ class Pythonic(Dialect):
 
     name: ClassVar[str] = "pythonic"
 
-    parser = _PythonicParser
+    openers = (
+        Opener(
+            "",
+            balanced=True,
+            body=_GUESSED,
+            guard=_BARE,
+            guard_len=128,
+            output_start=True,
+            viable=_BARE_VIABLE,
+        ),
+        Opener("[", balanced=True, body=_GUESSED, guard=_LIST, guard_len=128, viable=_LIST_VIABLE),
+        Opener("<|python_start|>", "drop"),
+        Opener("<|python_end|>", "drop"),
+        THINK,
+    )
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (
@@ -96,22 +65,12 @@ class Pythonic(Dialect):
         return f"[{', '.join(python_call(c) for c in calls)}]" if calls else ""
 
 
-class _OlmoParser(RegionParser):
-    openers = (
-        Opener("<function_calls>", ends=("</function_calls>",)),
-        THINK,
-    )
-
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        emit_pythonic(self._emit, body, span, complete, speculative=False)
-
-
 class Olmo3Pythonic(Dialect):
     """OLMo 3: pythonic calls, one per line, inside `<function_calls>`."""
 
     name: ClassVar[str] = "olmo3_pythonic"
 
-    parser = _OlmoParser
+    openers = (Opener("<function_calls>", ends=("</function_calls>",), body=PythonCalls()), THINK)
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, cast
 
 import yaml
 
 from tether.dialects._dialect import Dialect
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._emitter import Emitter
+from tether.dialects._regions import Opener
 from tether.dialects._results import result_data
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
@@ -23,6 +25,7 @@ __all__ = ["Yaml"]
 
 _FENCE = re.compile(r"```ya?ml[ \t]*\n(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*(?:-[ \t]+)?type:[ \t]*[\"']?tool_call")
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BARE = "type: tool_call"
 _DOC_SPLIT = re.compile(r"^---[ \t]*$", re.MULTILINE)
 
 
@@ -35,51 +38,48 @@ def _comments(block: str) -> tuple[str, ...]:
     return tuple(x for x in out if x)
 
 
-class _Parser(RegionParser):
-    openers = (
-        Opener("```", ends=("```",), guard=_FENCE, guard_len=160, tag="fenced"),
-        Opener("type: tool_call", ends=("\n\n", "\n```"), line_start=True, tag="bare"),
-    )
+@dataclass(frozen=True, slots=True)
+class _YamlCalls:
+    """YAML documents of calls: a fence's content (after its language line), or a bare block (`head` is the
+    opener it began with, part of the YAML)."""
 
-    def on_region(self, opener: Opener, body: str, span: tuple[int, int], complete: bool) -> None:
-        body = body[body.find("\n") + 1 :] if opener.tag == "fenced" else opener.start + body
+    head: str = ""
+
+    def read(self, out: Emitter, text: str, span: tuple[int, int], complete: bool) -> None:
+        text = self.head + text if self.head else text[text.find("\n") + 1 :]
         extra = (
-            []
-            if complete or opener.tag == "bare"
-            else [Repair(kind="unterminated", message="closing fence missing")]
+            [] if complete or self.head else [Repair(kind="unterminated", message="closing fence missing")]
         )
-        for doc in _DOC_SPLIT.split(body):
+        for doc in _DOC_SPLIT.split(text):
             if doc.strip():
-                self._doc(doc, span, extra)
+                self._doc(out, doc, span, extra)
 
-    def _doc(self, doc: str, span: tuple[int, int], extra: list[Repair]) -> None:
+    def _doc(self, out: Emitter, doc: str, span: tuple[int, int], extra: list[Repair]) -> None:
         try:
             value: Any = yaml.load(doc, Loader=_LOADER)
         except Exception as e:  # PyYAML raises many error types (and RecursionError) on bad input
-            self._emit.fail(
-                f"invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}", span, doc
-            )
+            out.fail(f"invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}", span, doc)
             return
         items = cast(list[Any], value) if isinstance(value, list) else [value]
         notes = _comments(doc)
         for item in items:
             if not isinstance(item, dict):
-                self._emit.fail("a tool call is a mapping with type, tool and args", span, doc)
+                out.fail("a tool call is a mapping with type, tool and args", span, doc)
                 continue
             call = cast(dict[str, Any], item)
             name = call.get("tool") or call.get("name")
             if call.get("type", "tool_call") != "tool_call" or not isinstance(name, str) or not name:
-                self._emit.fail("a tool call needs `type: tool_call` and a `tool` name", span, doc)
+                out.fail("a tool call needs `type: tool_call` and a `tool` name", span, doc)
                 continue
             args = call.get("args", call.get("arguments", {}))
             if args is None:
                 args = {}
             if not isinstance(args, dict):
-                self._emit.fail(f"args of {name} must be a mapping", span, doc)
+                out.fail(f"args of {name} must be a mapping", span, doc)
                 continue
             why = call.get("why")
             priority = call.get("priority")
-            self._emit.call(
+            out.call(
                 name,
                 _jsonable(args),
                 span,
@@ -107,7 +107,10 @@ class Yaml(Dialect):
 
     name: ClassVar[str] = "yaml"
 
-    parser = _Parser
+    openers = (
+        Opener("```", ends=("```",), body=_YamlCalls(), guard=_FENCE, guard_len=160),
+        Opener(_BARE, ends=("\n\n", "\n```"), body=_YamlCalls(head=_BARE), line_start=True),
+    )
 
     def render_tools(self, tools: ToolIndex) -> str:
         catalog: dict[str, Any] = {}
