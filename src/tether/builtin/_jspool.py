@@ -72,15 +72,23 @@ class Worker:
         return not select.select([self._out], [], [], 0)[0]
 
     async def ask(self, request: bytes, deadline: float, max_bytes: int) -> tuple[dict[str, Any], int]:
-        """Send one request frame and read its answer (and its length in bytes). Raises TimeoutError at `deadline` (loop time),
-        EOFError if the worker died, BadFrame for an answer it cannot have meant."""
+        """Send one request frame and read its answer (and its length in bytes). Raises TimeoutError at
+        `deadline` (loop time), EOFError if the worker died, BadFrame for an answer it cannot have meant."""
         loop = asyncio.get_running_loop()
         async with asyncio.timeout_at(deadline):
-            await self._write(loop, len(request).to_bytes(4, "big") + request)
+            data = len(request).to_bytes(4, "big") + request
+            while data:
+                try:
+                    data = data[os.write(self._in, data) :]
+                except BlockingIOError:
+                    await _ready(loop, self._in, writing=True)
+                except (BrokenPipeError, ConnectionResetError):
+                    raise EOFError from None
+            await _ready(loop, self._out, writing=False)
             size = int.from_bytes(await self._read(loop, 4), "big")
             if size > max_bytes:
                 raise BadFrame(f"a {size}-byte answer, over its bound of {max_bytes}")
-            body = await self._read(loop, size)
+            body = await self._read(loop, size)  # exactly: bytes of a later, unasked frame stay unread
         return _parsed(body), size
 
     def read_ready(self, timeout_s: float) -> None:
@@ -98,28 +106,18 @@ class Worker:
         if data[4:] != b'{"ready":true}':
             raise BadFrame("not ready")
 
-    async def _write(self, loop: asyncio.AbstractEventLoop, data: bytes) -> None:
-        while data:
-            try:
-                data = data[os.write(self._in, data) :]
-            except BlockingIOError:
-                await _ready(loop, self._in, writing=True)
-            except (BrokenPipeError, ConnectionResetError):
-                raise EOFError from None
-
     async def _read(self, loop: asyncio.AbstractEventLoop, size: int) -> bytes:
-        chunks: list[bytes] = []
-        while size:
+        data = b""
+        while len(data) < size:
             try:
-                chunk = os.read(self._out, min(size, 1 << 20))
+                chunk = os.read(self._out, min(size - len(data), 1 << 20))
             except BlockingIOError:
                 await _ready(loop, self._out, writing=False)
                 continue
             if not chunk:
                 raise EOFError
-            chunks.append(chunk)
-            size -= len(chunk)
-        return b"".join(chunks)
+            data += chunk
+        return data
 
     def close(self) -> None:
         self.process.close()

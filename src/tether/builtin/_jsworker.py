@@ -28,6 +28,8 @@ MEMORY_BYTES = int(sys.argv[2])
 RETIRE_CPU_S = float(sys.argv[3])
 READY = 3
 """Contexts made ahead."""
+REST_S = 0.001
+"""How long the worker rests after an answer before housekeeping."""
 
 SERVE = r"""(function () {
   "use strict";
@@ -52,22 +54,24 @@ SERVE = r"""(function () {
     return cut(message, MAX_ERROR);
   }
   function bigintsAsText(key, value) { return typeof value === "bigint" ? toText(value) : value; }
+  // console.log keeps lines while `left` (characters) lasts, as JSON text; made before any request comes
+  let left = 0, lines = 0, used = 0, logs = "";
+  function log() {
+    let line = "";
+    for (let i = 0; i < arguments.length && line.length < left; i++) {
+      line += (i ? " " : "") + cut(text(arguments[i]), left);
+    }
+    if (left <= 0 || lines >= MAX_LINES) return;
+    line = cut(line, left);
+    left -= line.length;
+    used += line.length;
+    logs += (lines++ ? "," : "") + stringify(line);
+  }
+  const console = { log, info: log, warn: log, error: log, debug: log };
+  define(global, "console", { value: console, writable: true, configurable: true });
   return function serve(request) {
     const { code, input, logs: logRoom, cap } = parse(request);
-    let left = logRoom, lines = 0, used = 0, logs = "";
-    function log() {
-      let line = "";
-      for (let i = 0; i < arguments.length && line.length < left; i++) {
-        line += (i ? " " : "") + cut(text(arguments[i]), left);
-      }
-      if (left <= 0 || lines >= MAX_LINES) return;
-      line = cut(line, left);
-      left -= line.length;
-      used += line.length;
-      logs += (lines++ ? "," : "") + stringify(line);
-    }
-    const console = { log, info: log, warn: log, error: log, debug: log };
-    define(global, "console", { value: console, writable: true, configurable: true });
+    left = logRoom;
     define(global, "input", { value: input, writable: true, configurable: true });
     let state = "done", value, error;
     try {
@@ -123,14 +127,15 @@ def answer(context: Any, serve: Any, request: str) -> str:
         return '{"error":"the engine could not answer (' + type(exc).__name__ + ')","logs":[]}'
 
 
-def read_exactly(size: int) -> bytes:
+def read_request() -> str:
+    """One request frame, in as few reads as it arrives in."""
     data = b""
-    while len(data) < size:
-        chunk = os.read(0, size - len(data))
+    while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+        chunk = os.read(0, 1 << 16)
         if not chunk:
             sys.exit(0)  # tether closed the pipe
         data += chunk
-    return data
+    return data[4:].decode()
 
 
 def send(body: bytes) -> None:
@@ -141,15 +146,21 @@ def send(body: bytes) -> None:
 
 def main() -> None:
     ready = [fresh()]
+    spent: list[tuple[Any, Any]] = []
+    """The last request's context: freed while idle (freeing a runtime costs about as much as making one)."""
     send(b'{"ready":true}')
     while True:
-        # contexts made ahead while no request waits: a burst of calls finds them made
-        while len(ready) < READY and not select.select([0], [], [], 0)[0]:
-            ready.append(fresh())
-        request = read_exactly(int.from_bytes(read_exactly(4), "big")).decode()
+        # housekeeping only while no request waits, and after a rest: done at once, it keeps the CPU from the
+        # tether thread about to read the answer (whose wake-up the scheduler does not let preempt it)
+        if not select.select([0], [], [], REST_S)[0]:
+            spent.clear()
+            while len(ready) < READY and not select.select([0], [], [], 0)[0]:
+                ready.append(fresh())
+        request = read_request()
         context, serve = ready.pop() if ready else fresh()
         send(answer(context, serve, request).encode())
-        del context, serve  # frees the runtime, and everything the script made
+        spent[:] = [(context, serve)]  # in a burst, the one before is freed here: at most one waits
+        del context, serve
         if time.process_time() > RETIRE_CPU_S:
             return
 
