@@ -38,14 +38,15 @@ async def run_js(code: str, input_json: Any, *, timeout_s: float, limits: Sandbo
     """
     request = _request(code, input_json, limits)
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
+    wait_until = loop.time() + timeout_s  # for a worker, when all are busy
     workers = pool(limits)
     # the answer's bound: JSON escapes a character in at most 6, UTF-8 takes at most 3 bytes for each
     max_bytes = 6 * limits.output_bytes + _FRAME_SLACK
     while True:
-        worker = await workers.take(deadline)
+        worker = await workers.take(wait_until)
         try:
-            answer, size = await worker.ask(request, deadline, max_bytes)
+            # the script's time starts when a worker has it (starting one is tether's time, not the script's)
+            answer, size = await worker.ask(request, loop.time() + timeout_s, max_bytes)
         except TimeoutError:
             workers.discard(worker)
             raise ToolError(

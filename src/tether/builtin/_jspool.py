@@ -69,7 +69,7 @@ class Worker:
     def quiet(self) -> bool:
         """Whether it has said nothing since its last answer: a worker that exited (it retires before its
         CPU limit) or speaks unasked is not used again."""
-        return not select.select([self._out], [], [], 0)[0]
+        return not _readable(self._out, 0)
 
     async def ask(self, request: bytes, deadline: float, max_bytes: int) -> tuple[dict[str, Any], int]:
         """Send one request frame and read its answer (and its length in bytes). Raises TimeoutError at
@@ -97,7 +97,7 @@ class Worker:
         data = b""
         while len(data) < 4 + len(b'{"ready":true}'):
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self._out], [], [], remaining)[0]:
+            if remaining <= 0 or not _readable(self._out, remaining):
                 raise TimeoutError
             chunk = os.read(self._out, _MAX_READY_BYTES - len(data))
             if not chunk:
@@ -121,6 +121,13 @@ class Worker:
 
     def close(self) -> None:
         self.process.close()
+
+
+def _readable(fd: int, timeout_s: float) -> bool:
+    """Whether `fd` has bytes (or its end) within `timeout_s`; poll, as select cannot see fds past 1023."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(timeout_s * 1000))
 
 
 async def _ready(loop: asyncio.AbstractEventLoop, fd: int, *, writing: bool) -> None:
