@@ -125,10 +125,24 @@ async def test_input_that_is_not_json_is_invalid_args(input_json: Any) -> None:
     assert error.message.startswith("input_json is not JSON: ")
 
 
-async def test_circular_input_is_invalid_args() -> None:
+async def test_circular_or_bottomless_input_is_invalid_args() -> None:
     loop: list[Any] = []
     loop.append(loop)
     assert (await js_error("input", loop)).code == "INVALID_ARGS"
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    assert (await js_error("input", deep)).code == "INVALID_ARGS"
+
+
+async def test_a_short_timeout_is_the_scripts_own_not_the_workers_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slow_start = "import time\ntime.sleep(0.6)\n" + _jspool._worker_source()  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(_jspool, "_worker_source", lambda: slow_start)
+    limits = dataclasses.replace(LIMITS, output_bytes=LIMITS.output_bytes + 7)  # a new pool: a cold start
+    assert await js("1 + 1", timeout_s=0.3, limits=limits) == 2
+    _jspool.pool(limits).close()
 
 
 # -------------------------------------------------------------------------------- caps, every channel
