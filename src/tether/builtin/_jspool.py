@@ -39,7 +39,8 @@ _START_S = 30.0
 """How long a new worker may take to start (bubblewrap, Python and the engine, on a busy machine)."""
 _WAIT_S = 0.002
 """How often a call that found every worker busy looks again (a rare path; works across event loops)."""
-_MAX_READY_BYTES = 64
+_READY = (14).to_bytes(4, "big") + b'{"ready":true}'
+"""The worker's first frame, once it can serve."""
 
 
 class BadFrame(Exception):
@@ -47,8 +48,9 @@ class BadFrame(Exception):
 
 
 def memory_bytes(limits: SandboxLimits) -> int:
-    """The engine's own memory limit: half the sandbox's, at most 256 MiB (the rest: Python, the answer)."""
-    return min(256 * 1024 * 1024, limits.memory_bytes // 2)
+    """The engine's own memory limit: half the sandbox's (and of RLIMIT_AS), at most 256 MiB (the rest:
+    Python and the answer)."""
+    return min(256 * 1024 * 1024, limits.memory_bytes // 2, limits.address_space_bytes // 2)
 
 
 class Worker:
@@ -95,16 +97,16 @@ class Worker:
         """Block until the worker's first frame (`{"ready": true}`), in the starting thread."""
         deadline = time.monotonic() + timeout_s
         data = b""
-        while len(data) < 4 + len(b'{"ready":true}'):
+        while len(data) < len(_READY):
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not _readable(self._out, remaining):
                 raise TimeoutError
-            chunk = os.read(self._out, _MAX_READY_BYTES - len(data))
+            chunk = os.read(self._out, len(_READY) - len(data))
             if not chunk:
                 raise EOFError
             data += chunk
-        if data[4:] != b'{"ready":true}':
-            raise BadFrame("not ready")
+        if data != _READY:
+            raise BadFrame("something else than ready")
 
     async def _read(self, loop: asyncio.AbstractEventLoop, size: int) -> bytes:
         data = b""
