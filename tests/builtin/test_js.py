@@ -13,8 +13,11 @@ import pytest
 
 from tether.builtin import _js, _jspool
 from tether.builtin._js import run_js
+from tether.builtin.exec import exec_pack
 from tether.exceptions import ToolError
+from tether.execution import Executor
 from tether.sandbox import SandboxLimits
+from tether.types import OkEnvelope, ToolCall
 
 pytestmark = [
     pytest.mark.anyio,
@@ -242,6 +245,23 @@ async def test_cancelling_a_call_kills_its_worker() -> None:
         await call
     assert before - _worker_pids()  # the worker the call held, killed at once (its deadline was 10 s away)
     assert await js("2", limits=limits) == 2
+
+
+async def test_cancelling_the_tool_call_through_the_executor_kills_its_worker(tmp_path: Path) -> None:
+    limits = dataclasses.replace(LIMITS, output_bytes=LIMITS.output_bytes + 9)  # a pool of its own
+    executor = Executor(exec_pack(tmp_path, enabled=True, limits=limits))
+
+    def call(code: str) -> ToolCall:
+        return ToolCall(id="c1", name="js.exec", arguments={"code": code}, why="Sum the rows the user pasted")
+
+    assert await executor.execute(call("0")) == OkEnvelope(data={"result": 0, "logs": []})
+    before = _worker_pids()
+    running = asyncio.ensure_future(executor.execute(call("for (;;) {}")))
+    await asyncio.sleep(0.3)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert before - _worker_pids()  # killed with the call, not left to spin until its 10 s timeout
 
 
 async def test_a_worker_retires_before_its_cpu_limit_and_calls_go_on() -> None:
