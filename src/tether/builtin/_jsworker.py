@@ -157,9 +157,10 @@ def main() -> None:
             while len(ready) < READY and not select.select([0], [], [], 0)[0]:
                 ready.append(fresh())
         request = read_request()
+        spent.clear()  # in a burst, freed now: one script's memory at a time, within the sandbox's
         context, serve = ready.pop() if ready else fresh()
         send(answer(context, serve, request).encode())
-        spent[:] = [(context, serve)]  # in a burst, the one before is freed here: at most one waits
+        spent.append((context, serve))
         del context, serve
         if time.process_time() > RETIRE_CPU_S:
             return
