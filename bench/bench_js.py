@@ -1,61 +1,106 @@
-"""js.exec per call: a fresh V8 isolate per call in a pooled sandboxed worker (what js.exec does), against
-eval on a kept MiniRacer context in tether's own process (no isolation between calls, none from tether).
+"""js.exec per call: a fresh QuickJS context per call in a pooled sandboxed worker (what js.exec does), against
+eval on a kept MiniRacer (V8) context in tether's own process (issue 12's floor: no isolation between calls,
+none from tether), and a fresh QuickJS context made in tether's own process (the engine alone).
 
-Calls come one at a time with a short pause between them, as a model's calls do (the worker makes the next
-isolates while idle); a back-to-back line shows the throughput when isolates cannot be made ahead.
+Interleaved in rounds, so every line sees the same load; medians over every call. Calls come 20 ms apart, as a
+model's do (the worker makes the next contexts while idle); a back-to-back line shows a burst. CPU per call
+counts tether's process (the worker's is not visible from here).
 """
 
+import asyncio
+import os
 import statistics
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
 
 from _timing import row
 from tether.builtin._js import run_js
+from tether.builtin.exec import exec_pack
+from tether.execution import Executor
 from tether.sandbox import SandboxLimits
+from tether.types import ToolCall
 
-RUNS = 300
-
-
-def median_ms(fn: Callable[[], object], runs: int = RUNS, pause_s: float = 0.0) -> float:
-    for _ in range(10):
-        fn()
-    samples: list[float] = []
-    for _ in range(runs):
-        if pause_s:
-            time.sleep(pause_s)
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
+ROUNDS = 30
+PER_ROUND = 20
+PAUSE_S = 0.02
 
 
-try:
-    from py_mini_racer import MiniRacer
-except ImportError:
-    print("mini-racer is not installed (tether[js]); skipped")
-else:
-    limits = SandboxLimits()
+def _kept_mini_racer() -> Callable[[], Any] | None:
+    try:
+        from py_mini_racer import MiniRacer  # the bench group's, for the floor only
+    except ImportError:
+        return None
     kept = MiniRacer()
-    loop = "let s = 0; for (let i = 0; i < 1000; i++) s += i; s"
-    rows = [
-        (
-            "js.exec engine, `1 + 1` (fresh isolate, pooled worker)",
-            median_ms(lambda: run_js("1 + 1", None, timeout_s=5, limits=limits), pause_s=0.02),
-        ),
-        (
-            "js.exec engine, 1000-step loop (fresh isolate, pooled worker)",
-            median_ms(lambda: run_js(loop, None, timeout_s=5, limits=limits), pause_s=0.02),
-        ),
-        (
-            "js.exec engine, `1 + 1` back to back",
-            median_ms(lambda: run_js("1 + 1", None, timeout_s=5, limits=limits), 100),
-        ),
-        (
-            "MiniRacer.eval `1 + 1` on a kept context (in-process)",
-            median_ms(lambda: kept.eval("1 + 1"), pause_s=0.02),
-        ),
-    ]
-    print(row("evaluation", "median ms"))
-    print(row("---", "---:"))
-    for name, ms in rows:
-        print(row(name, f"{ms:.3f}"))
+    return lambda: kept.eval("1 + 1")
+
+
+def _fresh_quickjs() -> Callable[[], Any]:
+    quickjs = __import__("_quickjs")  # the js extra's C module, without type stubs
+    return lambda: quickjs.Context().eval("1 + 1")
+
+
+async def main() -> None:
+    limits = SandboxLimits()
+    loop_code = "let s = 0; for (let i = 0; i < 1000; i++) s += i; s"
+    executor = Executor(exec_pack(Path(os.getcwd()), enabled=True, limits=limits))
+    call = ToolCall(id="c1", name="js.exec", arguments={"code": "1 + 1"}, why="Add the numbers the user gave")
+
+    async def engine() -> Any:
+        return await run_js("1 + 1", None, timeout_s=5, limits=limits)
+
+    async def engine_loop() -> Any:
+        return await run_js(loop_code, None, timeout_s=5, limits=limits)
+
+    async def tool() -> Any:
+        return await executor.execute(call)
+
+    def sync(fn: Callable[[], Any]) -> Callable[[], Awaitable[Any]]:
+        async def run() -> Any:
+            return fn()
+
+        return run
+
+    cases: dict[str, tuple[Callable[[], Awaitable[Any]], float]] = {}
+    kept = _kept_mini_racer()
+    if kept is None:
+        print("mini-racer (the bench group's) is not installed: no floor line")
+    else:
+        cases["MiniRacer.eval `1 + 1` on a kept context (in-process, no isolation)"] = (sync(kept), PAUSE_S)
+    cases["fresh QuickJS context + eval `1 + 1` (in-process, no sandbox)"] = (sync(_fresh_quickjs()), PAUSE_S)
+    cases["js.exec engine, `1 + 1` (fresh context, pooled sandboxed worker)"] = (engine, PAUSE_S)
+    cases["js.exec engine, 1000-step loop"] = (engine_loop, PAUSE_S)
+    cases["js.exec tool through the Executor (envelope)"] = (tool, PAUSE_S)
+    cases["js.exec engine, `1 + 1` back to back"] = (engine, 0.0)
+
+    for fn, _ in cases.values():  # warm: workers started, contexts made, code paths compiled
+        for _ in range(20):
+            await fn()
+    wall: dict[str, list[float]] = {name: [] for name in cases}
+    cpu: dict[str, list[float]] = {name: [] for name in cases}
+    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    for _ in range(ROUNDS):
+        for name, (fn, pause_s) in cases.items():
+            for _ in range(PER_ROUND):
+                if pause_s:
+                    await asyncio.sleep(pause_s)
+                start, start_cpu = time.perf_counter(), time.process_time()
+                await fn()
+                cpu[name].append((time.process_time() - start_cpu) * 1000)
+                wall[name].append((time.perf_counter() - start) * 1000)
+    load_after = Path("/proc/loadavg").read_text().split()[:3]
+    print(f"python {sys.version.split()[0]}; {ROUNDS} rounds x {PER_ROUND} calls a line, interleaved")
+    print(f"load average before {' '.join(load_before)}, after {' '.join(load_after)}\n")
+    print(row("evaluation", "median ms", "p90 ms", "tether CPU ms per call (mean)"))
+    print(row("---", "---:", "---:", "---:"))
+    for name in cases:
+        samples = sorted(wall[name])
+        p90 = samples[int(len(samples) * 0.9)]
+        print(
+            row(name, f"{statistics.median(samples):.3f}", f"{p90:.3f}", f"{statistics.fmean(cpu[name]):.3f}")
+        )
+
+
+asyncio.run(main())

@@ -113,7 +113,7 @@ async def test_python_exec_input_files_cannot_escape(tmp_path: Path) -> None:
 
 
 async def test_js_exec_evaluates_with_input_and_logs(tmp_path: Path) -> None:
-    pytest.importorskip("py_mini_racer")
+    pytest.importorskip("_quickjs")
     envelope = await call(
         tmp_path, "js.exec", code="console.log('sum'); input.a + input.b", input_json={"a": 1, "b": 2}
     )
@@ -121,7 +121,7 @@ async def test_js_exec_evaluates_with_input_and_logs(tmp_path: Path) -> None:
 
 
 async def test_js_exec_has_no_host_apis_and_is_time_limited(tmp_path: Path) -> None:
-    pytest.importorskip("py_mini_racer")
+    pytest.importorskip("_quickjs")
     apis = await call(
         tmp_path, "js.exec", code="[typeof require, typeof process, typeof fetch, typeof XMLHttpRequest]"
     )

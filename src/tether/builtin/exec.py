@@ -5,7 +5,8 @@ PERMISSION_DENIED. Enabled, commands and Python run in `tether.sandbox` (bubblew
 capabilities, an unprivileged uid, rlimits, a timeout that kills the whole tree); where bubblewrap is missing
 they refuse with SANDBOX_UNAVAILABLE unless the configuration opted out explicitly. python.exec's directory
 is a private tmpfs; its result comes back through the capped output, never read from files. JavaScript runs
-in V8 (`tether[js]`), a fresh isolate per call, in pooled sandboxed worker processes that a timeout kills.
+in QuickJS (`tether[js]`), a fresh context per call, in pooled sandboxed worker processes that a timeout or
+a cancelled call kills.
 """
 
 from __future__ import annotations
@@ -148,7 +149,7 @@ def exec_pack(
             {"input": {"code": "input.a + input.b", "input_json": {"a": 1, "b": 2}}, "output": {"result": 3}}
         ],
     )
-    def js_exec(code: str, input_json: Any = None, timeout_ms: int = 10000) -> dict[str, Any]:
+    async def js_exec(code: str, input_json: Any = None, timeout_ms: int = 10000) -> dict[str, Any]:
         """Evaluate JavaScript in an isolate (no files, no network); `input` holds input_json.
 
         Args:
@@ -157,7 +158,9 @@ def exec_pack(
             timeout_ms: Time limit for the evaluation.
         """
         settings.check_enabled("js.exec")
-        return run_js(code, input_json, timeout_s=settings.timeout_s(timeout_ms), limits=settings.limits)
+        return await run_js(
+            code, input_json, timeout_s=settings.timeout_s(timeout_ms), limits=settings.limits
+        )
 
     return Toolset(terminal_run, terminal_execute, python_exec, js_exec)
 

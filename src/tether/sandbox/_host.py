@@ -127,9 +127,11 @@ def _openat2() -> HostCheck:
 
 
 def _js() -> HostCheck:
-    if importlib.util.find_spec("py_mini_racer") is None:
+    if importlib.util.find_spec("_quickjs") is None:
         return HostCheck("js.exec engine", None, "not installed (pip install 'tether[js]'); js.exec refuses")
-    return HostCheck("js.exec engine", True, "V8 in pooled sandboxed workers, killed on timeout")
+    return HostCheck(
+        "js.exec engine", True, "QuickJS in pooled sandboxed workers, killed on timeout or cancel"
+    )
 
 
 def _ripgrep() -> HostCheck:
