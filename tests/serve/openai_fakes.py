@@ -29,6 +29,12 @@ class FakeUpstream:
     """ok | slow (stalls after the first piece) | hang (stalls before its headers) | html | not_json | status |
     mid_error"""
     requests: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    script: list[list[str]] = field(default_factory=list[list[str]])
+    """Replies for the next requests, one each, before `pieces` is replayed again."""
+    served: int = 0
+    """Answers whose stream was read to its end."""
+    cancelled: int = 0
+    """Answers whose stream the reader closed before its end."""
 
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
@@ -41,10 +47,19 @@ class FakeUpstream:
             return HTMLResponse("<html><body>It works!</body></html>")
         if self.mode == "status":
             return JSONResponse({"error": {"message": "model overloaded"}}, status_code=503)
-        return StreamingResponse(self._events(), media_type="text/event-stream")
+        pieces = self.script.pop(0) if self.script else self.pieces
+        return StreamingResponse(self._events(pieces), media_type="text/event-stream")
 
-    async def _events(self) -> AsyncIterator[str]:
-        for i, piece in enumerate(self.pieces):
+    async def _events(self, pieces: list[str]) -> AsyncIterator[str]:
+        try:
+            async for event in self._replay(pieces):
+                yield event
+        except asyncio.CancelledError:
+            self.cancelled += 1  # tether closed its request before the end
+            raise
+
+    async def _replay(self, pieces: list[str]) -> AsyncIterator[str]:
+        for i, piece in enumerate(pieces):
             delta = {"content": piece} if i else {"role": "assistant", "content": piece}
             yield f"data: {json.dumps({'id': 'x', 'object': 'chat.completion.chunk', 'choices': [{'index': 0, 'delta': delta}]})}\n\n"
             if self.mode == "slow":
@@ -57,6 +72,7 @@ class FakeUpstream:
         usage = {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
         yield f"data: {json.dumps({'id': 'x', 'object': 'chat.completion.chunk', 'choices': [done], 'usage': usage})}\n\n"
         yield "data: [DONE]\n\n"
+        self.served += 1
 
 
 def free_socket() -> socket.socket:
@@ -72,9 +88,9 @@ def url_of(sock: socket.socket) -> str:
 
 
 @contextmanager
-def running(app: Any, sock: socket.socket) -> Iterator[None]:
+def running(app: Any, sock: socket.socket, *, lifespan: str = "off") -> Iterator[None]:
     """Serve `app` with uvicorn on `sock` in a thread until the block ends."""
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan=lifespan))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
