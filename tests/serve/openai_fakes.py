@@ -11,7 +11,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 from starlette.applications import Starlette
@@ -88,7 +88,7 @@ def url_of(sock: socket.socket) -> str:
 
 
 @contextmanager
-def running(app: Any, sock: socket.socket, *, lifespan: str = "off") -> Iterator[None]:
+def running(app: Any, sock: socket.socket, *, lifespan: Literal["on", "off"] = "off") -> Iterator[None]:
     """Serve `app` with uvicorn on `sock` in a thread until the block ends."""
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan=lifespan))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
