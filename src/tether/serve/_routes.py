@@ -158,11 +158,13 @@ async def messages(session_id: str, principal: Caller, served: State) -> list[Ch
     stored = await anyio.to_thread.run_sync(served.store.load, session_id)
     prompts = await anyio.to_thread.run_sync(served.index.prompts, session_id)
     agent = served.agents.get(row.agent)
-    toolset = agent.build(principal, served.journal).toolset if agent is not None else None
+    built = agent.build(principal, served.journal) if agent is not None else None
+    toolset = built.toolset if built is not None else None
     return chat_messages(
         stored,
         prompts,
         lambda name: None if toolset is None or (t := toolset.get(name)) is None else t.spec,
+        planned=built is not None and built.responder is not None,
     )
 
 
