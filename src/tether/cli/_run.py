@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from tether.builtin import PackConfig, build_tools
+from tether.builtin import agent_tools as build_agent_tools
 from tether.cli._approval import Approval
 from tether.cli._errors import console as plain_console
 from tether.cli._errors import fail
@@ -21,7 +21,7 @@ from tether.exceptions import UserError
 from tether.execution import Executor, Principal, SessionLog
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, RunResult, Termination
 from tether.models import Model, RecordingModel, load_cassette, model_from_name
-from tether.tools import AbstractToolset, Toolset, load_tools
+from tether.tools import AbstractToolset
 
 __all__ = [
     "DEFAULTS",
@@ -148,26 +148,14 @@ def agent_tools(
     mcp: list[str] | None = None,
     mcp_urls: list[str] | None = None,
 ) -> AbstractToolset:
-    """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`),
-    plus the tools of MCP servers (`mcp` commands, `mcp_urls`); with `read_only`, only those without side
-    effects."""
-    toolset: AbstractToolset = Toolset()
-    workspace = (base / roots[0]).resolve() if roots else None  # where YAML command tools work
-    for source in sources:
-        toolset = toolset | load_tools(base / source if Path(source).suffix else source, workspace=workspace)
-    if packs:
-        config = PackConfig(roots=tuple((base / r).resolve() for r in roots or ["."]))
-        toolset = toolset | build_tools(packs, config)
+    """`tether.builtin.agent_tools`, plus the tools of MCP servers (`mcp` commands, `mcp_urls`)."""
+    servers: list[AbstractToolset] = []
     if mcp or mcp_urls:
         from tether.mcp import MCPToolset  # the optional MCP SDK, imported only when asked for
 
-        for command in mcp or []:
-            toolset = toolset | MCPToolset.stdio(command)
-        for url in mcp_urls or []:
-            toolset = toolset | MCPToolset.http(url)
-    if read_only:
-        toolset = toolset.filtered(lambda t: t.spec.side_effects == "none")
-    return toolset
+        servers += [MCPToolset.stdio(command) for command in mcp or []]
+        servers += [MCPToolset.http(url) for url in mcp_urls or []]
+    return build_agent_tools(sources, packs, roots, base, read_only=read_only, extra=servers)
 
 
 def pack_principal(packs: list[str]) -> Principal | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tether.builtin import PackConfig, build_tools, packs
+from tether.builtin import PackConfig, agent_tools, packs
 from tether.dialects import dialect_names
 from tether.exceptions import UserError
 from tether.execution import Executor, Policy, Principal
@@ -33,7 +33,7 @@ from tether.models import Model, model_from_name
 from tether.serve._config import ServedAgent, check_fields, problems
 from tether.serve._demo import DEMO_MODEL, DemoModel
 from tether.store import Journal
-from tether.tools import AbstractToolset, Toolset, load_tools
+from tether.tools import AbstractToolset, Toolset
 from tether.types import AgentConfigV3, AgentToolConfig
 
 __all__ = ["default_agent", "served_agent"]
@@ -187,18 +187,21 @@ def _tools(configs: list[AgentToolConfig], base: Path, where: str) -> AbstractTo
         try:
             if tool.toolType in known:
                 options = _PackOptions.model_validate(tool.config)
-                pack_config = PackConfig(
-                    roots=tuple((base / r).resolve() for r in options.roots),
+                settings = PackConfig(
                     autoexec=options.autoexec,
                     network=options.network,
                     http_allowed_hosts=tuple(options.allowedHosts),
                 )
-                built: AbstractToolset = build_tools([tool.toolType], pack_config)
-                if options.readOnly:
-                    built = built.filtered(lambda t: t.spec.side_effects == "none")
+                built: AbstractToolset = agent_tools(
+                    packs=[tool.toolType],
+                    roots=options.roots,
+                    base=base,
+                    read_only=options.readOnly,
+                    settings=settings,
+                )
             elif tool.toolType == "file":
                 source = _FileOptions.model_validate(tool.config).path
-                built = load_tools(base / source if Path(source).suffix else source, workspace=base)
+                built = agent_tools([source], roots=["."], base=base)  # YAML command tools work in `base`
             elif tool.toolType == "mcp":
                 built = _mcp(_McpOptions.model_validate(tool.config), here)
             else:
