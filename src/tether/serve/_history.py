@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tether.store import storable_text
 from tether.tools import redact
 from tether.types import (
     AssistantMessage,
@@ -29,7 +30,7 @@ def chat_messages(
     planned: bool = False,
 ) -> list[ChatMessageV2]:
     """`messages` grouped into turns. A user message is shown when it is one of `prompts` (what users posted,
-    in order); the others are the loop's own (reminders, requests for a final response) and stay hidden.
+    in order, as `storable_text` keeps them); the others are the loop's own (reminders, requests for a final response) and stay hidden.
     With `planned` (an agent with a responder) a reply's text is its last message's, the responder's: the
     planner's text is never shown to users."""
     results = {m.call_id: m for m in messages if isinstance(m, ToolResultMessage)}
@@ -46,7 +47,7 @@ def chat_messages(
         records.clear()
 
     for message in messages:
-        if isinstance(message, UserMessage) and waiting and message.content == waiting[-1]:
+        if isinstance(message, UserMessage) and waiting and storable_text(message.content) == waiting[-1]:
             waiting.pop()
             close_reply()
             out.append(ChatMessageV2(role="user", content=message.content))

@@ -162,6 +162,10 @@ async def _read(request: Request) -> ChatRequest:
         body = await request.json()
     except ValueError as e:
         raise ApiError(400, f"the request body is not JSON: {e}") from e
+    except RecursionError:
+        raise ApiError(
+            400, "the request body nests JSON too deeply to read", suggestion="Send a flatter JSON body."
+        ) from None
     try:
         return ChatRequest.model_validate(body)
     except ValidationError as e:
