@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -101,6 +107,43 @@ def test_a_host_without_a_sandbox_is_one_line_and_exit_2(
     assert "bug" not in output
 
 
+def test_a_port_in_use_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(cli, ["serve", "--port", str(port), "--db", f"sqlite:///{tmp_path / 'x.db'}"])
+    one_line_exit_2(result, f"cannot listen on 127.0.0.1:{port}", "--port (0: any free port)")
+
+
+def test_port_0_serves_on_a_free_port_and_says_which(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
+    command = [sys.executable, "-m", "tether", "serve", "--port", "0"]
+    server = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        assert server.stdout is not None
+        first = server.stdout.readline().decode()
+        found = re.search(r"at http://127\.0\.0\.1:(\d+)/", first)
+        assert found, first
+        port = int(found.group(1))
+        assert port != 0
+        agents = None
+        deadline = time.monotonic() + 60
+        while agents is None and time.monotonic() < deadline and server.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/agents", timeout=2) as response:
+                    agents = json.loads(response.read())
+            except OSError:
+                time.sleep(0.2)
+        assert agents is not None
+        assert agents[0]["name"] == "demo"
+    finally:
+        server.terminate()
+        server.communicate(timeout=20)
+
+
 # ------------------------------------------------------------------------------------- first requests
 
 
@@ -181,6 +224,24 @@ async def test_nul_bytes_in_a_message_on_postgresql_are_stored_safely_and_read_b
     assert history.json()[1]["toolCalls"][0]["output"] == "X\ufffdY"
     assert listed.status_code == 200
     assert listed.json()[0]["title"] == "before\ufffdafter"
+
+
+@pytest.mark.anyio
+async def test_a_lone_surrogate_in_a_message_on_postgresql_is_no_500(
+    make_app: Callable[..., FastAPI], postgres_url: str
+) -> None:
+    app = make_app(scripted("a", ["ok"]), database=postgres_url)
+    body = b'{"content": "half a pair: \\ud800 here"}'
+    async with client(app) as c:
+        sid = await new_session(c)
+        response = await c.post(
+            f"/api/sessions/{sid}/messages", content=body, headers={"content-type": "application/json"}
+        )
+        history = await c.get(f"/api/sessions/{sid}/messages")
+    assert response.status_code < 500, response.text
+    assert history.status_code == 200
+    if response.status_code == 200:
+        assert sse_events(response.text)[-1][2]["reason"] != "error"
 
 
 def _echo() -> Any:
