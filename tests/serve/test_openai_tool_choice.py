@@ -19,7 +19,7 @@ from starlette.routing import Mount
 from tether.loop import Agent
 from tether.models import FunctionModel, ModelRequest
 from tether.serve import Upstream
-from tether.serve._openai import openai_router as router
+from tether.serve import openai_router as router
 from tether.tools import tool
 
 from .openai_fakes import FakeUpstream, free_socket, running, url_of
