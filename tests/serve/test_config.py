@@ -117,7 +117,7 @@ def test_json_config_and_the_db_option_override(tmp_path: Path) -> None:
         ),
         (
             "agents:\n  - {name: a, model: tether:demo, tools: [{toolType: fs, toolName: f, config: {root: x}}]}",
-            "tools[0] (f).config.root: Extra inputs are not permitted",
+            "tools[0] (f).config.root: unknown field 'root'; did you mean 'roots'?",
         ),
         (
             "agents:\n  - {name: a, model: tether:demo, tools: [{toolType: file, toolName: f, config: {path: nope.py}}]}",

@@ -186,6 +186,7 @@ def _tools(configs: list[AgentToolConfig], base: Path, where: str) -> AbstractTo
         here = f"tools[{i}] ({tool.toolName})"
         try:
             if tool.toolType in known:
+                check_fields(tool.config, _PackOptions, f"{here}.config")
                 options = _PackOptions.model_validate(tool.config)
                 settings = PackConfig(
                     autoexec=options.autoexec,
@@ -200,6 +201,7 @@ def _tools(configs: list[AgentToolConfig], base: Path, where: str) -> AbstractTo
                     settings=settings,
                 )
             elif tool.toolType == "file":
+                check_fields(tool.config, _FileOptions, f"{here}.config")
                 source = _FileOptions.model_validate(tool.config).path
                 built = agent_tools([source], roots=["."], base=base)  # YAML command tools work in `base`
             elif tool.toolType == "mcp":
