@@ -161,6 +161,22 @@ async def test_a_deeply_nested_json_body_is_a_400_not_a_500(
         )
     assert response.status_code == 400, response.text
     assert "Traceback" not in response.text
+    assert "JSON" in response.json()["error"]["suggestion"]
+
+
+@pytest.mark.anyio
+async def test_a_body_that_is_not_json_says_so_and_how_to_send_one(make_app: Callable[..., FastAPI]) -> None:
+    async with client(make_app(scripted("a", ["hi"]))) as c:
+        sid = await new_session(c)
+        response = await c.post(
+            f"/api/sessions/{sid}/messages",
+            content=b"content=hi",
+            headers={"content-type": "application/json"},
+        )
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["message"].startswith("body: not valid JSON (Expecting value at character 0)")
+    assert '{"content": "hello"}' in error["suggestion"]
 
 
 @pytest.mark.anyio

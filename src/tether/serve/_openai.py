@@ -164,7 +164,9 @@ async def _read(request: Request) -> ChatRequest:
         raise ApiError(400, f"the request body is not JSON: {e}") from e
     except RecursionError:
         raise ApiError(
-            400, "the request body nests JSON too deeply to read", suggestion="Send a flatter JSON body."
+            400,
+            "the request body nests JSON too deeply to read",
+            suggestion="Send a flatter JSON body (a few hundred levels at most).",
         ) from None
     try:
         return ChatRequest.model_validate(body)
