@@ -27,7 +27,7 @@ class FakeUpstream:
     pieces: list[str] = field(default_factory=list[str])
     mode: str = "ok"
     """ok | slow (stalls after the first piece) | hang (stalls before its headers) | html | not_json | status |
-    mid_error"""
+    mid_error | key (401 without an Authorization header)"""
     requests: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     script: list[list[str]] = field(default_factory=list[list[str]])
     """Replies for the next requests, one each, before `pieces` is replayed again."""
@@ -45,6 +45,8 @@ class FakeUpstream:
             await asyncio.sleep(3)  # longer than the 0.5 s timeout under test
         if self.mode == "html":
             return HTMLResponse("<html><body>It works!</body></html>")
+        if self.mode == "key" and not request.headers.get("authorization"):
+            return JSONResponse({"error": {"message": "Incorrect API key provided"}}, status_code=401)
         if self.mode == "status":
             return JSONResponse({"error": {"message": "model overloaded"}}, status_code=503)
         pieces = self.script.pop(0) if self.script else self.pieces

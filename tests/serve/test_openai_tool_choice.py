@@ -68,7 +68,7 @@ def served() -> Iterator[Served]:
     app = FastAPI()
     app.include_router(router(upstreams, {"waiter": Agent(FunctionModel(stall), [wait], dialect="hermes")}))
     app.router.routes.append(Mount("/up", fake.app()))
-    with running(app, sock):
+    with running(app, sock, lifespan="on"):  # the router's client closes its pooled connections at the end
         yield Served(url_of(sock), fake, agent_cancelled)
 
 

@@ -17,16 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
+import openai
 import pytest
 import uvicorn
 from fastapi import FastAPI
+from starlette.routing import Mount
 from typer.testing import CliRunner
 
 from tether.cli import app as cli
 from tether.exceptions import SandboxUnavailable
-from tether.serve import ServeConfig
+from tether.serve import ServeConfig, Upstream, openai_router
 
 from .conftest import call, client, new_session, scripted, sse_events
+from .openai_fakes import FakeUpstream, free_socket, running, url_of
 
 runner = CliRunner()
 
@@ -93,6 +96,24 @@ def test_an_empty_openai_api_key_is_a_clear_error_at_start(
     one_line_exit_2(
         runner.invoke(cli, ["serve", str(path)]), "agents[0] (a):", "OPENAI_API_KEY is not set (or empty)"
     )
+
+
+def test_an_upstream_refusing_a_missing_key_names_the_empty_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VLLM_KEY", "")
+    fake = FakeUpstream(pieces=["hi"], mode="key")
+    sock = free_socket()
+    upstream = Upstream(base_url=f"{url_of(sock)}/up/v1", model="m", api_key_env="VLLM_KEY")
+    app = FastAPI()
+    app.include_router(openai_router({"m": upstream}))
+    app.router.routes.append(Mount("/up", fake.app()))
+    with running(app, sock, lifespan="on"):  # the router's client closes its pooled connections
+        client = openai.OpenAI(base_url=f"{url_of(sock)}/v1", api_key="unused", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as raised:
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert raised.value.status_code == 502
+    error: Any = raised.value.body
+    assert "the environment variable VLLM_KEY is not set, or empty" in error["message"]
+    assert error["suggestion"] == "Export VLLM_KEY where tether serve runs, then restart it."
 
 
 def test_a_host_without_a_sandbox_is_one_line_and_exit_2(
