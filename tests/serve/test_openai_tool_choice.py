@@ -8,6 +8,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -238,3 +239,25 @@ def test_a_client_given_to_the_router_is_left_open_for_its_owner() -> None:
     with running(app, free_socket(), lifespan="on"):
         pass
     assert not given.is_closed
+
+
+def test_tether_serves_app_closes_the_routers_client_at_shutdown_too(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tether.serve import ServeConfig, create_app, default_agent
+
+    made: list[httpx2.AsyncClient] = []
+    original = httpx2.AsyncClient
+
+    def recording(*args: Any, **kwargs: Any) -> httpx2.AsyncClient:
+        client = original(*args, **kwargs)
+        made.append(client)
+        return client
+
+    monkeypatch.setattr(httpx2, "AsyncClient", recording)
+    app = create_app(ServeConfig(agents=[default_agent(tmp_path)], database=f"sqlite:///{tmp_path / 'db'}"))
+    monkeypatch.setattr(httpx2, "AsyncClient", original)
+    assert len(made) == 1
+    with running(app, free_socket(), lifespan="on"):
+        assert not made[0].is_closed
+    assert made[0].is_closed
