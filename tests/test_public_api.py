@@ -142,7 +142,7 @@ CORE_API: dict[str, list[str]] = {
         "SandboxUnavailable", "cgroup_support", "check_host", "result_data", "run_for_tool", "tails",
     ],
     "tether.builtin": [
-        "ENTRY_POINT_GROUP", "FsLimits", "Located", "PackConfig", "Roots", "ToolPack", "build_tools",
+        "ENTRY_POINT_GROUP", "FsLimits", "Located", "PackConfig", "Roots", "ToolPack", "agent_tools", "build_tools",
         "exec_pack", "fs_pack", "get_pack", "memory_pack", "packs", "register_pack", "search_pack", "web_pack",
     ],
 }  # fmt: skip

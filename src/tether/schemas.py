@@ -31,6 +31,7 @@ SCHEMAS: dict[str, Any] = {
     "tool_call_record.v1": types.ToolCallRecord,
     "meowstik_tool_calls.v1": types.MeowstikToolCalls,
     "agent_config.v2": types.AgentConfig,
+    "agent_config.v3": types.AgentConfigV3,
     "text_document_metadata.v1": types.TextDocumentMetadata,
     "qa_metadata.v1": types.QAMetadata,
     "vector_search_output.v1": types.VectorSearchOutput,

@@ -18,7 +18,9 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 __all__ = [
     "AgentConfig",
+    "AgentConfigV3",
     "AgentLimitsConfig",
+    "AgentModelConfig",
     "AgentToolConfig",
     "AnyEnvelope",
     "AssistantMessage",
@@ -356,6 +358,34 @@ class AgentConfig(BaseModel):
     termination: Literal["no_calls", "end_turn", "final_response"] = "no_calls"
     tools: list[AgentToolConfig] = Field(default_factory=list[AgentToolConfig])
     limits: AgentLimitsConfig = Field(default_factory=AgentLimitsConfig)
+
+
+class AgentModelConfig(BaseModel):
+    """A model and, optionally, the server it runs on (`agent_config.v3`'s `responder` in its long form)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True, extra="forbid")
+
+    model: str
+    """`provider:name`, e.g. `openai:gpt-4o`."""
+    baseUrl: str | None = None
+    """The provider's server, e.g. an OpenAI-compatible one (Ollama, vLLM, llama.cpp)."""
+
+
+class AgentConfigV3(AgentConfig):
+    """An agent's configuration, `agent_config.v3`: `agent_config.v2` (seed 004) plus how the agent acts and
+    where its models run. Every `agent_config.v2` object is a valid v3 one."""
+
+    mode: Literal["talk_first", "act_first", "actionable_intent"] = "talk_first"
+    """Whether the agent may call tools before it answers (`act_first`), only after talking it through
+    (`talk_first`), or chooses per message (`actionable_intent`: acts on requests to do something)."""
+    baseUrl: str | None = None
+    """The server `model` runs on, e.g. an OpenAI-compatible one (Ollama, vLLM, llama.cpp)."""
+    responder: str | AgentModelConfig | None = None
+    """A second model that writes the user-facing reply once the tools are done (planner -> executor ->
+    responder); `model` is then the planner. A name (`openai:gpt-4o`) or `{model, baseUrl}`."""
+    policy: dict[str, Any] = Field(default_factory=dict[str, Any])
+    """The executor's policy (`tether.execution.Policy` fields), e.g. `{require_principal: true,
+    max_concurrency: 4, default_timeout_s: 30}`."""
 
 
 class MeowstikToolCall(BaseModel):

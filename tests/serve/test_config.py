@@ -92,9 +92,12 @@ def test_json_config_and_the_db_option_override(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("agents: []", "agents: List should have at least 1 item"),
-        ("agent: []", "agents: Field required"),
+        ("agent: []", "agents.yaml: agent: unknown field 'agent'; did you mean 'agents'?"),
         ("agents:\n  - {name: a}", "agents[0].model: Field required"),
-        ("agents:\n  - {name: a, model: tether:demo, termnation: x}", "agents[0]: unknown field termnation"),
+        (
+            "agents:\n  - {name: a, model: tether:demo, termnation: x}",
+            "agents[0].termnation: unknown field 'termnation'; did you mean 'termination'?",
+        ),
         (
             "agents:\n  - {name: a, model: tether:demo, termination: forever}",
             "agents[0].termination: Input should be",
@@ -102,7 +105,7 @@ def test_json_config_and_the_db_option_override(tmp_path: Path) -> None:
         ("agents:\n  - {name: a, model: tether:demo, mode: shy}", "agents[0].mode: Input should be"),
         (
             "agents:\n  - {name: a, model: tether:demo, policy: {max_concurency: 2}}",
-            "agents[0].policy.max_concurency: Extra inputs",
+            "agents[0].policy.max_concurency: unknown field 'max_concurency'; did you mean 'max_concurrency'?",
         ),
         (
             "agents:\n  - {name: a, model: tether:demo, limits: {maxIterations: 0}}",
@@ -114,7 +117,7 @@ def test_json_config_and_the_db_option_override(tmp_path: Path) -> None:
         ),
         (
             "agents:\n  - {name: a, model: tether:demo, tools: [{toolType: fs, toolName: f, config: {root: x}}]}",
-            "tools[0] (f).config.root: Extra inputs are not permitted",
+            "tools[0] (f).config.root: unknown field 'root'; did you mean 'roots'?",
         ),
         (
             "agents:\n  - {name: a, model: tether:demo, tools: [{toolType: file, toolName: f, config: {path: nope.py}}]}",

@@ -211,15 +211,19 @@ def test_pythonic_history_is_written_as_python_calls(served: Served) -> None:
     assert served.sent["messages"][2] == {"role": "assistant", "content": "[get_weather(city='Oslo')]"}
 
 
-def test_tool_choice_none_teaches_no_tools_and_reads_no_calls(served: Served) -> None:
+def test_tool_choice_none_teaches_no_tools_and_drops_the_calls_written_anyway(served: Served) -> None:
     text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
-    served.reply(text)
+    served.reply("I will look. ", text)
     completion = served.client.chat.completions.create(
         model="qwen", messages=ASK, tools=TOOLS, tool_choice="none"
     )
-    assert completion.choices[0].message.content == text
+    assert completion.choices[0].message.content == "I will look. "
     assert completion.choices[0].message.tool_calls is None
+    assert completion.choices[0].finish_reason == "stop"
     assert [m["role"] for m in served.sent["messages"]] == ["user"]
+    assert (completion.model_extra or {})["tether_errors"] == [
+        {"message": "dropped a call to 'get_weather': tool_choice is 'none'", "code": "call_dropped"}
+    ]
 
 
 def test_a_named_tool_choice_teaches_that_tool_alone_and_drops_calls_to_others(served: Served) -> None:
@@ -244,7 +248,7 @@ def test_a_named_tool_choice_teaches_that_tool_alone_and_drops_calls_to_others(s
 
 
 def test_required_tool_choice_is_asked_for_in_the_prompt(served: Served) -> None:
-    served.reply("No.")
+    served.reply('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>')
     served.client.chat.completions.create(model="qwen", messages=ASK, tools=TOOLS, tool_choice="required")
     assert served.sent["messages"][0]["content"].endswith(
         "You must call at least one function in your reply."

@@ -6,10 +6,12 @@
 
 Packs: `fs` (ls, read, append, patch, write, mkdir, copy), `search` (lexical), `exec` (terminal.run, python.exec,
 js.exec; off unless `autoexec`), `memory` (summarize, advise), `web` (wget, api_call). File paths are confined
-to the configured roots (`Roots`); code runs in `tether.sandbox`.
+to the configured roots (`Roots`); code runs in `tether.sandbox`. `agent_tools` builds an agent's tools from
+definition files, packs and other toolsets, as the command line and `tether serve` do.
 """
 
 # importing a pack's module registers it (register_pack, as a third-party pack does)
+from tether.builtin._agent_tools import agent_tools as agent_tools
 from tether.builtin._paths import Located as Located
 from tether.builtin._paths import Roots as Roots
 from tether.builtin._registry import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
@@ -33,6 +35,7 @@ __all__ = [
     "PackConfig",
     "Roots",
     "ToolPack",
+    "agent_tools",
     "build_tools",
     "exec_pack",
     "fs_pack",

@@ -4,7 +4,8 @@ Text from models, files, tools and users can hold `[...]` or `:name:`, which Ric
 emoji codes (a `[/x]` in a path crashed the error message meant to show it; `tether[anthropic]` printed as
 `tether`). So every console here prints text literally, and styles are given explicitly (`Text.assemble`).
 Every command runs under `Commands.invoke`, the one place where exceptions become exit codes:
-`UserError` -> its message and exit 2, `ModelError` -> its message and exit 1, anything else -> one line
+`UserError` and `SandboxUnavailable` (the host lacks what the user asked for; the message names the fix) ->
+its message and exit 2, `ModelError` -> its message and exit 1, anything else -> one line
 saying it is a bug, exit 1, with the traceback only under `tether --debug` or `TETHER_DEBUG=1`.
 """
 
@@ -17,7 +18,7 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
 
-from tether.exceptions import ModelError, UserError
+from tether.exceptions import ModelError, SandboxUnavailable, UserError
 
 __all__ = ["Commands", "console", "fail", "leaves", "report"]
 
@@ -71,7 +72,7 @@ class Commands(TyperGroup):
             if type(e).__module__.startswith(("click", "typer")):  # usage errors: typer prints them itself
                 raise
             found = leaves(e)
-            for kind, code in ((UserError, 2), (ModelError, 1)):
+            for kind, code in ((UserError, 2), (SandboxUnavailable, 2), (ModelError, 1)):
                 known = next((leaf for leaf in found if isinstance(leaf, kind)), None)
                 if known is not None:
                     fail(str(known), code=code)

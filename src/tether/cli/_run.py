@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from tether.builtin import PackConfig, build_tools
+from tether.builtin import agent_tools as build_agent_tools
 from tether.cli._approval import Approval
 from tether.cli._errors import console as plain_console
 from tether.cli._errors import fail
@@ -23,7 +23,7 @@ from tether.exceptions import UserError
 from tether.execution import Executor, Principal, SessionLog
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, RunResult, Termination
 from tether.models import Model, RecordingModel, load_cassette, model_from_name
-from tether.tools import AbstractToolset, Toolset, load_tools
+from tether.tools import AbstractToolset
 
 if TYPE_CHECKING:
     from tether.mcp import MCPToolset
@@ -155,21 +155,8 @@ def agent_tools(
     read_only: bool = False,
     servers: Sequence[AbstractToolset] = (),
 ) -> AbstractToolset:
-    """Tools from definition files and modules, plus built-in packs confined to `roots` (relative to `base`),
-    plus the tools of MCP `servers` (see `mcp_servers`); with `read_only`, only those without side
-    effects."""
-    toolset: AbstractToolset = Toolset()
-    workspace = (base / roots[0]).resolve() if roots else None  # where YAML command tools work
-    for source in sources:
-        toolset = toolset | load_tools(base / source if Path(source).suffix else source, workspace=workspace)
-    if packs:
-        config = PackConfig(roots=tuple((base / r).resolve() for r in roots or ["."]))
-        toolset = toolset | build_tools(packs, config)
-    for server in servers:
-        toolset = toolset | server
-    if read_only:
-        toolset = toolset.filtered(lambda t: t.spec.side_effects == "none")
-    return toolset
+    """`tether.builtin.agent_tools`, plus the tools of MCP `servers` (see `mcp_servers`)."""
+    return build_agent_tools(sources, packs, roots, base, read_only=read_only, extra=servers)
 
 
 def mcp_servers(commands: list[str] | None, urls: list[str] | None) -> list[MCPToolset]:

@@ -60,19 +60,41 @@ def register(app: typer.Typer) -> None:
                 f"--host {host} would let anyone on the network act as you: this config has no API keys. "
                 "Add `keys:` to the config (see docs/serve.md) or listen on 127.0.0.1."
             )
+        listening = _bind(host, port)
+        port = listening.getsockname()[1]  # --port 0: the port the system chose
         url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/"
         plain_console().print(
             f"tether serve: {', '.join(a.name for a in settings.agents)} at {url} (API docs: {url}docs)"
         )
         if open_page:
             webbrowser.open(url)
-        uvicorn.run(
-            create_app(settings),
-            host=host,
-            port=port,
-            log_level="warning",
-            timeout_graceful_shutdown=5,  # streams still open then are closed; their runs end resumable
+        server = uvicorn.Server(
+            uvicorn.Config(
+                create_app(settings),
+                log_level="warning",
+                timeout_graceful_shutdown=5,  # streams still open then are closed; their runs end resumable
+            )
         )
+        server.run(sockets=[listening])
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A socket listening on `host:port`, bound here so that a port in use is one clear line, not a log."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as error:
+        raise UserError(f"--host {host} is not an address this machine can listen on: {error}.") from None
+    listening = socket.socket(family, kind, proto)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind(address)
+    except OSError as error:
+        listening.close()
+        raise UserError(
+            f"cannot listen on {host}:{port}: {error.strerror or error}. Stop what uses the port, or pick "
+            "another with --port (0: any free port)."
+        ) from None
+    return listening
 
 
 def _loopback(host: str) -> bool:

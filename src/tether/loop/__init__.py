@@ -1,6 +1,7 @@
 """The agent loop: models, termination policies, streaming execution and one event stream."""
 
 from tether.loop._agent import Agent as Agent
+from tether.loop._conversation import unanswered_calls as unanswered_calls
 from tether.loop._core import core_tools as core_tools
 from tether.loop._limits import Limits as Limits
 from tether.loop._modes import Mode as Mode
@@ -36,4 +37,5 @@ __all__ = [
     "Verdict",
     "actionable_intent",
     "core_tools",
+    "unanswered_calls",
 ]

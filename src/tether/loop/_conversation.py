@@ -11,7 +11,18 @@ from tether.loop._session import Session
 from tether.loop._text_view import TextView
 from tether.types import AssistantMessage, Message, ToolCall, ToolResultMessage
 
-__all__ = ["Conversation"]
+__all__ = ["Conversation", "unanswered_calls"]
+
+
+def unanswered_calls(messages: Sequence[Message]) -> list[ToolCall]:
+    """Calls of the last assistant message that have no result yet: what a run stopped mid-turn (cancelled,
+    cut off) still owes the model an answer for."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, AssistantMessage):
+            answered = {m.call_id for m in messages[index + 1 :] if isinstance(m, ToolResultMessage)}
+            return [c for c in message.tool_calls if c.id not in answered]
+    return []
 
 
 class Conversation:
@@ -47,10 +58,4 @@ class Conversation:
 
     def unanswered(self) -> list[ToolCall]:
         """Calls of the last assistant message that have no result yet."""
-        messages = self.messages
-        for index in range(len(messages) - 1, -1, -1):
-            message = messages[index]
-            if isinstance(message, AssistantMessage):
-                answered = {m.call_id for m in messages[index + 1 :] if isinstance(m, ToolResultMessage)}
-                return [c for c in message.tool_calls if c.id not in answered]
-        return []
+        return unanswered_calls(self.messages)

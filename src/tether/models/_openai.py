@@ -52,11 +52,11 @@ class OpenAIModel(Model):
         self.native_dialect = "openai" if native_tools else None
         if client is None:
             base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-            api_key = api_key or os.environ.get("OPENAI_API_KEY")
+            api_key = api_key or os.environ.get("OPENAI_API_KEY") or None  # an empty key is no key
             if api_key is None:
                 if base_url is None:
                     raise UserError(
-                        "OPENAI_API_KEY is not set: export it, pass api_key=..., or point --base-url (base_url=) "
+                        "OPENAI_API_KEY is not set (or empty): export it, pass api_key=..., or point --base-url (base_url=) "
                         "at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio), which needs no key."
                     )
                 api_key = "unused"  # local servers ignore the key; the SDK insists on one

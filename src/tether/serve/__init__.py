@@ -5,8 +5,9 @@
     app = create_app(load_config("agents.yaml"))   # then: uvicorn, or `tether serve agents.yaml`
 
 The agent API streams each run's events (seed 004's agent_streaming_events v1) as SSE or NDJSON from a
-task the HTTP response only follows, so a client that reconnects loses nothing; see docs/serve.md. Not
-imported by `import tether`.
+task the HTTP response only follows, so a client that reconnects loses nothing; see docs/serve.md. The
+OpenAI-compatible endpoint (`/v1`, docs/openai.md) is part of `create_app`'s app; `openai_router` gives it
+alone, for an app of your own. Not imported by `import tether`.
 """
 
 from tether.serve._agents import default_agent as default_agent
@@ -20,10 +21,13 @@ from tether.serve._config import default_database as default_database
 from tether.serve._config import hash_key as hash_key
 from tether.serve._config import load_config as load_config
 from tether.serve._demo import DemoModel as DemoModel
+from tether.serve._openai import AgentFactory as AgentFactory
+from tether.serve._openai import openai_router as openai_router
 from tether.serve._openai_upstream import Upstream as Upstream
 
 __all__ = [
     "AgentBuilder",
+    "AgentFactory",
     "ApiKey",
     "DemoModel",
     "ServeConfig",
@@ -34,5 +38,6 @@ __all__ = [
     "default_database",
     "hash_key",
     "load_config",
+    "openai_router",
     "served_agent",
 ]

@@ -1,4 +1,5 @@
-"""An `agent_config.v2` entry -> a `ServedAgent`: its model, dialect, tools, termination, mode, limits, policy.
+"""An `agent_config.v3` entry -> a `ServedAgent`: its model and responder, dialect, tools, termination, mode,
+limits and policy.
 
 The model and the tools are made once, when the config is read (a bad name fails at start, not at the
 first message); each run gets its own `Agent` for its principal, over one executor per server database.
@@ -6,13 +7,15 @@ first message); each run gets its own `Agent` for its principal, over one execut
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tether.builtin import PackConfig, build_tools, packs
+from tether.builtin import PackConfig, agent_tools, packs
+from tether.dialects import dialect_names
 from tether.exceptions import UserError
 from tether.execution import Executor, Policy, Principal
 from tether.loop import (
@@ -27,11 +30,11 @@ from tether.loop import (
     actionable_intent,
 )
 from tether.models import Model, model_from_name
-from tether.serve._config import ServedAgent, problems
+from tether.serve._config import ServedAgent, check_fields, problems
 from tether.serve._demo import DEMO_MODEL, DemoModel
 from tether.store import Journal
-from tether.tools import AbstractToolset, Toolset, load_tools
-from tether.types import AgentConfig, AgentToolConfig
+from tether.tools import AbstractToolset, Toolset
+from tether.types import AgentConfigV3, AgentToolConfig
 
 __all__ = ["default_agent", "served_agent"]
 
@@ -46,48 +49,32 @@ _TERMINATIONS: dict[str, Callable[[], Termination]] = {
 }
 
 
-class _Extras(BaseModel):
-    """tether's additions to an `agent_config.v2` entry."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    mode: Literal["talk_first", "act_first", "actionable_intent"] = "talk_first"
-    policy: dict[str, Any] = Field(default_factory=dict[str, Any])
-    """`tether.execution.Policy` fields, e.g. `{max_concurrency: 4, default_timeout_s: 30}`."""
-    baseUrl: str | None = None
-    """The model provider's server, e.g. an OpenAI-compatible one (Ollama, vLLM, llama.cpp)."""
-
-
-_EXTRAS = frozenset(_Extras.model_fields)
-_KNOWN = frozenset(AgentConfig.model_fields) | _EXTRAS
-
-
 def served_agent(entry: dict[str, Any], where: str, base: Path) -> ServedAgent:
-    """The agent described by `entry` (paths relative to `base`); `where` prefixes every error message."""
-    unknown = sorted(set(entry) - _KNOWN)
-    if unknown:
-        raise UserError(
-            f"{where}: unknown field {', '.join(unknown)}; an agent takes {', '.join(sorted(_KNOWN))}."
-        )
+    """The agent described by `entry`, an `agent_config.v3` object (v2 is a part of v3); paths are relative
+    to `base` and `where` prefixes every error message."""
+    check_fields(entry, AgentConfigV3, where)
     try:
-        config = AgentConfig.model_validate({k: v for k, v in entry.items() if k not in _EXTRAS})
-        extras = _Extras.model_validate({k: v for k, v in entry.items() if k in _EXTRAS})
+        config = AgentConfigV3.model_validate(entry)
     except ValidationError as error:
         raise UserError(problems(error, f"{where}.")) from None
+    check_fields(config.policy, Policy, f"{where}.policy")
     try:
-        policy = Policy.model_validate(extras.policy)
+        policy = Policy.model_validate(config.policy)
     except ValidationError as error:
         raise UserError(problems(error, f"{where}.policy.")) from None
+    if config.dialect is not None and config.dialect not in dialect_names():
+        raise UserError(f"{where}.dialect: {_no_dialect(config.dialect)}")
     where = f"{where} ({config.name})"
     servers: list[Any] = []
     try:
-        model = _model(config, extras.baseUrl)
+        model = _model(config.model, config.baseUrl, config.dialect)
+        responder = _responder(config)
         tools = _tools(config.tools, base, where, servers)
     except UserError as error:
         raise UserError(f"{where}: {error}") from None
     limits = _limits(config)
     termination = _TERMINATIONS[config.termination]
-    mode: Mode | ModeChooser = actionable_intent if extras.mode == "actionable_intent" else extras.mode
+    mode: Mode | ModeChooser = actionable_intent if config.mode == "actionable_intent" else config.mode
     executors: dict[int, Executor] = {}
 
     def build(principal: Principal, journal: Journal) -> Agent:
@@ -103,6 +90,7 @@ def served_agent(entry: dict[str, Any], where: str, base: Path) -> ServedAgent:
             executor=executor,
             principal=principal,
             mode=mode,
+            responder=responder,
         )
 
     return ServedAgent(config.name, build, config.description or "", connections=tuple(servers))
@@ -122,17 +110,42 @@ def default_agent(root: Path) -> ServedAgent:
     return served_agent(entry, "the default agent", root)
 
 
-def _model(config: AgentConfig, base_url: str | None) -> Model:
-    if config.model == DEMO_MODEL:
+def _model(name: str, base_url: str | None, dialect: str | None) -> Model:
+    if name == DEMO_MODEL:
         return DemoModel()
-    if config.dialect is not None and config.dialect in ("openai", "anthropic", "gemini"):
+    if dialect is not None and dialect in ("openai", "anthropic", "gemini"):
         raise UserError(
-            f"dialect {config.dialect!r} is a provider's native tool calling: leave `dialect` out to use it."
+            f"dialect {dialect!r} is a provider's native tool calling: leave `dialect` out to use it."
         )
-    return model_from_name(config.model, base_url=base_url, native_tools=config.dialect is None)
+    try:
+        return model_from_name(name, base_url=base_url, native_tools=dialect is None)
+    except UserError:
+        raise
+    except Exception as error:  # a provider SDK refusing its settings (credentials, a malformed URL)
+        raise UserError(f"the model {name!r} cannot be set up: {type(error).__name__}: {error}") from None
 
 
-def _limits(config: AgentConfig) -> Limits:
+def _responder(config: AgentConfigV3) -> Model | None:
+    """The responder (planner -> executor -> responder), made as the planner is, so that either can stand in
+    for the other."""
+    given = config.responder
+    if given is None:
+        return None
+    name, base_url = (given, None) if isinstance(given, str) else (given.model, given.baseUrl)
+    try:
+        return _model(name, base_url, config.dialect)
+    except UserError as error:
+        raise UserError(f"responder: {error}") from None
+
+
+def _no_dialect(name: str) -> str:
+    known = dialect_names()
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean {close[0]!r}?" if close else f"one of {', '.join(known)}."
+    return f"no dialect {name!r}; {hint} Leave `dialect` out for the model's native tool calling."
+
+
+def _limits(config: AgentConfigV3) -> Limits:
     given = config.limits
     default = Limits()
     return Limits(
@@ -185,20 +198,26 @@ def _tools(configs: list[AgentToolConfig], base: Path, where: str, servers: list
         here = f"tools[{i}] ({tool.toolName})"
         try:
             if tool.toolType in known:
+                check_fields(tool.config, _PackOptions, f"{here}.config")
                 options = _PackOptions.model_validate(tool.config)
-                pack_config = PackConfig(
-                    roots=tuple((base / r).resolve() for r in options.roots),
+                settings = PackConfig(
                     autoexec=options.autoexec,
                     network=options.network,
                     http_allowed_hosts=tuple(options.allowedHosts),
                 )
-                built: AbstractToolset = build_tools([tool.toolType], pack_config)
-                if options.readOnly:
-                    built = built.filtered(lambda t: t.spec.side_effects == "none")
+                built: AbstractToolset = agent_tools(
+                    packs=[tool.toolType],
+                    roots=options.roots,
+                    base=base,
+                    read_only=options.readOnly,
+                    settings=settings,
+                )
             elif tool.toolType == "file":
+                check_fields(tool.config, _FileOptions, f"{here}.config")
                 source = _FileOptions.model_validate(tool.config).path
-                built = load_tools(base / source if Path(source).suffix else source, workspace=base)
+                built = agent_tools([source], roots=["."], base=base)  # YAML command tools work in `base`
             elif tool.toolType == "mcp":
+                check_fields(tool.config, _McpOptions, f"{here}.config")
                 built = _mcp(_McpOptions.model_validate(tool.config), base, servers)
             else:
                 raise UserError(

@@ -1,7 +1,8 @@
 """`ServeConfig`: the agents a server offers and how it guards them, from Python or from a config file.
 
-A config file (YAML or JSON) names several agents, each an `agent_config.v2` object (seed 004), plus the
-server's database, API keys and limits:
+A config file (YAML or JSON) names several agents, each an `agent_config.v3` object (seed 004's
+`agent_config.v2` plus `mode`, `baseUrl`, `responder` and `policy`; a v2 object is a valid v3 one), plus the
+server's database, API keys and limits. A field that is not known is refused with the one probably meant:
 
     agents:
       - name: helper
@@ -11,7 +12,7 @@ server's database, API keys and limits:
           - {toolType: fs, toolName: files, config: {roots: ["."], readOnly: true}}
           - {toolType: file, toolName: weather, config: {path: tools/weather.py}}
         limits: {maxIterations: 8}
-        mode: talk_first               # tether's additions: mode, policy, baseUrl
+        mode: talk_first               # agent_config.v3: mode, baseUrl, responder, policy
     database: sqlite:///tether-serve.db  # default: tether-serve.db next to the config file
     keys:
       - {hash: "sha256:<hex of the key>", principal: alice, scopes: [fs.write]}
@@ -19,6 +20,7 @@ server's database, API keys and limits:
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -26,7 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Union, cast, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -43,6 +46,7 @@ __all__ = [
     "ApiKey",
     "ServeConfig",
     "ServedAgent",
+    "check_fields",
     "default_database",
     "hash_key",
     "load_config",
@@ -183,7 +187,7 @@ class _File(BaseModel):
 
 
 def load_config(path: str | Path, *, database: str | None = None) -> ServeConfig:
-    """The config file at `path` (YAML or JSON), every agent checked against `agent_config.v2`.
+    """The config file at `path` (YAML or JSON), every agent checked against `agent_config.v3`.
 
     Raises:
         UserError: the file is missing or unreadable, or a field is wrong (named with its path).
@@ -192,6 +196,7 @@ def load_config(path: str | Path, *, database: str | None = None) -> ServeConfig
 
     path = Path(path)
     raw = _read(path)
+    check_fields(raw, _File, f"{path}:")
     try:
         spec = _File.model_validate(raw)
     except ValidationError as error:
@@ -230,6 +235,62 @@ def _read(path: Path) -> Mapping[str, Any]:
     if not isinstance(data, dict):
         raise UserError(f"{path}: the config must be a mapping with an `agents:` list (see docs/serve.md).")
     return data  # pyright: ignore[reportUnknownVariableType] - checked by the model next
+
+
+def check_fields(data: Any, model: type[BaseModel], where: str) -> None:
+    """Refuse a field `model` (or a model nested in it) does not have, naming its path and the field meant:
+    a typo must not be ignored (`maxIteration: 6` would leave the limit at its default).
+
+    Raises:
+        UserError: `where.path.to.field: unknown field 'x'; did you mean 'y'?` for each unknown field.
+    """
+    found: list[str] = []
+    _walk(data, model, where, found)
+    if found:
+        raise UserError("; ".join(found))
+
+
+def _walk(data: Any, annotation: Any, path: str, found: list[str]) -> None:
+    if isinstance(data, dict):
+        data = cast(dict[Any, Any], data)
+        if (model := _model_in(annotation)) is not None:
+            fields = model.model_fields
+            for key, value in data.items():
+                if key in fields:
+                    _walk(value, fields[key].annotation, _join(path, key), found)
+                else:
+                    close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.6)
+                    hint = f"did you mean {close[0]!r}?" if close else f"the fields are {', '.join(fields)}."
+                    found.append(f"{_join(path, key)}: unknown field {key!r}; {hint}")
+        elif (values := _args_of(annotation, dict)) is not None:
+            for key, value in data.items():
+                _walk(value, values[1], _join(path, key), found)
+    elif isinstance(data, list) and (items := _args_of(annotation, list)) is not None:
+        for i, value in enumerate(cast(list[Any], data)):
+            _walk(value, items[0], f"{path}[{i}]", found)
+
+
+def _join(path: str, key: Any) -> str:
+    return f"{path} {key}" if path.endswith(":") else f"{path}.{key}"
+
+
+def _options(annotation: Any) -> tuple[Any, ...]:
+    """The members of a union (`X | None`), or the annotation alone."""
+    return get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    for option in _options(annotation):
+        if isinstance(option, type) and issubclass(option, BaseModel):
+            return None if option.model_config.get("extra") == "allow" else option
+    return None
+
+
+def _args_of(annotation: Any, container: type) -> tuple[Any, ...] | None:
+    for option in _options(annotation):
+        if get_origin(option) is container and get_args(option):
+            return get_args(option)
+    return None
 
 
 def problems(error: ValidationError, prefix: str = "") -> str:

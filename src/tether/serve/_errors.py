@@ -43,6 +43,12 @@ _CODES = {
 }
 
 
+_SEND_JSON = (
+    'Send a JSON object as /openapi.json describes, e.g. {"content": "hello"}, with Content-Type: '
+    "application/json (nested no more than a few hundred levels)."
+)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Every failure answers in the one error shape: refusals, invalid bodies, unknown routes and bugs."""
 
@@ -52,6 +58,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def invalid(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, RequestValidationError)
+        unreadable = next((e for e in error.errors() if e.get("type") == "json_invalid"), None)
+        if unreadable is not None:  # not a field's problem: the body is no JSON at all
+            where = unreadable.get("ctx", {}).get("error", "invalid JSON")
+            message = f"body: not valid JSON ({where} at character {unreadable.get('loc', ('', '?'))[-1]})"
+            return _response(422, "INVALID_REQUEST", message, _SEND_JSON, {})
         problems = [
             f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e.get('msg', 'invalid')}"
             for e in error.errors()
@@ -67,7 +78,8 @@ def install_error_handlers(app: FastAPI) -> None:
     async def http_error(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, HTTPException)
         code = _CODES.get(error.status_code, "HTTP_ERROR")
-        return _response(error.status_code, code, str(error.detail), None, dict(error.headers or {}))
+        suggestion = _SEND_JSON if error.status_code == 400 else None  # FastAPI's "error parsing the body"
+        return _response(error.status_code, code, str(error.detail), suggestion, dict(error.headers or {}))
 
     async def bug(request: Request, error: Exception) -> JSONResponse:
         # a bug in tether: one line for the client, the traceback stays in the server's log

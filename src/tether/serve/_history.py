@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tether.store import storable_text
 from tether.tools import redact
 from tether.types import (
     AssistantMessage,
@@ -22,10 +23,16 @@ __all__ = ["chat_messages"]
 
 
 def chat_messages(
-    messages: Sequence[Message], prompts: Sequence[str], spec_of: Callable[[str], ToolSpec | None]
+    messages: Sequence[Message],
+    prompts: Sequence[str],
+    spec_of: Callable[[str], ToolSpec | None],
+    *,
+    planned: bool = False,
 ) -> list[ChatMessageV2]:
     """`messages` grouped into turns. A user message is shown when it is one of `prompts` (what users posted,
-    in order); the others are the loop's own (reminders, requests for a final response) and stay hidden."""
+    in order, as `storable_text` keeps them); the others are the loop's own (reminders, requests for a final response) and stay hidden.
+    With `planned` (an agent with a responder) a reply's text is its last message's, the responder's: the
+    planner's text is never shown to users."""
     results = {m.call_id: m for m in messages if isinstance(m, ToolResultMessage)}
     out: list[ChatMessageV2] = []
     texts: list[str] = []
@@ -34,12 +41,13 @@ def chat_messages(
 
     def close_reply() -> None:
         if texts or records:
-            out.append(ChatMessageV2(role="assistant", content="\n\n".join(texts), toolCalls=list(records)))
+            text = texts[-1] if planned and texts else "\n\n".join(texts)
+            out.append(ChatMessageV2(role="assistant", content=text, toolCalls=list(records)))
         texts.clear()
         records.clear()
 
     for message in messages:
-        if isinstance(message, UserMessage) and waiting and message.content == waiting[-1]:
+        if isinstance(message, UserMessage) and waiting and storable_text(message.content) == waiting[-1]:
             waiting.pop()
             close_reply()
             out.append(ChatMessageV2(role="user", content=message.content))

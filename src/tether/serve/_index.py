@@ -31,7 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
-from tether.store import SessionStore
+from tether.store import SessionStore, storable_text
 from tether.types import Message
 
 __all__ = ["LEASE_S", "SerialSessionStore", "SessionIndex", "SessionRow", "Status"]
@@ -150,7 +150,8 @@ class SessionIndex:
 
     def hold(self, session_id: str, prompt: str, title: str | None = None) -> bool:
         """Take the session for a run of `prompt` (what the user posted), unless another run (in any worker)
-        holds it; the session is titled `title` if it has no title yet."""
+        holds it; the session is titled `title` if it has no title yet. Both are kept `storable_text` (no
+        NUL, which PostgreSQL text cannot hold), as `prompts` returns them."""
         now = time.time()
         values: dict[str, Any] = {
             "status": "running", "lease_until": now + LEASE_S, "updated_at": now, "cancel_asked": False,
@@ -163,10 +164,10 @@ class SessionIndex:
                 connection.execute(
                     update(_sessions)
                     .where(_sessions.c.session_id == session_id, _sessions.c.title == "")
-                    .values(title=title[:80])
+                    .values(title=storable_text(title[:80]))
                 )
             connection.execute(
-                _prompts.insert().values(session_id=session_id, created_at=now, content=prompt)
+                _prompts.insert().values(session_id=session_id, created_at=now, content=storable_text(prompt))
             )
         return True
 

@@ -4,15 +4,24 @@ A model name maps either to an `Upstream` (pass-through tool calling: the client
 model that has no tool API, in its dialect, and the calls read out of its text come back as standard
 `tool_calls`) or to an `Agent` (tether runs the agent and its tools on the server; see `_openai_agents`).
 
-`tool_choice` and `parallel_tool_calls` are honoured as far as a prompt can: `"none"` teaches no tools and
-reads no calls; `"required"` and a named function are asked for in the tool prompt (a named function is
-the only tool taught, and calls to any other are dropped); `parallel_tool_calls=false` asks for one call
-and keeps only the first. A dropped or unreadable call is reported in tether's extension: the
-`tether_errors` list of a whole answer, or `: tether-error {json}` SSE comment lines in a streamed one.
+`tool_choice` and `parallel_tool_calls` are honoured:
+- `"none"` teaches no tools; calls the model writes anyway are read and dropped, so neither they nor its
+  reasoning reach `content`.
+- `"required"` and a named function are asked for in the tool prompt (a named function is the only tool
+  taught, and calls to any other are dropped), then enforced: an answer without the call is retried, with
+  the answer and a user message insisting on the call, up to `TOOL_CHOICE_RETRIES` times; then a 502
+  `tool_choice_unmet`. A streamed answer is held back until its first call, so a retry never shows.
+- `parallel_tool_calls=false` asks for one call and keeps only the first.
+A dropped or unreadable call is reported in tether's extension: the `tether_errors` list of a whole answer,
+or `: tether-error {json}` SSE comment lines in a streamed one.
+
+A client that disconnects before a whole (non-streamed) answer is ready cancels the upstream request (or
+the agent's run); a streamed one does the same by closing its stream.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -28,10 +37,11 @@ from tether.exceptions import UserError
 from tether.execution import Principal
 from tether.loop import Agent
 from tether.serve._config import ServedAgent
+from tether.serve._disconnect import ClientGone, unless_disconnected
 from tether.serve._openai_agents import agent_completion
 from tether.serve._openai_calls import CallStream
-from tether.serve._openai_prompt import teach
-from tether.serve._openai_upstream import Upstream, UpstreamStream
+from tether.serve._openai_prompt import Taught, insist, teach
+from tether.serve._openai_upstream import Piece, Upstream, UpstreamStream
 from tether.serve._openai_wire import ApiError, ChatRequest, Chunks, completion, request_schema
 from tether.serve._routes import caller
 from tether.serve._served import Served
@@ -73,7 +83,8 @@ def openai_router(
             caller's principal.
         caller: A FastAPI dependency answering the request's principal (it authenticates, and may refuse with
             its own 401 or 429); default: every request is the local principal.
-        client: The HTTP client for upstream requests (default: one shared by the router's requests).
+        client: The HTTP client for upstream requests (default: one shared by the router's requests, closed
+            when the app including the router shuts down).
 
     Raises:
         UserError: A name that is both an upstream and an agent.
@@ -85,7 +96,14 @@ def openai_router(
     http = client or httpx2.AsyncClient(
         limits=httpx2.Limits(max_connections=None, max_keepalive_connections=256)
     )
-    api = APIRouter(prefix="/v1", tags=["openai"])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        yield
+        if client is None:  # the router's own client; one given is its owner's to close
+            await http.aclose()
+
+    api = APIRouter(prefix="/v1", tags=["openai"], lifespan=lifespan)
     who: Any = Depends(caller or _local)  # a default, not an annotation: FastAPI reads those from the module
 
     @api.get("/models")
@@ -115,7 +133,8 @@ def openai_router(
         try:
             chat = await _read(request)
             if (agent := agents.get(chat.model)) is not None:
-                return await agent_completion(agent if isinstance(agent, Agent) else agent(principal), chat)
+                built = agent if isinstance(agent, Agent) else agent(principal)
+                return await agent_completion(built, chat, request)
             upstream = upstreams.get(chat.model)
             if upstream is None:
                 raise ApiError(
@@ -125,9 +144,11 @@ def openai_router(
                     param="model",
                     suggestion=f"Use one of {sorted([*upstreams, *agents])} (GET /v1/models lists them).",
                 )
-            return await _pass_through(http, upstream, chat)
+            return await _pass_through(http, upstream, chat, request)
         except ApiError as e:
             return JSONResponse(e.body(), status_code=e.status)
+        except ClientGone:
+            return Response(status_code=499)  # nobody reads it: the client closed the connection
 
     return api
 
@@ -141,6 +162,12 @@ async def _read(request: Request) -> ChatRequest:
         body = await request.json()
     except ValueError as e:
         raise ApiError(400, f"the request body is not JSON: {e}") from e
+    except RecursionError:
+        raise ApiError(
+            400,
+            "the request body nests JSON too deeply to read",
+            suggestion="Send a flatter JSON body (a few hundred levels at most).",
+        ) from None
     try:
         return ChatRequest.model_validate(body)
     except ValidationError as e:
@@ -152,52 +179,134 @@ async def _read(request: Request) -> ChatRequest:
         ) from e  # fmt: skip
 
 
-async def _pass_through(http: httpx2.AsyncClient, upstream: Upstream, chat: ChatRequest) -> Response:
+async def _pass_through(
+    http: httpx2.AsyncClient, upstream: Upstream, chat: ChatRequest, request: Request
+) -> Response:
     taught = teach(chat, upstream.dialect)
-    body = {**chat.passed_on(), "model": upstream.model, "messages": taught.messages, "stream": True}
-    if chat.stream_options is not None or not chat.stream:
-        body["stream_options"] = {"include_usage": True}
-    stream = UpstreamStream(http, upstream, body)
-    await stream.open()
-    calls = CallStream(
-        upstream.dialect,
-        taught.specs,
-        parallel=chat.parallel_tool_calls,
-        only=taught.only,
-        reasoning_open=upstream.reasoning_open,
+    messages = taught.messages
+    for attempt in range(1 + (TOOL_CHOICE_RETRIES if taught.required else 0)):
+        body = {**chat.passed_on(), "model": upstream.model, "messages": messages, "stream": True}
+        if chat.stream_options is not None or not chat.stream:
+            body["stream_options"] = {"include_usage": True}
+        answer = _Answer(UpstreamStream(http, upstream, body), upstream, taught, chat.parallel_tool_calls)
+        handed_on = False
+        try:
+            if chat.stream:
+                await answer.stream.open()
+                if not taught.required or await answer.read_until_a_call():
+                    usage = chat.stream_options is not None and chat.stream_options.include_usage
+                    handed_on = True  # the response's generator closes the upstream stream
+                    return EventSourceResponse(_streamed(answer, chat.model, usage), ping=15)
+            else:
+                whole = await unless_disconnected(request, answer.whole(chat.model))
+                if whole is not None:
+                    return JSONResponse(whole)
+        finally:
+            if not handed_on:
+                await answer.stream.aclose()
+        messages = [*messages, *answer.retry_messages(taught)]
+        _log.info("upstream %r answered without the required call (attempt %d)", upstream.model, attempt + 1)
+    raise _unmet(taught, upstream)
+
+
+TOOL_CHOICE_RETRIES = 2
+"""How many times an upstream that answered without the call `tool_choice` requires is asked again."""
+
+
+def _unmet(taught: Taught, upstream: Upstream) -> ApiError:
+    wanted = f"the function {taught.only!r}" if taught.only is not None else "a function"
+    return ApiError(
+        502,
+        f"upstream {upstream.model!r} did not call {wanted} as tool_choice requires, "
+        f"in {1 + TOOL_CHOICE_RETRIES} attempts",
+        type="upstream_error",
+        code="tool_choice_unmet",
+        param="tool_choice",
+        suggestion="Retry, use tool_choice='auto' and handle a reply without calls, or serve a model that "
+        f"follows the {upstream.dialect!r} tool format more reliably.",
     )
-    if chat.stream:
-        usage = chat.stream_options is not None and chat.stream_options.include_usage
-        return EventSourceResponse(_streamed(stream, calls, chat.model, usage), ping=15)
-    try:
-        return JSONResponse(await _whole(stream, calls, chat.model))
-    finally:
-        await stream.aclose()
 
 
-async def _whole(stream: UpstreamStream, calls: CallStream, model: str) -> dict[str, Any]:
-    content: list[str] = []
-    reasoning: list[str] = []
-    finish, usage = "stop", None
-    async for piece in stream.pieces():
+class _Answer:
+    """One upstream answer read as it streams: the deltas of each piece, its calls, finish reason and usage."""
+
+    def __init__(self, stream: UpstreamStream, upstream: Upstream, taught: Taught, parallel: bool):
+        self.stream = stream
+        self.required = taught.required
+        self.calls = CallStream(
+            upstream.dialect,
+            taught.specs,
+            parallel=parallel,
+            only=taught.only,
+            none=taught.none,
+            reasoning_open=upstream.reasoning_open,
+        )
+        self.text: list[str] = []
+        """The model's raw text so far (for the retry's history)."""
+        self.finish = "stop"
+        self.usage: dict[str, Any] | None = None
+        self._pieces: AsyncIterator[Piece] | None = None
+        self._held: list[list[dict[str, Any]]] = []
+        """Deltas read while looking for a call, replayed before the rest."""
+
+    async def steps(self) -> AsyncIterator[list[dict[str, Any]]]:
+        """The deltas of each upstream piece (reasoning first), then the parser's last ones."""
+        for held in self._held:
+            yield held
+        self._held = []
+        if self._pieces is None:
+            self._pieces = self.stream.pieces()
+        async for piece in self._pieces:
+            yield self._step(piece)
+        yield self.calls.close()
+
+    async def read_until_a_call(self) -> bool:
+        """Read (holding the deltas back) until the answer's first call: False if it ended without one."""
+        self._pieces = self.stream.pieces()
+        async for piece in self._pieces:
+            self._held.append(self._step(piece))
+            if self.calls.tool_calls:
+                return True
+        self._held.append(self.calls.close())
+        return bool(self.calls.tool_calls)
+
+    async def whole(self, model: str) -> dict[str, Any] | None:
+        """The `chat.completion`; None when it lacks the call `tool_choice` requires."""
+        await self.stream.open()
+        content: list[str] = []
+        reasoning: list[str] = []
+        async for deltas in self.steps():
+            for delta in deltas:
+                _gather(delta, content, reasoning)
+        if self.required and not self.calls.tool_calls:
+            return None
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(content) or None}
+        if reasoning:
+            message["reasoning_content"] = "".join(reasoning)
+        finish = self.finish
+        if self.calls.tool_calls:
+            message["tool_calls"] = self.calls.tool_calls
+            finish = "tool_calls"
+        body = completion(model, message, finish, self.usage)
+        if self.calls.errors:
+            body["tether_errors"] = self.calls.errors
+        return body
+
+    def retry_messages(self, taught: Taught) -> list[dict[str, Any]]:
+        """The answer without its call, and the user's insistence on one, for the next attempt."""
+        return [
+            {"role": "assistant", "content": "".join(self.text)},
+            {"role": "user", "content": insist(taught)},
+        ]
+
+    def _step(self, piece: Piece) -> list[dict[str, Any]]:
+        self.text.append(piece.text)
+        deltas = self.calls.feed(piece.text)
         if piece.reasoning:
-            reasoning.append(piece.reasoning)
-        for delta in calls.feed(piece.text):
-            _gather(delta, content, reasoning)
-        finish = piece.finish_reason or finish
-        usage = piece.usage or usage
-    for delta in calls.close():
-        _gather(delta, content, reasoning)
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(content) or None}
-    if reasoning:
-        message["reasoning_content"] = "".join(reasoning)
-    if calls.tool_calls:
-        message["tool_calls"] = calls.tool_calls
-        finish = "tool_calls"
-    body = completion(model, message, finish, usage)
-    if calls.errors:
-        body["tether_errors"] = calls.errors
-    return body
+            deltas.insert(0, {"reasoning_content": piece.reasoning})
+        self.finish = piece.finish_reason or self.finish
+        self.usage = piece.usage or self.usage
+        return deltas
 
 
 def _gather(delta: dict[str, Any], content: list[str], reasoning: list[str]) -> None:
@@ -208,30 +317,23 @@ def _gather(delta: dict[str, Any], content: list[str], reasoning: list[str]) -> 
     # tool_calls deltas: `calls.tool_calls` holds the whole calls
 
 
-async def _streamed(
-    stream: UpstreamStream, calls: CallStream, model: str, usage: bool
-) -> AsyncIterator[bytes]:
+async def _streamed(answer: _Answer, model: str, usage: bool) -> AsyncIterator[bytes]:
     # one write per upstream piece, whatever it became (the deltas of a piece go out together)
     out = Chunks(model)
-    finish, last_usage, reported = "stop", None, 0
+    calls = answer.calls
+    reported = 0
     try:
         yield out.delta({"role": "assistant", "content": ""})
-        async for piece in stream.pieces():
-            events = [out.delta(delta) for delta in calls.feed(piece.text)]
-            if piece.reasoning:
-                events.insert(0, out.delta({"reasoning_content": piece.reasoning}))
+        async for deltas in answer.steps():
+            events = [out.delta(delta) for delta in deltas]
             if len(calls.errors) > reported:
                 events += [out.comment("tether-error", e) for e in calls.errors[reported:]]
                 reported = len(calls.errors)
-            finish = piece.finish_reason or finish
-            last_usage = piece.usage or last_usage
             if events:
                 yield b"".join(events) if len(events) > 1 else events[0]
-        events = [out.delta(delta) for delta in calls.close()]
-        events += [out.comment("tether-error", e) for e in calls.errors[reported:]]
-        events.append(out.delta({}, "tool_calls" if calls.tool_calls else finish))
+        events = [out.delta({}, "tool_calls" if calls.tool_calls else answer.finish)]
         if usage:
-            events.append(out.usage(last_usage))
+            events.append(out.usage(answer.usage))
         yield b"".join(events)
     except ApiError as e:
         yield out.error(e)
@@ -239,5 +341,5 @@ async def _streamed(
         _log.exception("the /v1/chat/completions stream failed")
         yield out.error(ApiError(500, f"internal error ({type(e).__name__})", type="server_error"))
     finally:
-        await stream.aclose()
+        await answer.stream.aclose()
     yield out.DONE

@@ -13,9 +13,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from sse_starlette import EventSourceResponse
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from tether.loop import Agent, RunResult
+from tether.serve._disconnect import unless_disconnected
 from tether.serve._openai_wire import ApiError, ChatRequest, Chunks, completion
 from tether.types import AssistantMessage, ChatModelStreamEvent, Event, Message, UserMessage
 
@@ -24,17 +26,19 @@ __all__ = ["agent_completion"]
 _DONE = object()
 
 
-async def agent_completion(agent: Agent, request: ChatRequest) -> Response:
-    """Run `agent` on the request's last user message, the messages before it as history.
+async def agent_completion(agent: Agent, request: ChatRequest, http: Request) -> Response:
+    """Run `agent` on the request's last user message, the messages before it as history. A client that
+    disconnects before the answer cancels the run, its model and tools included.
 
     Raises:
         ApiError: 400 for a request an agent cannot take (tools of the client's own, a last message that is
             not the user's); 502 when the agent's model failed (non-streamed answers).
+        ClientGone: The client of a non-streamed request disconnected; the run was cancelled.
     """
     prompt, history = _turn(request)
     if not request.stream:
         events: list[Event] = []
-        result = await agent.run(prompt, history=history, on_event=events.append)
+        result = await unless_disconnected(http, agent.run(prompt, history=history, on_event=events.append))
         _raise_model_error(result)
         message = {"role": "assistant", "content": result.chat_message().content}
         body = completion(request.model, message, "stop", None)

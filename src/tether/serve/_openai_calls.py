@@ -35,9 +35,11 @@ class CallStream:
 
     Args:
         dialect: The dialect the upstream writes.
-        tools: The tools offered (None: text is passed on as it is, unparsed, for `tool_choice="none"`).
+        tools: The tools offered (None: text is passed on as it is, unparsed, when the request offers none).
         parallel: False keeps only the output's first call (`parallel_tool_calls=false`).
         only: The one tool a named `tool_choice` allows; calls to others are dropped and reported.
+        none: `tool_choice="none"`: every call is dropped and reported (the text around it still reads as
+            content and reasoning).
         reasoning_open: The output begins inside the dialect's reasoning block.
     """
 
@@ -48,6 +50,7 @@ class CallStream:
         *,
         parallel: bool = True,
         only: str | None = None,
+        none: bool = False,
         reasoning_open: bool = False,
     ):
         self._parser: StreamParser | None = (
@@ -55,6 +58,7 @@ class CallStream:
         )
         self._parallel = parallel
         self._only = only
+        self._none = none
         self._index: dict[str, tuple[int, str]] = {}
         """Parser call id -> (index in tool_calls, the id the client sees)."""
         self._dropped: set[str] = set()
@@ -96,7 +100,9 @@ class CallStream:
 
     def _start(self, parser_id: str, name: str) -> dict[str, Any] | None:
         why = None
-        if self._only is not None and name != self._only:
+        if self._none:
+            why = "tool_choice is 'none'"
+        elif self._only is not None and name != self._only:
             why = f"tool_choice names {self._only!r}"
         elif not self._parallel and self._index:
             why = "parallel_tool_calls is false"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -16,17 +17,23 @@ from tether.serve._openai_wire import ApiError, ChatMessageIn, ChatRequest, Name
 from tether.tools import from_openai
 from tether.types import ToolCall, ToolResultMessage, ToolSpec
 
-__all__ = ["Taught", "render_calls", "teach"]
+__all__ = ["Taught", "insist", "render_calls", "teach"]
 
 
+@dataclass(frozen=True, slots=True)
 class Taught:
     """What `teach` worked out: the upstream messages, the tools offered and the rules for reading calls."""
 
-    def __init__(self, messages: list[dict[str, Any]], specs: list[ToolSpec] | None, only: str | None):
-        self.messages = messages
-        self.specs = specs
-        """The tools to read calls for; None when calls are not read (no tools, or `tool_choice="none"`)."""
-        self.only = only
+    messages: list[dict[str, Any]]
+    specs: list[ToolSpec] | None
+    """The tools to read calls for; None when calls are not read (the request offers no tools)."""
+    only: str | None
+    """The one tool a named `tool_choice` allows."""
+    none: bool
+    """`tool_choice="none"`: no tool is taught, and calls the model writes anyway are read and dropped (so
+    neither they nor its reasoning end up in `content`)."""
+    required: bool
+    """The answer must hold a call (`tool_choice="required"` or a named function): enforced by retrying."""
 
 
 def teach(request: ChatRequest, dialect: str) -> Taught:
@@ -40,12 +47,27 @@ def teach(request: ChatRequest, dialect: str) -> Taught:
     only = choice.function.name if isinstance(choice, NamedToolChoice) else None
     if only is not None and not any(s.name == only for s in specs):
         raise ApiError(400, f"tool_choice names {only!r}, which is not among the tools", param="tool_choice")
-    reading = bool(specs) and choice != "none"
+    none = choice == "none"
+    teaching = bool(specs) and not none
     taught = [s for s in specs if only is None or s.name == only]
-    prompt = render_tools(dialect, taught) if reading else ""
-    rules = _rules(request, only) if reading else ""
+    prompt = render_tools(dialect, taught) if teaching else ""
+    rules = _rules(request, only) if teaching else ""
     messages = _conversation(request.messages, dialect, "\n\n".join(p for p in (prompt, rules) if p))
-    return Taught(messages, taught if reading else None, only)
+    required = teaching and (only is not None or choice == "required")
+    return Taught(messages, taught if specs else None, only, none, required)
+
+
+def insist(taught: Taught) -> str:
+    """The user message sent after an answer without the call `tool_choice` requires (see `Taught.required`)."""
+    if taught.only is not None:
+        return (
+            f"Your reply did not call the function {taught.only}. Call {taught.only} now, written exactly in "
+            "the tool call format described in the system message."
+        )
+    return (
+        "Your reply did not call a function, and this reply must call at least one. Call one now, written "
+        "exactly in the tool call format described in the system message."
+    )
 
 
 def render_calls(dialect: str, calls: Sequence[ToolCallIn]) -> str:

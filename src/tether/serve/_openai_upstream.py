@@ -141,11 +141,17 @@ class UpstreamStream:
         # the client's request may be at fault (context too long, a bad parameter): say so with the same status;
         # anything else is the upstream's (or this server's configuration's) failure
         status = response.status_code if response.status_code in (400, 404, 413, 422) else 502
+        suggestion = None
+        env = self.upstream.api_key_env
+        if response.status_code in (401, 403) and env and not os.environ.get(env):
+            message += f" (no key was sent: the environment variable {env} is not set, or empty)"
+            suggestion = f"Export {env} where tether serve runs, then restart it."
         return ApiError(
             status,
             f"{self.where} answered {response.status_code}: {message.strip() or 'no message'}",
             type="upstream_error" if status == 502 else "invalid_request_error",
             code=f"upstream_{response.status_code}",
+            suggestion=suggestion,
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -158,11 +159,13 @@ async def messages(session_id: str, principal: Caller, served: State) -> list[Ch
     stored = await anyio.to_thread.run_sync(served.store.load, session_id)
     prompts = await anyio.to_thread.run_sync(served.index.prompts, session_id)
     agent = served.agents.get(row.agent)
-    toolset = agent.build(principal, served.journal).toolset if agent is not None else None
+    built = agent.build(principal, served.journal) if agent is not None else None
+    toolset = built.toolset if built is not None else None
     return chat_messages(
         stored,
         prompts,
         lambda name: None if toolset is None or (t := toolset.get(name)) is None else t.spec,
+        planned=built is not None and built.responder is not None,
     )
 
 
@@ -210,7 +213,10 @@ async def post_message(
     return await _start(served, request, row, principal, body.content, body.content)
 
 
-@router.get("/sessions/{session_id}/events", responses=_STREAM_DOC)
+@router.get(
+    "/sessions/{session_id}/events",
+    responses={**_STREAM_DOC, 204: {"description": "The run has ended and every event was seen."}},
+)
 async def events(
     session_id: str,
     request: Request,
@@ -219,7 +225,8 @@ async def events(
     after: Annotated[int | None, Query(ge=0, description="Replay the events after this seq.")] = None,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> Response:
-    """Reconnect: the current (or last) run's events after `Last-Event-ID` (or `after`), then live ones."""
+    """Reconnect: the current (or last) run's events after `Last-Event-ID` (or `after`), then live ones; 204
+    when the run has ended and every event was seen (a browser's EventSource then stops reconnecting)."""
     row = await _owned(served, session_id, principal)
     buffer = served.runs.buffers.get(session_id)
     if buffer is None and row.held():
@@ -233,6 +240,8 @@ async def events(
             f"Its history is at GET /api/sessions/{session_id}/messages.",
         )  # fmt: skip
     seq = after if after is not None else _seq(last_event_id)
+    if buffer.done and seq >= len(buffer.events):
+        return Response(status_code=204)  # nothing more will come; an EventSource stops reconnecting
     return _stream(request, served, buffer, seq)
 
 
@@ -279,12 +288,15 @@ async def cancel(session_id: str, principal: Caller, served: State) -> Cancelled
 def _seq(last_event_id: str | None) -> int:
     if last_event_id is None or not last_event_id.strip():
         return 0
-    if not last_event_id.strip().isdigit():
+    if not _SEQ(last_event_id.strip()):  # not str.isdigit: "²" is a digit int() cannot read
         raise ApiError(
             400, "BAD_LAST_EVENT_ID", f"Last-Event-ID must be an event's seq (a number), not {last_event_id!r}.",
             "Send the `id` of the last event you received.",
         )  # fmt: skip
     return int(last_event_id)
+
+
+_SEQ = re.compile(r"[0-9]{1,18}").fullmatch
 
 
 def _stream(request: Request, served: Served, buffer: RunBuffer, after: int) -> Response:

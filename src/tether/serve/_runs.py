@@ -17,11 +17,10 @@ import anyio
 from sse_starlette.sse import AppStatus
 
 from tether import envelopes
-from tether.loop import Agent, Session
+from tether.loop import Agent, Session, unanswered_calls
 from tether.serve._index import LEASE_S, SessionIndex, Status
 from tether.store import SessionStore
 from tether.types import (
-    AssistantMessage,
     ChainEndEvent,
     ChainStartEvent,
     ErrorEnvelope,
@@ -207,7 +206,7 @@ class Runs:
 
     async def _cancelled(self, buffer: RunBuffer, session: Session) -> None:
         """Answer every call the run left open, store the answers the conversation needs, end the stream."""
-        stored = _unanswered(session.messages)
+        stored = unanswered_calls(session.messages)
         for call in [*buffer.open_calls.values(), *(c for c in stored if c.id not in buffer.open_calls)]:
             buffer.push(ToolEndEvent(run_id=buffer.run_id, call_id=call.id, envelope=_cancelled(call)))
         if stored:
@@ -234,16 +233,6 @@ def _cancelled(call: ToolCall) -> ErrorEnvelope:
         recoverable=True,
         suggestion="Call it again if its result is still needed (check first whether it took effect).",
     )
-
-
-def _unanswered(messages: list[Message]) -> list[ToolCall]:
-    """Calls of the last assistant message that have no result yet."""
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if isinstance(message, AssistantMessage):
-            answered = {m.call_id for m in messages[index + 1 :] if isinstance(m, ToolResultMessage)}
-            return [c for c in message.tool_calls if c.id not in answered]
-    return []
 
 
 def _for_clients(buffer: RunBuffer) -> Callable[[Event], None]:

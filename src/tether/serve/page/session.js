@@ -195,6 +195,7 @@ export class SessionView {
         let ended = false; // the stream ended as a response does, not cut off
         try {
           response ??= await this.reconnect();
+          if (response.status === 204) return; // the run has ended and every event of it was shown
           for await (const message of serverSentEvents(response)) {
             failures = 0;
             shown += 1;
