@@ -44,7 +44,12 @@ def child(kind: str, url: str | None) -> dict[str, float]:
     from tether.tools import Toolset, tool
     from tether.types import RateLimit, ToolCall
 
-    @tool(side_effects="idempotent", requires_why=True, scopes=("math",), rate_limit=RateLimit(calls=10**9, per_seconds=1))
+    @tool(
+        side_effects="idempotent",
+        requires_why=True,
+        scopes=("math",),
+        rate_limit=RateLimit(calls=10**9, per_seconds=1),
+    )
     async def add(a: int, b: int) -> int:
         return a + b
 
@@ -190,10 +195,11 @@ def main() -> None:
 
 def _database(server: str, name: str) -> str:
     import psycopg
+    from psycopg import sql
 
     admin = server.replace("postgresql+psycopg", "postgresql")
     with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(f"CREATE DATABASE {name}")  # pyright: ignore[reportArgumentType]
+        connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     return server.rsplit("/", 1)[0] + f"/{name}"
 
 

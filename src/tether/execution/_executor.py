@@ -16,7 +16,7 @@ import anyio.to_thread
 import pydantic_core
 
 from tether import envelopes
-from tether.execution._decisions import Allow, Refuse
+from tether.execution._decisions import Allow, Refuse, Replay
 from tether.execution._guards import (
     Attempt,
     Guard,
@@ -30,6 +30,7 @@ from tether.execution._guards import (
     WhyGuard,
     applies,
     idempotency_key,
+    rate_limited,
 )
 from tether.execution._invoke import ToolResult, invoke
 from tether.execution._policy import Policy
@@ -45,10 +46,8 @@ from tether.store import (
     Outcome,
     RateLimits,
     WouldWait,
-    resolution,
-    storable,
-    storable_text,
 )
+from tether.store.internal import RateLimited, resolution, storable, storable_text
 from tether.tools import Tool, ToolContext, ToolsLike, as_toolset, redact
 from tether.types import AnyEnvelope, ErrorEnvelope, OkEnvelope, ToolCall
 
@@ -94,6 +93,10 @@ class Executor:
         self.rate_limits: RateLimits = rate_limits or kept or MemoryRateLimits(clock)
         self._recorders = tuple(recorders)
         self._inline: bool = getattr(self.journal, "inline", False)  # see `SqlJournal.inline`
+        # the journal's own buckets: a call's token is taken in the transaction that writes its intent
+        folded = (
+            kept is not None and self.rate_limits is kept and getattr(journal, "takes_rate_tokens", False)
+        )
         self._journal_limiter = anyio.CapacityLimiter(1)
         self._in_flight: set[str] = set()
         self._running: set[int | None] = set()
@@ -104,9 +107,9 @@ class Executor:
             WhyGuard(),
             PrincipalGuard(),
             *guards,
-            RateLimitGuard(self.rate_limits, self._journal_limiter),
             QuotaGuard(),
             RepairedCallGuard(),
+            RateLimitGuard(self.rate_limits, self._journal_limiter, defer=folded),
             IdempotencyGuard(self._claim, self._lookup, self._in_flight),
         )
         """The pipeline, in the order it runs (see `tether.execution`); each call passes the guards that
@@ -204,22 +207,25 @@ class Executor:
         tool = self.toolset.get(call.name)
         attempt = Attempt(call, tool, run, self.policy)
         for guard in self._guards_for(tool):
-            decision = await guard.check(attempt)
+            try:
+                decision = await guard.check(attempt)
+            except RateLimited as limited:  # the claim took the rate-limit guard's token: there was none
+                decision = self._rate_limited(attempt, limited)
             if isinstance(decision, Allow):
                 if decision.validated is not None:
                     attempt.validated = decision.validated
                     attempt.call = decision.validated.call
                     attempt.idempotency_key = self._key(attempt)
                 continue
-            arguments = attempt.arguments()
-            envelope, envelope_json = _settled(decision.envelope, None)
-            if isinstance(decision, Refuse):
-                refusal_entry = self._entry("refusal", attempt, arguments, envelope_json)
-                await self._write(self.journal.append, refusal_entry)
-                await self._report(attempt, "refused", envelope, arguments, envelope_json, None)
-                return envelope
-            await self._report(attempt, "replayed", envelope, arguments, envelope_json, None)
-            return envelope
+            return await self._refused(attempt, decision)
+        if (
+            attempt.intent is None and attempt.tool is not None
+        ):  # not claimed: the intent alone, and its token
+            intent = self._entry("intent", attempt, attempt.arguments(), None)
+            try:
+                attempt.intent = await self._write(self.journal.append, intent, **_taking(attempt))
+            except RateLimited as limited:
+                return await self._refused(attempt, self._rate_limited(attempt, limited))
         arguments = attempt.arguments()
         try:
             outcome, envelope_json, duration_ms = await self._run(attempt, arguments)
@@ -231,6 +237,24 @@ class Executor:
         await self._report(attempt, "ran", outcome.envelope, arguments, envelope_json, duration_ms)
         return outcome.envelope
 
+    async def _refused(self, attempt: Attempt, decision: Refuse | Replay) -> AnyEnvelope:
+        """Answer a call a guard refused (`Refuse`, journaled) or answered from the journal (`Replay`)."""
+        arguments = attempt.arguments()
+        envelope, envelope_json = _settled(decision.envelope, None)
+        if isinstance(decision, Refuse):
+            refusal_entry = self._entry("refusal", attempt, arguments, envelope_json)
+            await self._write(self.journal.append, refusal_entry)
+            await self._report(attempt, "refused", envelope, arguments, envelope_json, None)
+            return envelope
+        await self._report(attempt, "replayed", envelope, arguments, envelope_json, None)
+        return envelope
+
+    @staticmethod
+    def _rate_limited(attempt: Attempt, limited: RateLimited) -> Refuse:
+        assert attempt.tool is not None
+        assert attempt.rate_token is not None
+        return rate_limited(attempt.tool.name, attempt.rate_token.limit, limited.retry_after)
+
     async def _run(
         self, attempt: Attempt, arguments: dict[str, Any]
     ) -> tuple[ToolResult, dict[str, Any], float]:
@@ -238,9 +262,8 @@ class Executor:
         tool, validated, call, run = attempt.tool, attempt.validated, attempt.call, attempt.run
         assert tool is not None
         assert validated is not None
-        intent = attempt.intent  # written by the idempotency guard's claim, if the call is keyed
-        if intent is None:
-            intent = await self._write(self.journal.append, self._entry("intent", attempt, arguments, None))
+        intent = attempt.intent  # written by the idempotency guard's claim, or else by `_execute`
+        assert intent is not None
         self._running.add(intent.id)
         started = time.perf_counter()
         try:
@@ -284,7 +307,7 @@ class Executor:
 
     async def _claim(self, attempt: Attempt) -> Lookup:
         intent = self._entry("intent", attempt, attempt.arguments(), None)
-        found = await self._write(self.journal.claim, intent)
+        found = await self._write(self.journal.claim, intent, **_taking(attempt))
         if intent.id is not None:
             attempt.intent = intent
         return found
@@ -292,21 +315,21 @@ class Executor:
     async def _lookup(self, key: str) -> Lookup:
         return await self._offload(self.journal.lookup, key)
 
-    async def _write(self, function: Callable[..., T], *args: Any) -> T:
+    async def _write(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """A journal write (`append`, `claim`): committed on this thread when the journal can do it without
         waiting (`inline`: a SQLite file nobody else is writing), else in a worker thread."""
         if self._inline:
             try:
-                return function(*args, wait=False)
+                return function(*args, wait=False, **kwargs)
             except WouldWait:
                 pass
-        return await self._offload(function, *args)
+        return await self._offload(function, *args, **kwargs)
 
-    async def _offload(self, function: Callable[..., T], *args: Any) -> T:
+    async def _offload(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if not self.journal.blocking:
-            return function(*args)
+            return function(*args, **kwargs)
         return await anyio.to_thread.run_sync(
-            functools.partial(function, *args), limiter=self._journal_limiter
+            functools.partial(function, *args, **kwargs), limiter=self._journal_limiter
         )
 
     def _key(self, attempt: Attempt) -> str | None:
@@ -402,6 +425,11 @@ class Executor:
         attempt.run.records.append(kalygo_record(report))
         for recorder in self._recorders:
             await anyio.to_thread.run_sync(recorder.record, report)
+
+
+def _taking(attempt: Attempt) -> dict[str, Any]:
+    """The keyword arguments of the journal write that starts the call: its rate-limit token, if deferred."""
+    return {} if attempt.rate_token is None else {"take": attempt.rate_token}
 
 
 def _jsonable(value: Any) -> Any:

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from tether.types import RateLimit
 
-__all__ = ["MemoryRateLimits", "RateLimits", "TokenBucket"]
+__all__ = ["MemoryRateLimits", "RateLimited", "RateLimits", "RateToken", "TokenBucket"]
 
 
 @dataclass(slots=True)
@@ -33,6 +33,24 @@ class TokenBucket:
             self.tokens -= 1
             return 0.0
         return (1 - self.tokens) / rate
+
+
+@dataclass(frozen=True, slots=True)
+class RateToken:
+    """A token to take from the bucket `key` in the same transaction as the journal write that starts a call
+    (`SqlJournal.claim` and `append` with `take=`): one commit where there were two."""
+
+    key: str
+    limit: RateLimit
+
+
+class RateLimited(Exception):
+    """A journal write with `take=` found its bucket empty: nothing was written (neither the entry nor the
+    bucket); a token is free in `retry_after` seconds."""
+
+    def __init__(self, retry_after: float):
+        super().__init__(f"no rate-limit token for {retry_after:.3f} s")
+        self.retry_after = retry_after
 
 
 class RateLimits(Protocol):

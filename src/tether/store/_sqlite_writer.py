@@ -13,6 +13,7 @@ import json
 import operator
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -20,7 +21,7 @@ from sqlalchemy import Engine
 
 from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup, WouldWait
 from tether.store._journal import completed, may_run
-from tether.store._rate_limits import TokenBucket
+from tether.store._rate_limits import RateLimited, RateToken, TokenBucket
 from tether.types import RateLimit
 
 __all__ = ["SqliteWriter"]
@@ -73,12 +74,14 @@ class SqliteWriter:
         """Whether writes may be tried on the caller's thread (`wait=False`)."""
         return self._now is not None
 
-    def append(self, entry: JournalEntry, *, wait: bool = True) -> JournalEntry:
-        self._write(functools.partial(_insert, entry=entry), wait)
+    def append(
+        self, entry: JournalEntry, *, wait: bool = True, take: RateToken | None = None
+    ) -> JournalEntry:
+        self._write(functools.partial(_append, entry=entry, take=take), wait)
         return entry
 
-    def claim(self, intent: JournalEntry, *, wait: bool = True) -> Lookup:
-        return self._write(functools.partial(_claim, intent=intent), wait)
+    def claim(self, intent: JournalEntry, *, wait: bool = True, take: RateToken | None = None) -> Lookup:
+        return self._write(functools.partial(_claim, intent=intent, take=take), wait)
 
     def take(self, key: str, limit: RateLimit, now: float, *, wait: bool = True) -> float:
         """A token from the rate-limit bucket `key` (see `SqlRateLimits`), in one write transaction."""
@@ -153,8 +156,16 @@ def _insert(connection: Any, entry: JournalEntry) -> None:
     entry.id = int(connection.execute(_INSERT, values).lastrowid)
 
 
-def _claim(connection: Any, intent: JournalEntry) -> Lookup:
+def _append(connection: Any, entry: JournalEntry, take: RateToken | None) -> None:
+    if take is not None:
+        _take_or_refuse(connection, take)
+    _insert(connection, entry)
+
+
+def _claim(connection: Any, intent: JournalEntry, take: RateToken | None) -> Lookup:
     assert intent.idempotency_key is not None
+    if take is not None:
+        _take_or_refuse(connection, take)
     found = _lookup(connection, intent.idempotency_key)
     if may_run(found, intent):
         _insert(connection, intent)
@@ -167,6 +178,13 @@ def _take(connection: Any, key: str, limit: RateLimit, now: float) -> float:
     wait = bucket.take(now)
     connection.execute(_SAVE_BUCKET, (key, bucket.tokens, bucket.updated))
     return wait
+
+
+def _take_or_refuse(connection: Any, take: RateToken) -> None:
+    """The token first: without one the transaction is rolled back, and nothing is written."""
+    retry_after = _take(connection, take.key, take.limit, time.time())
+    if retry_after:
+        raise RateLimited(retry_after)
 
 
 def _lookup(connection: Any, key: str) -> Lookup:
