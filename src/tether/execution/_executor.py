@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import socket
 import time
@@ -45,9 +44,8 @@ from tether.store import (
     MemoryRateLimits,
     Outcome,
     RateLimits,
-    WouldWait,
 )
-from tether.store.internal import RateLimited, resolution, storable, storable_text
+from tether.store.internal import JournalWriter, RateLimited, resolution, storable, storable_text
 from tether.tools import Tool, ToolContext, ToolsLike, as_toolset, redact
 from tether.types import AnyEnvelope, ErrorEnvelope, OkEnvelope, ToolCall
 
@@ -92,12 +90,12 @@ class Executor:
         kept: RateLimits | None = getattr(self.journal, "rate_limits", None)  # a journal may keep them
         self.rate_limits: RateLimits = rate_limits or kept or MemoryRateLimits(clock)
         self._recorders = tuple(recorders)
-        self._inline: bool = getattr(self.journal, "inline", False)  # see `SqlJournal.inline`
         # the journal's own buckets: a call's token is taken in the transaction that writes its intent
         folded = (
             kept is not None and self.rate_limits is kept and getattr(journal, "takes_rate_tokens", False)
         )
         self._journal_limiter = anyio.CapacityLimiter(1)
+        self._writer = JournalWriter(self.journal, self._journal_limiter)  # inline, threaded or grouped
         self._in_flight: set[str] = set()
         self._running: set[int | None] = set()
         self._plans: dict[int, tuple[Tool[..., Any] | None, tuple[Guard, ...]]] = {}
@@ -120,6 +118,7 @@ class Executor:
     async def execute(self, call: ToolCall, run: Run | None = None) -> AnyEnvelope:
         """Answer one call with exactly one envelope; never raises on anything the model or a tool does."""
         run = run if run is not None else Run()
+        self._writer.calls += 1  # while calls overlap, their journal writes share transactions
         try:
             return await self._execute(call, run)
         except Exception:  # a bug of ours must not reach the model as an exception either
@@ -127,8 +126,10 @@ class Executor:
             attempt = Attempt(call, None, run, self.policy)
             entry = self._entry("refusal", attempt, {}, _jsonable(envelope), trace=traceback.format_exc())
             with contextlib.suppress(Exception):  # the journal itself may be what failed
-                await self._write(self.journal.append, entry)
+                await self._writer.append(entry)
             return envelope
+        finally:
+            self._writer.calls -= 1
 
     async def execute_all(
         self,
@@ -179,7 +180,7 @@ class Executor:
 
     async def in_doubt(self) -> list[JournalEntry]:
         """Intents in the journal with no result that are not running in this executor, oldest first."""
-        entries = await self._offload(self.journal.in_doubt)
+        entries = await self._writer.offload(self.journal.in_doubt)
         return [e for e in entries if e.id not in self._running and e.idempotency_key not in self._in_flight]
 
     async def resolve(
@@ -188,7 +189,7 @@ class Executor:
         """Settle a call in doubt: `envelope=None` records that it did not take effect (it may run again);
         an envelope records what it did, and repeats of the call get that envelope."""
         entry = resolution(intent, envelope=None if envelope is None else _jsonable(envelope), note=note)
-        await self._write(self.journal.append, entry)
+        await self._writer.append(entry)
 
     # ----------------------------------------------------------------------------------------- pipeline
 
@@ -223,7 +224,7 @@ class Executor:
         ):  # not claimed: the intent alone, and its token
             intent = self._entry("intent", attempt, attempt.arguments(), None)
             try:
-                attempt.intent = await self._write(self.journal.append, intent, **_taking(attempt))
+                attempt.intent = await self._writer.append(intent, attempt.rate_token)
             except RateLimited as limited:
                 return await self._refused(attempt, self._rate_limited(attempt, limited))
         arguments = attempt.arguments()
@@ -243,7 +244,7 @@ class Executor:
         envelope, envelope_json = _settled(decision.envelope, None)
         if isinstance(decision, Refuse):
             refusal_entry = self._entry("refusal", attempt, arguments, envelope_json)
-            await self._write(self.journal.append, refusal_entry)
+            await self._writer.append(refusal_entry)
             await self._report(attempt, "refused", envelope, arguments, envelope_json, None)
             return envelope
         await self._report(attempt, "replayed", envelope, arguments, envelope_json, None)
@@ -300,37 +301,20 @@ class Executor:
             duration_ms,
             intent.id,
         )
-        await self._write(self.journal.append, result)
+        await self._writer.append(result)
         return outcome, envelope_json, duration_ms
 
     # ------------------------------------------------------------------------------------------ helpers
 
     async def _claim(self, attempt: Attempt) -> Lookup:
         intent = self._entry("intent", attempt, attempt.arguments(), None)
-        found = await self._write(self.journal.claim, intent, **_taking(attempt))
+        found = await self._writer.claim(intent, attempt.rate_token)
         if intent.id is not None:
             attempt.intent = intent
         return found
 
     async def _lookup(self, key: str) -> Lookup:
-        return await self._offload(self.journal.lookup, key)
-
-    async def _write(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """A journal write (`append`, `claim`): committed on this thread when the journal can do it without
-        waiting (`inline`: a SQLite file nobody else is writing), else in a worker thread."""
-        if self._inline:
-            try:
-                return function(*args, wait=False, **kwargs)
-            except WouldWait:
-                pass
-        return await self._offload(function, *args, **kwargs)
-
-    async def _offload(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        if not self.journal.blocking:
-            return function(*args, **kwargs)
-        return await anyio.to_thread.run_sync(
-            functools.partial(function, *args, **kwargs), limiter=self._journal_limiter
-        )
+        return await self._writer.offload(self.journal.lookup, key)
 
     def _key(self, attempt: Attempt) -> str | None:
         assert attempt.tool is not None
@@ -425,11 +409,6 @@ class Executor:
         attempt.run.records.append(kalygo_record(report))
         for recorder in self._recorders:
             await anyio.to_thread.run_sync(recorder.record, report)
-
-
-def _taking(attempt: Attempt) -> dict[str, Any]:
-    """The keyword arguments of the journal write that starts the call: its rate-limit token, if deferred."""
-    return {} if attempt.rate_token is None else {"take": attempt.rate_token}
 
 
 def _jsonable(value: Any) -> Any:

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from tether.store._entries import JournalEntry
 from tether.types import RateLimit
 
-__all__ = ["MemoryRateLimits", "RateLimited", "RateLimits", "RateToken", "TokenBucket"]
+__all__ = ["MemoryRateLimits", "RateLimited", "RateLimits", "RateToken", "TokenBucket", "Write"]
 
 
 @dataclass(slots=True)
@@ -42,6 +43,16 @@ class RateToken:
 
     key: str
     limit: RateLimit
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One journal write of a batch (`SqlJournal.write_batch`): claim `entry`'s idempotency key (`claim`) or
+    append it, taking `take` first."""
+
+    entry: JournalEntry
+    claim: bool = False
+    take: RateToken | None = None
 
 
 class RateLimited(Exception):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any, Self
 
 from sqlalchemy import Connection, Engine, bindparam, exists, insert, select, text, union_all
@@ -11,7 +12,7 @@ from sqlalchemy.engine import Row
 from tether.store._engine import open_engine, prepare, writing
 from tether.store._entries import DEFAULT_URL, ENTRY_FIELDS, JournalEntry, Lookup, WouldWait
 from tether.store._journal import completed, may_run
-from tether.store._rate_limits import RateLimited, RateToken
+from tether.store._rate_limits import RateLimited, RateToken, Write
 from tether.store._sql_rate_limits import SqlRateLimits, take_token
 from tether.store._sqlite_writer import SqliteWriter
 from tether.store._tables import INTENT, STARTS_CALL, journal_table, metadata, replaced_indexes
@@ -121,6 +122,33 @@ class SqlJournal:
                 _insert(connection, intent)
         return found
 
+    def write_batch(
+        self, writes: Sequence[Write], *, wait: bool = True
+    ) -> list[Lookup | JournalEntry | RateLimited]:
+        """Claims and appends in one transaction, one commit for them all (group commit of concurrent calls):
+        each write's result in order, a `RateLimited` for a write whose token was not there (that write
+        alone wrote nothing). Each claim is as atomic as alone: the transaction holds the write lock (SQLite)
+        or every bucket's and key's lock, taken in one order by every writer (PostgreSQL)."""
+        if self._writer is not None:
+            return self._writer.write_batch(writes, wait=wait)
+        if not wait:
+            raise WouldWait
+        with writing(self.engine) as connection:
+            if self._postgres:  # all buckets then all keys, each sorted: no two batches deadlock
+                buckets = sorted({f"tether-rate:{w.take.key}" for w in writes if w.take is not None})
+                keys = sorted(
+                    {w.entry.idempotency_key for w in writes if w.claim and w.entry.idempotency_key}
+                )
+                for key in [*buckets, *keys]:
+                    connection.execute(_ADVISORY_LOCK, {"key": key})
+            results: list[Lookup | JournalEntry | RateLimited] = []
+            for write in writes:
+                try:
+                    results.append(_write(connection, write))
+                except RateLimited as limited:
+                    results.append(limited)
+        return results
+
     def in_doubt(self) -> list[JournalEntry]:
         t, c = journal_table, journal_table.alias("completion")
         completion = exists().where(c.c.intent_id == t.c.id, c.c.kind.in_(_COMPLETIONS))
@@ -167,6 +195,19 @@ class SqlJournal:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _write(connection: Connection, write: Write) -> Lookup | JournalEntry:
+    """One write of a batch, in its transaction (which holds the locks it needs)."""
+    if write.take is not None:
+        _take_or_refuse(connection, write.take)
+    if not write.claim:
+        return _insert(connection, write.entry)
+    assert write.entry.idempotency_key is not None
+    found = _lookup(connection, write.entry.idempotency_key)
+    if may_run(found, write.entry):
+        _insert(connection, write.entry)
+    return found
 
 
 def _take_or_refuse(connection: Connection, take: RateToken) -> None:

@@ -66,6 +66,8 @@ def take_token(connection: Connection, key: str, limit: RateLimit, now: float) -
     bucket = TokenBucket(limit, float(limit.calls), now) if row is None else TokenBucket(limit, *row)
     retry_after = bucket.take(now)
     values = {"tokens": bucket.tokens, "updated": bucket.updated}
+    if retry_after:  # a refusal need not write: the bucket refills from the same point either way
+        return retry_after
     if row is None:
         connection.execute(_buckets.insert().values(key=key, **values))
     else:

@@ -14,14 +14,14 @@ import operator
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import Engine
 
 from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup, WouldWait
 from tether.store._journal import completed, may_run
-from tether.store._rate_limits import RateLimited, RateToken, TokenBucket
+from tether.store._rate_limits import RateLimited, RateToken, TokenBucket, Write
 from tether.types import RateLimit
 
 __all__ = ["SqliteWriter"]
@@ -82,6 +82,12 @@ class SqliteWriter:
 
     def claim(self, intent: JournalEntry, *, wait: bool = True, take: RateToken | None = None) -> Lookup:
         return self._write(functools.partial(_claim, intent=intent, take=take), wait)
+
+    def write_batch(
+        self, writes: Sequence[Write], *, wait: bool = True
+    ) -> list[Lookup | JournalEntry | RateLimited]:
+        """Several claims and appends in one transaction (one commit); see `SqlJournal.write_batch`."""
+        return self._write(functools.partial(_batch, writes=writes), wait)
 
     def take(self, key: str, limit: RateLimit, now: float, *, wait: bool = True) -> float:
         """A token from the rate-limit bucket `key` (see `SqlRateLimits`), in one write transaction."""
@@ -176,8 +182,23 @@ def _take(connection: Any, key: str, limit: RateLimit, now: float) -> float:
     row = connection.execute(_BUCKET, (key,)).fetchone()
     bucket = TokenBucket(limit, float(limit.calls), now) if row is None else TokenBucket(limit, *row)
     wait = bucket.take(now)
-    connection.execute(_SAVE_BUCKET, (key, bucket.tokens, bucket.updated))
+    if not wait:  # a refusal need not write: the bucket refills from the same point either way
+        connection.execute(_SAVE_BUCKET, (key, bucket.tokens, bucket.updated))
     return wait
+
+
+def _batch(connection: Any, writes: Sequence[Write]) -> list[Lookup | JournalEntry | RateLimited]:
+    results: list[Lookup | JournalEntry | RateLimited] = []
+    for write in writes:
+        try:
+            if write.claim:
+                results.append(_claim(connection, write.entry, write.take))
+            else:
+                _append(connection, write.entry, write.take)
+                results.append(write.entry)
+        except RateLimited as limited:  # it wrote nothing: the others stand
+            results.append(limited)
+    return results
 
 
 def _take_or_refuse(connection: Any, take: RateToken) -> None:
