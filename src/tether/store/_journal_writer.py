@@ -20,6 +20,9 @@ T = TypeVar("T")
 _Result = Lookup | JournalEntry | RateLimited | BaseException
 _MOST = 512
 """Writes in one transaction at most."""
+_IDLE_TURNS = 2
+"""Turns of the event loop that bring no write to a batch before it commits: a call started by another
+task (`execute_all`) may need two to reach its first write."""
 
 
 class _Batch:
@@ -42,7 +45,7 @@ class JournalWriter:
     still waiting for it (none of their tools started, none of their envelopes was returned). Each claim is
     as atomic as alone (the transaction holds the locks), and a write whose rate-limit token was missing
     writes nothing without undoing the others. The first write of a batch waits while other calls join it:
-    as long as each turn of the event loop brings more. A sequential caller (one call at a time) never waits.
+    until two turns of the event loop bring no more. A sequential caller (one call at a time) never waits.
 
     Args:
         journal: Where to write.
@@ -105,8 +108,9 @@ class JournalWriter:
         batch = self._open = _Batch()
         batch.writes.append(write)
         with anyio.CancelScope(shield=True):  # the others wait on this task: it must commit for them
-            joined = 0
-            while len(batch.writes) > joined and len(batch.writes) < _MOST:  # let ready calls join
+            joined, idle = 0, 0
+            while idle < _IDLE_TURNS and len(batch.writes) < _MOST:  # let the calls about to write join
+                idle = idle + 1 if len(batch.writes) == joined else 0
                 joined = len(batch.writes)
                 await anyio.lowlevel.cancel_shielded_checkpoint()
             if self._open is batch:
