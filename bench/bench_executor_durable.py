@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -154,8 +155,9 @@ def main() -> None:
 
     baseline = os.environ.get("BASELINE")
     rounds = int(os.environ.get("ROUNDS", "5"))
-    sides = {"this": ROOT / "src"}
     with tempfile.TemporaryDirectory() as tmp, postgres() as server:
+        sides = {"this": Path(tmp) / "this" / "src"}  # a copy: edits made while it runs do not leak in
+        shutil.copytree(ROOT / "src", sides["this"], ignore=shutil.ignore_patterns("__pycache__"))
         if baseline:
             archive = subprocess.run(
                 ["git", "-C", str(ROOT), "archive", baseline, "src"], check=True, capture_output=True
