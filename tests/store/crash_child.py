@@ -6,7 +6,7 @@ One call of `transfer` per recipient, all at once (`execute_all`: their journal 
 there are several. STEP says where the process kills itself (SIGKILL: no cleanup, no flush):
 
 - `claim`: as the transaction holding the intent of every call (with several calls: a group commit of two
-  or more intents) is about to commit;
+  or more intents) is about to commit; tools that start before then block, so no result comes first;
 - `tool`: never; the tool blocks for recipients named `bob*` (the test kills the process), others finish;
 - `result`: as the transaction holding a result is about to commit;
 - `returned`: once the result is committed, before the envelope is returned (in a recorder).
@@ -33,7 +33,10 @@ from tether.types import ToolCall
 state = {"marker": Path("marker")}
 """`marker`: where the tool notes each time it starts; set by `main` (in the child) or by the test."""
 RELEASE = threading.Event()
-"""Lets blocked tools finish; set in the child unless the step is `tool`, and by tests that run again."""
+"""Lets blocked tools finish; set in the child for the steps `result` and `returned`, and by tests that
+run calls again."""
+HOLD = {"all": False}
+"""In the child at the step `claim`: every tool blocks (else only those for recipients named `bob*`)."""
 
 CALL = ToolCall(id="call-1", name="transfer", arguments={"to": "bob", "cents": 500}, why="Pay Bob for lunch")
 SESSION = "session-1"
@@ -51,7 +54,7 @@ def transfer(to: str, cents: int) -> str:
     """Moves money: mutating, so never repeated blindly."""
     with state["marker"].open("a") as f:
         f.write(f"ran {to}\n" if to != "bob" else "ran\n")
-    if to.startswith("bob"):
+    if to.startswith("bob") or HOLD["all"]:
         RELEASE.wait()
     return f"sent {cents} to {to}"
 
@@ -69,13 +72,16 @@ class Tripwire:
     def __init__(self, step: str, calls: int):
         self.step, self.calls = step, calls
         self.inserted: list[str] = []
+        self.in_transaction = False
 
     def statement(self, sql: str, kind: str | None) -> None:
         text = sql.strip().upper()
         if text.startswith("BEGIN"):
-            self.inserted = []
+            self.inserted, self.in_transaction = [], True
         elif text.startswith("INSERT INTO TETHER_JOURNAL") and kind is not None:
             self.inserted.append(kind)
+            if not self.in_transaction:  # a statement on its own is its own transaction: about to commit
+                self.commit()
         elif text == "COMMIT":
             self.commit()
 
@@ -85,7 +91,7 @@ class Tripwire:
             die()
         if self.step == "result" and "result" in self.inserted:
             die()
-        self.inserted = []
+        self.inserted, self.in_transaction = [], False
 
     def watch(self, journal: SqlJournal) -> None:
         writer: Any = getattr(journal, "_writer", None)
@@ -109,7 +115,7 @@ class Tripwire:
 
 def _sqlite_kind(sql: str) -> str | None:
     for kind in ("intent", "result", "refusal", "resolution"):
-        if f"VALUES ('{kind}'" in sql:
+        if f"VALUES ('{kind}'" in sql or f"SELECT '{kind}'" in sql:
             return kind
     return None
 
@@ -121,8 +127,9 @@ class DieOnReport:
 
 async def main(url: str, marker: str, step: str, recipients: list[str]) -> None:
     state["marker"] = Path(marker)
-    if step != "tool":
+    if step in ("result", "returned"):
         RELEASE.set()
+    HOLD["all"] = step == "claim"
     journal = SqlJournal(url)
     Tripwire(step, len(recipients)).watch(journal)
     recorders = [DieOnReport()] if step == "returned" else []

@@ -164,9 +164,10 @@ async def test_calls_killed_as_their_grouped_intents_commit_never_ran_and_run_on
     in_doubt = {e.call_id for e in await executor.in_doubt()}
     completed = {e.call_id for e in entries if e.kind == "result"}
     recorded = {e.call_id for e in entries}
-    # every call the journal does not know of never started; each it knows of is in doubt or completed
+    # every call the journal does not know of never started (an intent may be committed for a tool the
+    # kill stopped from starting); each call it knows of is in doubt or completed
     assert len({f"call-{to}" for to in ("carol", "dave", "erin")} - recorded) >= 2
-    assert sorted(f"call-{line.split()[1]}" for line in ran(marker)) == sorted(recorded)
+    assert {f"call-{line.split()[1]}" for line in ran(marker)} <= recorded
     assert in_doubt | completed == recorded
     assert not in_doubt & completed
     crash_child.state["marker"] = marker
