@@ -105,12 +105,19 @@ class Tripwire:
         engine = journal.engine  # PostgreSQL: SQLAlchemy's events
 
         def before(_c: Any, _cursor: Any, sql: str, parameters: Any, _context: Any, _many: bool) -> None:
-            kind = parameters.get("kind") if isinstance(parameters, dict) else None
-            self.statement(sql, kind)  # pyright: ignore[reportUnknownArgumentType]
+            named: dict[str, Any] = parameters if isinstance(parameters, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+            kind = named.get("kind")
+            self.statement(sql, kind if isinstance(kind, str) else None)
+
+        def begin(_c: Any) -> None:
+            self.statement("BEGIN", None)
+
+        def commit(_c: Any) -> None:
+            self.commit()
 
         event.listen(engine, "before_cursor_execute", before)
-        event.listen(engine, "begin", lambda _c: self.statement("BEGIN", None))
-        event.listen(engine, "commit", lambda _c: self.commit())
+        event.listen(engine, "begin", begin)
+        event.listen(engine, "commit", commit)
 
 
 def _sqlite_kind(sql: str) -> str | None:

@@ -15,8 +15,9 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
+import pydantic_core
 from sqlalchemy import Engine
 
 from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup, WouldWait
@@ -250,12 +251,16 @@ def _lookup(connection: Any, key: str) -> Lookup:
 
 
 def _json(value: Any) -> str:
-    """As SQLAlchemy's JSON type stores `value`; the empty values most entries carry cost nothing."""
+    """JSON text as SQLAlchemy's JSON type reads it back (compact; pydantic's encoder, ~6x faster than
+    `json.dumps` on an entry's small dicts); the empty values most entries carry cost nothing."""
     if value is None:
         return "null"
-    if isinstance(value, tuple):
-        return json.dumps(list(cast("tuple[Any, ...]", value))) if value else "[]"
-    return json.dumps(value) if value != {} else "{}"
+    if value == () or value == {}:
+        return "[]" if isinstance(value, tuple) else "{}"
+    try:
+        return pydantic_core.to_json(value).decode()
+    except pydantic_core.PydanticSerializationError:  # e.g. a lone surrogate, which `json` escapes
+        return json.dumps(value)
 
 
 _values = operator.attrgetter(*_WRITTEN)
