@@ -41,8 +41,10 @@ class SqlJournal:
     Args:
         url: A SQLAlchemy URL: `sqlite:///path/to/journal.db` (the default file is `./tether-journal.db`)
             or `postgresql+psycopg://user@host/db` (install `tether[postgres]`).
-        durable: For SQLite, `synchronous=FULL` (survives power loss) instead of `NORMAL` (survives a crash
-            of the process, which is what in-doubt detection needs, at a fraction of the cost).
+        durable: For SQLite, `synchronous=FULL` (an fsync a commit: every commit survives power loss)
+            instead of `NORMAL` (every commit survives a crash of the process, SIGKILL included, which is
+            what in-doubt detection needs, at a fraction of the cost; on power loss the commits since the
+            last checkpoint, at most ~1,000, may be lost, the file staying consistent).
 
     On a SQLite file (not `durable`), `append` and `claim` can be tried on the caller's thread without
     waiting (`wait=False`, see `inline`): they commit at once when nobody else is writing, and raise
