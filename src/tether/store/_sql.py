@@ -58,7 +58,9 @@ class SqlJournal:
         self.engine = prepare(engine) if engine is not None else open_engine(url, durable=durable)
         self._postgres = self.engine.dialect.name == "postgresql"
         metadata.create_all(self.engine)
-        with self.engine.begin() as connection:
+        with self.engine.begin() as connection:  # a journal an earlier version made: its indexes now
+            for index in journal_table.indexes:
+                index.create(connection, checkfirst=True)
             for name in replaced_indexes:
                 connection.execute(text(f"DROP INDEX IF EXISTS {name}"))
         self._writer = (
