@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -26,12 +27,14 @@ task (`execute_all`) may need two to reach its first write."""
 
 
 class _Batch:
-    __slots__ = ("done", "results", "writes")
+    __slots__ = ("done", "results", "thread", "writes")
 
     def __init__(self) -> None:
         self.writes: list[Write] = []
         self.results: list[_Result] = []
         self.done = anyio.Event()
+        self.thread = threading.get_ident()
+        """The event loop's: a call on another loop (an executor shared across threads) writes alone."""
 
 
 class JournalWriter:
@@ -99,6 +102,8 @@ class JournalWriter:
 
     async def _grouped(self, write: Write) -> _Result:
         batch = self._open
+        if batch is not None and batch.thread != threading.get_ident():
+            return await self._single(write)
         if batch is not None and len(batch.writes) < _MOST:
             index = len(batch.writes)
             batch.writes.append(write)
