@@ -91,9 +91,8 @@ class Executor:
         self.rate_limits: RateLimits = rate_limits or kept or MemoryRateLimits(clock)
         self._recorders = tuple(recorders)
         # the journal's own buckets: a call's token is taken in the transaction that writes its intent
-        folded = (
-            kept is not None and self.rate_limits is kept and getattr(journal, "takes_rate_tokens", False)
-        )
+        takes_tokens: bool = getattr(self.journal, "takes_rate_tokens", False)  # see `SqlJournal.claim`
+        folded = kept is not None and self.rate_limits is kept and takes_tokens
         self._journal_limiter = anyio.CapacityLimiter(1)
         self._writer = JournalWriter(self.journal, self._journal_limiter)  # inline, threaded or grouped
         self._in_flight: set[str] = set()
@@ -219,9 +218,7 @@ class Executor:
                     attempt.idempotency_key = self._key(attempt)
                 continue
             return await self._refused(attempt, decision)
-        if (
-            attempt.intent is None and attempt.tool is not None
-        ):  # not claimed: the intent alone, and its token
+        if attempt.intent is None and attempt.tool is not None:  # not claimed: the intent, with its token
             intent = self._entry("intent", attempt, attempt.arguments(), None)
             try:
                 attempt.intent = await self._writer.append(intent, attempt.rate_token)
