@@ -21,6 +21,8 @@ import tether.mcp
 import tether.models
 import tether.sandbox
 import tether.serve
+import tether.store
+import tether.store.internal
 import tether.tools
 
 PACKAGES = [tether, tether.tools, tether.loop, tether.models, tether.mcp, tether.serve, tether.knowledge]
@@ -126,8 +128,7 @@ CORE_API: dict[str, list[str]] = {
     "tether.store": [
         "DEFAULT_URL", "EntryKind", "Journal", "JournalEntry", "JournalStats", "Lookup", "MemoryJournal",
         "MemoryRateLimits", "Outcome", "RateLimits", "SessionStore", "SqlJournal", "SqlRateLimits", "TokenBucket",
-        "ToolStats", "WouldWait", "compute_stats", "replays", "resolution", "storable", "storable_text",
-        "writer_alive",
+        "ToolStats", "WouldWait", "compute_stats",
     ],
     "tether.tools": [
         "REDACTED", "AbstractToolset", "ArgumentValidator", "CombinedToolset", "ContextSource", "ExportFormat",
@@ -164,3 +165,7 @@ def test_no_package_exports_what_only_its_own_machinery_uses() -> None:
     assert not hasattr(tether.sandbox, "sandbox_filter")
     assert not hasattr(tether.execution, "kalygo_record")
     assert importlib.util.find_spec("tether.execution.guards") is None
+    # the store's helpers for the executor and the CLI live in tether.store.internal, documented as not API
+    for name in ("replays", "resolution", "storable", "storable_text", "writer_alive"):
+        assert not hasattr(tether.store, name)
+        assert hasattr(tether.store.internal, name)

@@ -9,9 +9,12 @@ import pytest
 import tether.execution
 import tether.execution._guards
 import tether.store
+import tether.store.internal
 
 
-@pytest.mark.parametrize("module", [tether.execution, tether.execution._guards, tether.store])
+@pytest.mark.parametrize(
+    "module", [tether.execution, tether.execution._guards, tether.store, tether.store.internal]
+)
 def test_every_exported_name_resolves(module: ModuleType) -> None:
     names: list[str] = module.__all__  # kept sorted by ruff (RUF022)
     assert len(set(names)) == len(names)

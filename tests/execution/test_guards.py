@@ -351,9 +351,9 @@ async def test_guards_run_in_the_documented_order() -> None:
         "WhyGuard",
         "PrincipalGuard",
         "ConnectionGuard",
-        "RateLimitGuard",
         "QuotaGuard",
         "RepairedCallGuard",
+        "RateLimitGuard",
         "IdempotencyGuard",
     ]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+import anyio
 import pytest
 
 from tether.execution import Executor, Principal, Run
@@ -12,7 +13,7 @@ from tether.loop import Agent
 from tether.models import ScriptedModel
 from tether.store import MemoryRateLimits, SqlJournal
 from tether.tools import tool
-from tether.types import ErrorEnvelope, OkEnvelope, RateLimit, ToolCall
+from tether.types import AnyEnvelope, ErrorEnvelope, OkEnvelope, RateLimit, ToolCall
 
 pytestmark = pytest.mark.anyio
 
@@ -91,3 +92,56 @@ def test_in_memory_buckets_refill_over_time() -> None:
     assert buckets.take("k", limit) == 5.0
     now[0] = 20.0
     assert buckets.take("k", limit) == 0.0
+
+
+@tool(side_effects="idempotent", rate_limit=RateLimit(calls=5, per_seconds=3600))
+async def book(slot: int) -> str:
+    await anyio.sleep(0.01)
+    return f"booked {slot}"
+
+
+def bookings(first: int, count: int) -> list[ToolCall]:
+    return [ToolCall(id=f"b{i}", name="book", arguments={"slot": i}) for i in range(first, first + count)]
+
+
+def rate_limited(envelopes: list[AnyEnvelope]) -> int:
+    return sum(isinstance(e, ErrorEnvelope) and e.error.code == "RATE_LIMITED" for e in envelopes)
+
+
+async def test_concurrent_calls_get_exactly_the_limits_tokens(
+    journal_url: str, open_journal: OpenJournal
+) -> None:
+    # 20 calls at once, their tokens taken with their intents in shared transactions (group commit)
+    journal = open_journal(journal_url)
+    answers = await Executor([book], journal=journal).execute_all(bookings(0, 20), Run(Principal("ada")))
+    assert sum(a.ok for a in answers) == 5
+    assert rate_limited(answers) == 15
+    assert sorted(e.kind for e in journal.entries()) == ["intent"] * 5 + ["refusal"] * 15 + ["result"] * 5
+
+
+async def test_concurrent_calls_from_executors_on_two_connections_share_the_limit(
+    journal_url: str, open_journal: OpenJournal
+) -> None:
+    first = Executor([book], journal=open_journal(journal_url))
+    second = Executor([book], journal=open_journal(journal_url))  # another worker: its own connections
+    answers: list[AnyEnvelope] = []
+
+    async def run(executor: Executor, calls: list[ToolCall]) -> None:
+        answers.extend(await executor.execute_all(calls, Run(Principal("ada"))))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, first, bookings(0, 12))
+        group.start_soon(run, second, bookings(12, 12))
+    assert sum(a.ok for a in answers) == 5
+    assert rate_limited(answers) == 19
+
+
+async def test_a_call_a_quota_refuses_spends_no_token(journal_url: str, open_journal: OpenJournal) -> None:
+    # the rate-limit guard runs after the quotas (its token is taken with the intent)
+    executor = Executor([book], journal=open_journal(journal_url))
+    capped = Run(Principal("ada"), max_calls=0)
+    (refused,) = await executor.execute_all(bookings(0, 1), capped)
+    assert isinstance(refused, ErrorEnvelope)
+    assert refused.error.code == "QUOTA_EXCEEDED"
+    answers = await executor.execute_all(bookings(1, 6), Run(Principal("ada")))
+    assert sum(a.ok for a in answers) == 5  # all five tokens still there

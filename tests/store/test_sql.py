@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 
 from tether.exceptions import ToolError
 from tether.execution import Executor, Run
@@ -215,3 +215,37 @@ async def test_a_resolution_an_operator_wrote_with_nan_is_stored_as_null(
         left, envelope=OkEnvelope(data={"balance": float("nan")}), note="checked \x00 by hand"
     )
     assert journal.lookup("k1") == Lookup("done", left, {"ok": True, "data": {"balance": None}})
+
+
+def test_a_calls_entries_are_found_by_its_id_through_its_intents(
+    journal_url: str, open_journal: OpenJournal
+) -> None:
+    # only entries that start a call are indexed by call id; results and resolutions are found through them
+    journal = open_journal(journal_url)
+    first = journal.append(intent())
+    other = journal.append(intent(call_id="c2", idempotency_key="k2"))
+    result = journal.append(intent(kind="result", intent_id=first.id, envelope={"ok": True}))
+    journal.append(intent(kind="result", call_id="c2", intent_id=other.id, envelope={"ok": True}))
+    refusal = journal.append(intent(kind="refusal", idempotency_key=None))
+    assert journal.entries(call_id="c1") == [first, result, refusal]
+    assert journal.entries(call_id="c1", limit=2) == [result, refusal]
+    assert journal.entries(call_id="c1", since_id=first.id) == [result, refusal]
+
+
+def test_a_journal_made_by_an_earlier_version_gets_its_partial_indexes(
+    journal_url: str, open_journal: OpenJournal
+) -> None:
+    open_journal(journal_url).close()
+    engine = open_journal(journal_url).engine
+    with engine.begin() as connection:  # as version 0.1.0 made them
+        for name in ("ix_tether_journal_intents", "ix_tether_journal_completions", "ix_tether_journal_calls"):
+            connection.execute(text(f"DROP INDEX {name}"))
+        connection.execute(text("CREATE INDEX ix_tether_journal_key ON tether_journal (idempotency_key, id)"))
+        connection.execute(text("CREATE INDEX ix_tether_journal_intent ON tether_journal (intent_id)"))
+        connection.execute(text("CREATE INDEX ix_tether_journal_call ON tether_journal (call_id)"))
+    reopened = open_journal(journal_url)
+    assert {i["name"] for i in inspect(reopened.engine).get_indexes("tether_journal")} == {
+        "ix_tether_journal_intents",
+        "ix_tether_journal_completions",
+        "ix_tether_journal_calls",
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tether.store import storable, storable_text
+from tether.store.internal import storable, storable_text
 
 
 def test_values_with_nothing_to_replace_are_returned_as_they_are() -> None:

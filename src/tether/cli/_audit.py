@@ -13,7 +13,8 @@ from rich.text import Text
 
 from tether.cli._errors import console, fail
 from tether.cli._journal import URL_FORMS, open_journal
-from tether.store import DEFAULT_URL, JournalEntry, compute_stats, resolution, storable, writer_alive
+from tether.store import DEFAULT_URL, JournalEntry, compute_stats
+from tether.store.internal import resolution, storable, writer_alive
 
 __all__ = ["register"]
 

@@ -8,10 +8,13 @@ the first that refuses answers the call:
 3. `why`                -> `MISSING_WHY` when the tool requires one and it is missing, empty or content-free
 4. principal and scopes -> `UNAUTHORIZED`, `SCOPES_MISSING`
    then domain guards given to the `Executor` (e.g. `CONNECTION_INACTIVE`)
-5. rate limit           -> `RATE_LIMITED` with `details.retry_after_s` (token bucket per tool and principal,
-                           in memory or in the journal's database, shared by every executor using it)
-6. run quotas           -> `QUOTA_EXCEEDED` (calls, output bytes, wall time per `Run`)
-7. repaired-call policy -> `INVALID_ARGS` for a repaired call to a mutating tool (by default)
+5. run quotas           -> `QUOTA_EXCEEDED` (calls, output bytes, wall time per `Run`)
+6. repaired-call policy -> `INVALID_ARGS` for a repaired call to a mutating tool (by default)
+7. rate limit           -> `RATE_LIMITED` with `details.retry_after_s` (token bucket per tool and principal,
+                           in memory or in the journal's database, shared by every executor using it; there
+                           the token is taken in the transaction that writes the call's intent, with the
+                           idempotency claim, so a call a quota or the repaired-call policy refuses spends
+                           no token; until issue 13 this guard ran before the quotas)
 8. idempotency          -> the recorded envelope for a repeat of a success (a `needs` or error answer runs
                            again); `CONFLICT` for a duplicate still running, a call sharing only its
                            `idempotency_fields` with a completed one, or a mutating call left in doubt by a
@@ -21,7 +24,7 @@ Then the journal gets an intent entry, the tool runs (async: awaited; sync: in a
 `isolation="process"`: in a child process killed with its group on timeout), and the journal gets the
 result: `TIMEOUT`, the tool's own `ToolError` or `NeedsInput`, or `INTERNAL` with the traceback kept there
 (a tool's `sys.exit()` or `KeyboardInterrupt` included). Every result is made storable first
-(`tether.store.storable`), so no output of a tool can leave its call in doubt.
+(`tether.store.internal.storable`), so no output of a tool can leave its call in doubt.
 """
 
 from tether.execution._decisions import Allow as Allow

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import socket
 import time
@@ -16,7 +15,7 @@ import anyio.to_thread
 import pydantic_core
 
 from tether import envelopes
-from tether.execution._decisions import Allow, Refuse
+from tether.execution._decisions import Allow, Refuse, Replay
 from tether.execution._guards import (
     Attempt,
     Guard,
@@ -30,6 +29,7 @@ from tether.execution._guards import (
     WhyGuard,
     applies,
     idempotency_key,
+    rate_limited,
 )
 from tether.execution._invoke import ToolResult, invoke
 from tether.execution._policy import Policy
@@ -44,11 +44,8 @@ from tether.store import (
     MemoryRateLimits,
     Outcome,
     RateLimits,
-    WouldWait,
-    resolution,
-    storable,
-    storable_text,
 )
+from tether.store.internal import JournalWriter, RateLimited, resolution, storable, storable_text
 from tether.tools import Tool, ToolContext, ToolsLike, as_toolset, redact
 from tether.types import AnyEnvelope, ErrorEnvelope, OkEnvelope, ToolCall
 
@@ -93,8 +90,11 @@ class Executor:
         kept: RateLimits | None = getattr(self.journal, "rate_limits", None)  # a journal may keep them
         self.rate_limits: RateLimits = rate_limits or kept or MemoryRateLimits(clock)
         self._recorders = tuple(recorders)
-        self._inline: bool = getattr(self.journal, "inline", False)  # see `SqlJournal.inline`
+        # the journal's own buckets: a call's token is taken in the transaction that writes its intent
+        takes_tokens: bool = getattr(self.journal, "takes_rate_tokens", False)  # see `SqlJournal.claim`
+        folded = kept is not None and self.rate_limits is kept and takes_tokens
         self._journal_limiter = anyio.CapacityLimiter(1)
+        self._writer = JournalWriter(self.journal, self._journal_limiter)  # inline, threaded or grouped
         self._in_flight: set[str] = set()
         self._running: set[int | None] = set()
         self._plans: dict[int, tuple[Tool[..., Any] | None, tuple[Guard, ...]]] = {}
@@ -104,9 +104,9 @@ class Executor:
             WhyGuard(),
             PrincipalGuard(),
             *guards,
-            RateLimitGuard(self.rate_limits, self._journal_limiter),
             QuotaGuard(),
             RepairedCallGuard(),
+            RateLimitGuard(self.rate_limits, self._journal_limiter, defer=folded),
             IdempotencyGuard(self._claim, self._lookup, self._in_flight),
         )
         """The pipeline, in the order it runs (see `tether.execution`); each call passes the guards that
@@ -117,6 +117,7 @@ class Executor:
     async def execute(self, call: ToolCall, run: Run | None = None) -> AnyEnvelope:
         """Answer one call with exactly one envelope; never raises on anything the model or a tool does."""
         run = run if run is not None else Run()
+        self._writer.calls += 1  # while calls overlap, their journal writes share transactions
         try:
             return await self._execute(call, run)
         except Exception:  # a bug of ours must not reach the model as an exception either
@@ -124,8 +125,10 @@ class Executor:
             attempt = Attempt(call, None, run, self.policy)
             entry = self._entry("refusal", attempt, {}, _jsonable(envelope), trace=traceback.format_exc())
             with contextlib.suppress(Exception):  # the journal itself may be what failed
-                await self._write(self.journal.append, entry)
+                await self._writer.append(entry)
             return envelope
+        finally:
+            self._writer.calls -= 1
 
     async def execute_all(
         self,
@@ -176,7 +179,7 @@ class Executor:
 
     async def in_doubt(self) -> list[JournalEntry]:
         """Intents in the journal with no result that are not running in this executor, oldest first."""
-        entries = await self._offload(self.journal.in_doubt)
+        entries = await self._writer.offload(self.journal.in_doubt)
         return [e for e in entries if e.id not in self._running and e.idempotency_key not in self._in_flight]
 
     async def resolve(
@@ -185,7 +188,7 @@ class Executor:
         """Settle a call in doubt: `envelope=None` records that it did not take effect (it may run again);
         an envelope records what it did, and repeats of the call get that envelope."""
         entry = resolution(intent, envelope=None if envelope is None else _jsonable(envelope), note=note)
-        await self._write(self.journal.append, entry)
+        await self._writer.append(entry)
 
     # ----------------------------------------------------------------------------------------- pipeline
 
@@ -204,22 +207,23 @@ class Executor:
         tool = self.toolset.get(call.name)
         attempt = Attempt(call, tool, run, self.policy)
         for guard in self._guards_for(tool):
-            decision = await guard.check(attempt)
+            try:
+                decision = await guard.check(attempt)
+            except RateLimited as limited:  # the claim took the rate-limit guard's token: there was none
+                decision = self._rate_limited(attempt, limited)
             if isinstance(decision, Allow):
                 if decision.validated is not None:
                     attempt.validated = decision.validated
                     attempt.call = decision.validated.call
                     attempt.idempotency_key = self._key(attempt)
                 continue
-            arguments = attempt.arguments()
-            envelope, envelope_json = _settled(decision.envelope, None)
-            if isinstance(decision, Refuse):
-                refusal_entry = self._entry("refusal", attempt, arguments, envelope_json)
-                await self._write(self.journal.append, refusal_entry)
-                await self._report(attempt, "refused", envelope, arguments, envelope_json, None)
-                return envelope
-            await self._report(attempt, "replayed", envelope, arguments, envelope_json, None)
-            return envelope
+            return await self._refused(attempt, decision)
+        if attempt.intent is None and attempt.tool is not None:  # not claimed: the intent, with its token
+            intent = self._entry("intent", attempt, attempt.arguments(), None)
+            try:
+                attempt.intent = await self._writer.append(intent, attempt.rate_token)
+            except RateLimited as limited:
+                return await self._refused(attempt, self._rate_limited(attempt, limited))
         arguments = attempt.arguments()
         try:
             outcome, envelope_json, duration_ms = await self._run(attempt, arguments)
@@ -231,6 +235,24 @@ class Executor:
         await self._report(attempt, "ran", outcome.envelope, arguments, envelope_json, duration_ms)
         return outcome.envelope
 
+    async def _refused(self, attempt: Attempt, decision: Refuse | Replay) -> AnyEnvelope:
+        """Answer a call a guard refused (`Refuse`, journaled) or answered from the journal (`Replay`)."""
+        arguments = attempt.arguments()
+        envelope, envelope_json = _settled(decision.envelope, None)
+        if isinstance(decision, Refuse):
+            refusal_entry = self._entry("refusal", attempt, arguments, envelope_json)
+            await self._writer.append(refusal_entry)
+            await self._report(attempt, "refused", envelope, arguments, envelope_json, None)
+            return envelope
+        await self._report(attempt, "replayed", envelope, arguments, envelope_json, None)
+        return envelope
+
+    @staticmethod
+    def _rate_limited(attempt: Attempt, limited: RateLimited) -> Refuse:
+        assert attempt.tool is not None
+        assert attempt.rate_token is not None
+        return rate_limited(attempt.tool.name, attempt.rate_token.limit, limited.retry_after)
+
     async def _run(
         self, attempt: Attempt, arguments: dict[str, Any]
     ) -> tuple[ToolResult, dict[str, Any], float]:
@@ -238,9 +260,8 @@ class Executor:
         tool, validated, call, run = attempt.tool, attempt.validated, attempt.call, attempt.run
         assert tool is not None
         assert validated is not None
-        intent = attempt.intent  # written by the idempotency guard's claim, if the call is keyed
-        if intent is None:
-            intent = await self._write(self.journal.append, self._entry("intent", attempt, arguments, None))
+        intent = attempt.intent  # written by the idempotency guard's claim, or else by `_execute`
+        assert intent is not None
         self._running.add(intent.id)
         started = time.perf_counter()
         try:
@@ -277,37 +298,20 @@ class Executor:
             duration_ms,
             intent.id,
         )
-        await self._write(self.journal.append, result)
+        await self._writer.append(result)
         return outcome, envelope_json, duration_ms
 
     # ------------------------------------------------------------------------------------------ helpers
 
     async def _claim(self, attempt: Attempt) -> Lookup:
         intent = self._entry("intent", attempt, attempt.arguments(), None)
-        found = await self._write(self.journal.claim, intent)
+        found = await self._writer.claim(intent, attempt.rate_token)
         if intent.id is not None:
             attempt.intent = intent
         return found
 
     async def _lookup(self, key: str) -> Lookup:
-        return await self._offload(self.journal.lookup, key)
-
-    async def _write(self, function: Callable[..., T], *args: Any) -> T:
-        """A journal write (`append`, `claim`): committed on this thread when the journal can do it without
-        waiting (`inline`: a SQLite file nobody else is writing), else in a worker thread."""
-        if self._inline:
-            try:
-                return function(*args, wait=False)
-            except WouldWait:
-                pass
-        return await self._offload(function, *args)
-
-    async def _offload(self, function: Callable[..., T], *args: Any) -> T:
-        if not self.journal.blocking:
-            return function(*args)
-        return await anyio.to_thread.run_sync(
-            functools.partial(function, *args), limiter=self._journal_limiter
-        )
+        return await self._writer.offload(self.journal.lookup, key)
 
     def _key(self, attempt: Attempt) -> str | None:
         assert attempt.tool is not None

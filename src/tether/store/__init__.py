@@ -4,7 +4,8 @@
 survives crashes: a call whose intent has no result is *in doubt*, reported as such and, if mutating,
 never repeated until resolved. Rate-limit buckets live beside it (`RateLimits`: `MemoryRateLimits`, or
 `SqlJournal.rate_limits` shared by every executor on the database), as do conversations (`SessionStore`).
-`SqlJournal` (and SQLAlchemy) load on first use.
+`SqlJournal` (and SQLAlchemy) load on first use. `tether.store.internal` holds the machinery tether's own
+packages share (what the executor and `tether audit` decide with); it is not user API.
 """
 
 from __future__ import annotations
@@ -20,17 +21,12 @@ from tether.store._entries import Outcome as Outcome
 from tether.store._entries import WouldWait as WouldWait
 from tether.store._journal import Journal as Journal
 from tether.store._journal import MemoryJournal as MemoryJournal
-from tether.store._journal import replays as replays
-from tether.store._journal import resolution as resolution
-from tether.store._journal import writer_alive as writer_alive
 from tether.store._rate_limits import MemoryRateLimits as MemoryRateLimits
 from tether.store._rate_limits import RateLimits as RateLimits
 from tether.store._rate_limits import TokenBucket as TokenBucket
 from tether.store._stats import JournalStats as JournalStats
 from tether.store._stats import ToolStats as ToolStats
 from tether.store._stats import compute_stats as compute_stats
-from tether.store._storable import storable as storable
-from tether.store._storable import storable_text as storable_text
 
 if TYPE_CHECKING:
     from tether.store._sessions import SessionStore as SessionStore
@@ -55,11 +51,6 @@ __all__ = [
     "ToolStats",
     "WouldWait",
     "compute_stats",
-    "replays",
-    "resolution",
-    "storable",
-    "storable_text",
-    "writer_alive",
 ]
 
 _LAZY = {

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from tether.store._entries import JournalEntry
 from tether.types import RateLimit
 
-__all__ = ["MemoryRateLimits", "RateLimits", "TokenBucket"]
+__all__ = ["MemoryRateLimits", "RateLimited", "RateLimits", "RateToken", "TokenBucket", "Write"]
 
 
 @dataclass(slots=True)
@@ -33,6 +34,34 @@ class TokenBucket:
             self.tokens -= 1
             return 0.0
         return (1 - self.tokens) / rate
+
+
+@dataclass(frozen=True, slots=True)
+class RateToken:
+    """A token to take from the bucket `key` in the same transaction as the journal write that starts a call
+    (`SqlJournal.claim` and `append` with `take=`): one commit where there were two."""
+
+    key: str
+    limit: RateLimit
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One journal write of a batch (`SqlJournal.write_batch`): claim `entry`'s idempotency key (`claim`) or
+    append it, taking `take` first."""
+
+    entry: JournalEntry
+    claim: bool = False
+    take: RateToken | None = None
+
+
+class RateLimited(Exception):
+    """A journal write with `take=` found its bucket empty: nothing was written (neither the entry nor the
+    bucket); a token is free in `retry_after` seconds."""
+
+    def __init__(self, retry_after: float):
+        super().__init__(f"no rate-limit token for {retry_after:.3f} s")
+        self.retry_after = retry_after
 
 
 class RateLimits(Protocol):

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from typing import Any, Self
 
-from sqlalchemy import Connection, Engine, bindparam, exists, insert, select, text
+from sqlalchemy import Connection, Engine, bindparam, exists, insert, select, text, union_all
 from sqlalchemy.engine import Row
 
 from tether.store._engine import open_engine, prepare, writing
 from tether.store._entries import DEFAULT_URL, ENTRY_FIELDS, JournalEntry, Lookup, WouldWait
 from tether.store._journal import completed, may_run
-from tether.store._sql_rate_limits import SqlRateLimits
+from tether.store._rate_limits import RateLimited, RateToken, Write
+from tether.store._sql_rate_limits import SqlRateLimits, take_token
 from tether.store._sqlite_writer import SqliteWriter
-from tether.store._tables import journal_table, metadata
+from tether.store._tables import INTENT, STARTS_CALL, journal_table, metadata, replaced_indexes
 
 __all__ = ["SqlJournal"]
 
@@ -21,10 +24,7 @@ _T = journal_table
 # Built once: SQLAlchemy then reuses their compiled form, which matters at a few hundred µs per statement.
 _INSERT = insert(_T)
 _LATEST_INTENT = (
-    select(_T)
-    .where(_T.c.kind == "intent", _T.c.idempotency_key == bindparam("key"))
-    .order_by(_T.c.id.desc())
-    .limit(1)
+    select(_T).where(text(INTENT), _T.c.idempotency_key == bindparam("key")).order_by(_T.c.id.desc()).limit(1)
 )
 _ADVISORY_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 _COMPLETION = (
@@ -41,8 +41,10 @@ class SqlJournal:
     Args:
         url: A SQLAlchemy URL: `sqlite:///path/to/journal.db` (the default file is `./tether-journal.db`)
             or `postgresql+psycopg://user@host/db` (install `tether[postgres]`).
-        durable: For SQLite, `synchronous=FULL` (survives power loss) instead of `NORMAL` (survives a crash
-            of the process, which is what in-doubt detection needs, at a fraction of the cost).
+        durable: For SQLite, `synchronous=FULL` (an fsync a commit: every commit survives power loss)
+            instead of `NORMAL` (every commit survives a crash of the process, SIGKILL included, which is
+            what in-doubt detection needs, at a fraction of the cost; on power loss the commits since the
+            last checkpoint, at most ~1,000, may be lost, the file staying consistent).
 
     On a SQLite file (not `durable`), `append` and `claim` can be tried on the caller's thread without
     waiting (`wait=False`, see `inline`): they commit at once when nobody else is writing, and raise
@@ -56,12 +58,21 @@ class SqlJournal:
         self.engine = prepare(engine) if engine is not None else open_engine(url, durable=durable)
         self._postgres = self.engine.dialect.name == "postgresql"
         metadata.create_all(self.engine)
+        with self.engine.begin() as connection:  # a journal an earlier version made: its indexes now
+            for index in journal_table.indexes:
+                index.create(connection, checkfirst=True)
+            for name in replaced_indexes:
+                connection.execute(text(f"DROP INDEX IF EXISTS {name}"))
         self._writer = (
             SqliteWriter(self.engine, inline=not durable)
             if engine is None and url.startswith("sqlite")
             else None
         )
         self._rate_limits: SqlRateLimits | None = None
+
+    takes_rate_tokens = True
+    """`claim` and `append` accept `take=`: an executor whose rate limits are this journal's takes a call's
+    token in the transaction that writes its intent."""
 
     @property
     def rate_limits(self) -> SqlRateLimits:
@@ -76,32 +87,71 @@ class SqlJournal:
         """Whether `append` and `claim` may be tried with `wait=False` on the caller's (event loop's) thread."""
         return self._writer is not None and self._writer.inline
 
-    def append(self, entry: JournalEntry, *, wait: bool = True) -> JournalEntry:
+    def append(
+        self, entry: JournalEntry, *, wait: bool = True, take: RateToken | None = None
+    ) -> JournalEntry:
+        """Append `entry`; with `take`, first take that rate-limit token in the same transaction, or raise
+        `RateLimited` having written nothing."""
         if self._writer is not None:
-            return self._writer.append(entry, wait=wait)
+            return self._writer.append(entry, wait=wait, take=take)
         if not wait:
             raise WouldWait
-        with self.engine.begin() as connection:
+        if take is None:
+            with self.engine.begin() as connection:
+                return _insert(connection, entry)
+        with writing(self.engine) as connection:
+            _take_or_refuse(connection, take)
             return _insert(connection, entry)
 
     def lookup(self, idempotency_key: str) -> Lookup:
         with self.engine.connect() as connection:
             return _lookup(connection, idempotency_key)
 
-    def claim(self, intent: JournalEntry, *, wait: bool = True) -> Lookup:
+    def claim(self, intent: JournalEntry, *, wait: bool = True, take: RateToken | None = None) -> Lookup:
+        """See `Journal.claim`; with `take`, first take that rate-limit token in the same transaction, or
+        raise `RateLimited` having written nothing."""
         key = intent.idempotency_key
         assert key is not None
         if self._writer is not None:
-            return self._writer.claim(intent, wait=wait)
+            return self._writer.claim(intent, wait=wait, take=take)
         if not wait:
             raise WouldWait
         with writing(self.engine) as connection:
+            if take is not None:  # a bucket's lock before a key's, always: no two claims deadlock
+                _take_or_refuse(connection, take)
             if self._postgres:  # one claimer per key at a time, across processes, until commit
                 connection.execute(_ADVISORY_LOCK, {"key": key})
             found = _lookup(connection, key)
             if may_run(found, intent):
                 _insert(connection, intent)
         return found
+
+    def write_batch(
+        self, writes: Sequence[Write], *, wait: bool = True
+    ) -> list[Lookup | JournalEntry | RateLimited]:
+        """Claims and appends in one transaction, one commit for them all (group commit of concurrent calls):
+        each write's result in order, a `RateLimited` for a write whose token was not there (that write
+        alone wrote nothing). Each claim is as atomic as alone: the transaction holds the write lock (SQLite)
+        or every bucket's and key's lock, taken in one order by every writer (PostgreSQL)."""
+        if self._writer is not None:
+            return self._writer.write_batch(writes, wait=wait)
+        if not wait:
+            raise WouldWait
+        with writing(self.engine) as connection:
+            if self._postgres:  # all buckets then all keys, each sorted: no two batches deadlock
+                buckets = sorted({f"tether-rate:{w.take.key}" for w in writes if w.take is not None})
+                keys = sorted(
+                    {w.entry.idempotency_key for w in writes if w.claim and w.entry.idempotency_key}
+                )
+                for key in [*buckets, *keys]:
+                    connection.execute(_ADVISORY_LOCK, {"key": key})
+            results: list[Lookup | JournalEntry | RateLimited] = []
+            for write in writes:
+                try:
+                    results.append(_write(connection, write))
+                except RateLimited as limited:
+                    results.append(limited)
+        return results
 
     def in_doubt(self) -> list[JournalEntry]:
         t, c = journal_table, journal_table.alias("completion")
@@ -114,16 +164,24 @@ class SqlJournal:
         self, *, limit: int | None = None, call_id: str | None = None, since_id: int | None = None
     ) -> list[JournalEntry]:
         t = journal_table
+        if call_id is not None:  # a call's first entries, then what completes them (see `_tables`)
+            starts = select(t.c.id).where(t.c.call_id == call_id, text(STARTS_CALL))
+            query = union_all(
+                select(t).where(t.c.call_id == call_id, text(STARTS_CALL)),
+                select(t).where(t.c.intent_id.in_(starts), t.c.call_id == call_id),
+            )
+            with self.engine.connect() as connection:
+                found = [_entry(row) for row in connection.execute(query)]
+            found = sorted((e for e in found if since_id is None or (e.id or 0) > since_id), key=_id)
+            return found[-limit:] if limit else found
         query = select(t)
-        if call_id is not None:
-            query = query.where(t.c.call_id == call_id)
         if since_id is not None:
             query = query.where(t.c.id > since_id)
         if limit:
             query = query.order_by(t.c.id.desc()).limit(limit)
         with self.engine.connect() as connection:
             found = [_entry(row) for row in connection.execute(query)]
-        return sorted(found, key=lambda e: e.id or 0)
+        return sorted(found, key=_id)
 
     def entry(self, entry_id: int) -> JournalEntry | None:
         with self.engine.connect() as connection:
@@ -141,6 +199,29 @@ class SqlJournal:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _write(connection: Connection, write: Write) -> Lookup | JournalEntry:
+    """One write of a batch, in its transaction (which holds the locks it needs)."""
+    if write.take is not None:
+        _take_or_refuse(connection, write.take)
+    if not write.claim:
+        return _insert(connection, write.entry)
+    assert write.entry.idempotency_key is not None
+    found = _lookup(connection, write.entry.idempotency_key)
+    if may_run(found, write.entry):
+        _insert(connection, write.entry)
+    return found
+
+
+def _take_or_refuse(connection: Connection, take: RateToken) -> None:
+    retry_after = take_token(connection, take.key, take.limit, time.time())
+    if retry_after:
+        raise RateLimited(retry_after)  # leaving `writing` rolls the transaction back
+
+
+def _id(entry: JournalEntry) -> int:
+    return entry.id or 0
 
 
 def _insert(connection: Connection, entry: JournalEntry) -> JournalEntry:

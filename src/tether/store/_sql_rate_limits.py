@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from sqlalchemy import Column, Engine, Float, MetaData, String, Table, select, text
+from sqlalchemy import Column, Connection, Engine, Float, MetaData, String, Table, select, text
 
 from tether.store._engine import writing
 from tether.store._entries import WouldWait
@@ -12,7 +12,7 @@ from tether.store._rate_limits import TokenBucket
 from tether.store._sqlite_writer import SqliteWriter
 from tether.types import RateLimit
 
-__all__ = ["SqlRateLimits"]
+__all__ = ["SqlRateLimits", "create_buckets", "take_token"]
 
 _metadata = MetaData()
 _buckets = Table(
@@ -25,6 +25,11 @@ _buckets = Table(
 _LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
 
 
+def create_buckets(engine: Engine) -> None:
+    """Make the buckets' table if it is missing."""
+    _metadata.create_all(engine)
+
+
 class SqlRateLimits:
     """Buckets in a SQL database, on the wall clock (shared by processes, so not a monotonic one)."""
 
@@ -32,9 +37,8 @@ class SqlRateLimits:
 
     def __init__(self, engine: Engine, *, writer: SqliteWriter | None = None):
         self.engine = engine
-        self._postgres = engine.dialect.name == "postgresql"
         self._writer = writer
-        _metadata.create_all(engine)
+        create_buckets(engine)
 
     @property
     def inline(self) -> bool:
@@ -48,16 +52,24 @@ class SqlRateLimits:
         if not wait:
             raise WouldWait
         with writing(self.engine) as connection:  # SQLite: the write lock from the start
-            if self._postgres:  # one taker per bucket at a time, until commit
-                connection.execute(_LOCK, {"key": f"tether-rate:{key}"})
-            row = connection.execute(
-                select(_buckets.c.tokens, _buckets.c.updated).where(_buckets.c.key == key)
-            ).first()
-            bucket = TokenBucket(limit, float(limit.calls), now) if row is None else TokenBucket(limit, *row)
-            retry_after = bucket.take(now)
-            values = {"tokens": bucket.tokens, "updated": bucket.updated}
-            if row is None:
-                connection.execute(_buckets.insert().values(key=key, **values))
-            else:
-                connection.execute(_buckets.update().where(_buckets.c.key == key).values(**values))
+            return take_token(connection, key, limit, now)
+
+
+def take_token(connection: Connection, key: str, limit: RateLimit, now: float) -> float:
+    """Take a token from bucket `key` in the transaction `connection` is in (which must hold SQLite's write
+    lock, see `writing`): 0, or the seconds until one is free."""
+    if connection.dialect.name == "postgresql":  # one taker per bucket at a time, until commit
+        connection.execute(_LOCK, {"key": f"tether-rate:{key}"})
+    row = connection.execute(
+        select(_buckets.c.tokens, _buckets.c.updated).where(_buckets.c.key == key)
+    ).first()
+    bucket = TokenBucket(limit, float(limit.calls), now) if row is None else TokenBucket(limit, *row)
+    retry_after = bucket.take(now)
+    values = {"tokens": bucket.tokens, "updated": bucket.updated}
+    if retry_after:  # a refusal need not write: the bucket refills from the same point either way
         return retry_after
+    if row is None:
+        connection.execute(_buckets.insert().values(key=key, **values))
+    else:
+        connection.execute(_buckets.update().where(_buckets.c.key == key).values(**values))
+    return retry_after

@@ -11,6 +11,7 @@ from tether.execution._guards._idempotency import idempotency_key as idempotency
 from tether.execution._guards._principal import PrincipalGuard as PrincipalGuard
 from tether.execution._guards._quota import QuotaGuard as QuotaGuard
 from tether.execution._guards._rate_limit import RateLimitGuard as RateLimitGuard
+from tether.execution._guards._rate_limit import rate_limited as rate_limited
 from tether.execution._guards._repaired import RepairedCallGuard as RepairedCallGuard
 from tether.execution._guards._schema import SchemaGuard as SchemaGuard
 from tether.execution._guards._unknown_tool import UnknownToolGuard as UnknownToolGuard
@@ -30,4 +31,5 @@ __all__ = [
     "WhyGuard",
     "applies",
     "idempotency_key",
+    "rate_limited",
 ]

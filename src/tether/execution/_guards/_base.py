@@ -10,7 +10,8 @@ import pydantic_core
 from tether.execution._decisions import Decision
 from tether.execution._policy import Policy
 from tether.execution._run import Run
-from tether.store import JournalEntry, storable
+from tether.store import JournalEntry
+from tether.store.internal import RateToken, storable
 from tether.tools import Tool, ValidatedCall, redact
 from tether.types import ToolCall
 
@@ -32,6 +33,9 @@ class Attempt:
     """Set by the executor once the arguments are validated."""
     intent: JournalEntry | None = None
     """The intent entry, once the idempotency guard has claimed the call in the journal."""
+    rate_token: RateToken | None = None
+    """The rate-limit token the rate-limit guard left for the journal to take in the transaction that writes
+    the intent (when the buckets are the journal's own): one commit fewer a call."""
     _arguments: tuple[ToolCall, dict[str, Any]] | None = field(default=None, init=False, repr=False)
 
     def arguments(self) -> dict[str, Any]:

@@ -21,7 +21,8 @@ from tether import envelopes
 from tether.execution._decisions import Allow, Decision, Replay, refusal
 from tether.execution._guards._base import Attempt
 from tether.execution._policy import Policy
-from tether.store import Lookup, replays, writer_alive
+from tether.store import Lookup
+from tether.store.internal import replays, writer_alive
 from tether.tools import Tool
 from tether.types import ErrorCode, ToolCall, ToolSpec
 

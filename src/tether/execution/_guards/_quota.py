@@ -1,4 +1,4 @@
-"""Guard 6: the run stays within its quotas of calls, output bytes and wall time (`QUOTA_EXCEEDED`)."""
+"""Guard 5: the run stays within its quotas of calls, output bytes and wall time (`QUOTA_EXCEEDED`)."""
 
 from __future__ import annotations
 

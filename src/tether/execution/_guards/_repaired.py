@@ -1,4 +1,4 @@
-"""Guard 7: calls tether had to repair do not run where that is unsafe (by default, mutating tools)."""
+"""Guard 6: calls tether had to repair do not run where that is unsafe (by default, mutating tools)."""
 
 from __future__ import annotations
 

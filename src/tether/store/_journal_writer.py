@@ -1,0 +1,153 @@
+"""`JournalWriter`: how the executor writes to its journal, one call or many at once (group commit)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+
+from tether.store._entries import JournalEntry, Lookup, WouldWait
+from tether.store._journal import Journal
+from tether.store._rate_limits import RateLimited, RateToken, Write
+
+__all__ = ["JournalWriter"]
+
+T = TypeVar("T")
+_Result = Lookup | JournalEntry | RateLimited | BaseException
+_MOST = 512
+"""Writes in one transaction at most."""
+_IDLE_TURNS = 2
+"""Turns of the event loop that bring no write to a batch before it commits: a call started by another
+task (`execute_all`) may need two to reach its first write."""
+
+
+class _Batch:
+    __slots__ = ("done", "results", "thread", "writes")
+
+    def __init__(self) -> None:
+        self.writes: list[Write] = []
+        self.results: list[_Result] = []
+        self.done = anyio.Event()
+        self.thread = threading.get_ident()
+        """The event loop's: a call on another loop (an executor shared across threads) writes alone."""
+
+
+class JournalWriter:
+    """Commits the executor's journal writes: each on the caller's thread when the journal can commit without
+    waiting (`inline`, see `SqlJournal`), else in a worker thread; and, while several calls are in progress
+    (`calls`, kept by the executor), the writes they make at the same moment in one transaction.
+
+    Group commit keeps every guarantee of a write alone: a write returns only once committed, so a call's
+    tool starts only after the transaction holding its intent commits, and its envelope is returned only
+    after the one holding its result does; a crash before a commit loses the writes of calls that were all
+    still waiting for it (none of their tools started, none of their envelopes was returned). Each claim is
+    as atomic as alone (the transaction holds the locks), and a write whose rate-limit token was missing
+    writes nothing without undoing the others. The first write of a batch waits while other calls join it:
+    until two turns of the event loop bring no more. A sequential caller (one call at a time) never waits.
+
+    Args:
+        journal: Where to write.
+        limiter: Bounds the worker threads a blocking journal is called from.
+    """
+
+    def __init__(self, journal: Journal, limiter: anyio.CapacityLimiter):
+        self.journal = journal
+        self.calls = 0
+        """Calls in progress; above one, concurrent writes are grouped."""
+        self._limiter = limiter
+        self._inline: bool = getattr(journal, "inline", False)
+        batch: Any = getattr(journal, "write_batch", None)
+        self._write_batch: Callable[..., list[_Result]] | None = batch if journal.blocking else None
+        self._open: _Batch | None = None
+
+    async def claim(self, intent: JournalEntry, take: RateToken | None = None) -> Lookup:
+        """`Journal.claim`, with the rate-limit token `take` in the same transaction (`RateLimited` without)."""
+        return cast(Lookup, await self._do(Write(intent, claim=True, take=take)))
+
+    async def append(self, entry: JournalEntry, take: RateToken | None = None) -> JournalEntry:
+        """`Journal.append`, with the rate-limit token `take` in the same transaction (`RateLimited` without)."""
+        return cast(JournalEntry, await self._do(Write(entry, take=take)))
+
+    async def offload(self, function: Callable[..., T], *args: Any) -> T:
+        """`function(*args)` of the journal: in a worker thread if it blocks."""
+        if not self.journal.blocking:
+            return function(*args)
+        return await anyio.to_thread.run_sync(functools.partial(function, *args), limiter=self._limiter)
+
+    async def _do(self, write: Write) -> Lookup | JournalEntry:
+        if self._write_batch is not None and self.calls > 1:
+            result = await self._grouped(write)
+            if isinstance(result, BaseException):
+                raise result
+            return result
+        return await self._single(write)
+
+    async def _single(self, write: Write) -> Lookup | JournalEntry:
+        function: Callable[..., Any] = self.journal.claim if write.claim else self.journal.append
+        kwargs: dict[str, Any] = {} if write.take is None else {"take": write.take}
+        if self._inline:
+            try:
+                return function(write.entry, wait=False, **kwargs)
+            except WouldWait:
+                pass
+        if not self.journal.blocking:
+            return function(write.entry, **kwargs)
+        call = functools.partial(function, write.entry, **kwargs)
+        return await anyio.to_thread.run_sync(call, limiter=self._limiter)
+
+    async def _grouped(self, write: Write) -> _Result:
+        batch = self._open
+        if batch is not None and batch.thread != threading.get_ident():
+            return await self._single(write)
+        if batch is not None and len(batch.writes) < _MOST:
+            index = len(batch.writes)
+            batch.writes.append(write)
+            with anyio.CancelScope(shield=True):  # the write is the batch's now: learn how it ended
+                await batch.done.wait()
+            return batch.results[index]
+        batch = self._open = _Batch()
+        batch.writes.append(write)
+        with anyio.CancelScope(shield=True):  # the others wait on this task: it must commit for them
+            joined, idle = 0, 0
+            while idle < _IDLE_TURNS and len(batch.writes) < _MOST:  # let the calls about to write join
+                idle = idle + 1 if len(batch.writes) == joined else 0
+                joined = len(batch.writes)
+                await anyio.lowlevel.cancel_shielded_checkpoint()
+            if self._open is batch:
+                self._open = None
+            try:
+                batch.results = await self._commit(batch.writes)
+            finally:
+                batch.done.set()
+        return batch.results[0]
+
+    async def _commit(self, writes: list[Write]) -> list[_Result]:
+        assert self._write_batch is not None
+        if len(writes) == 1:
+            return await self._one_by_one(writes)
+        try:
+            if self._inline:
+                try:
+                    return self._write_batch(writes, wait=False)
+                except WouldWait:
+                    pass
+            call = functools.partial(self._write_batch, writes)
+            return await anyio.to_thread.run_sync(call, limiter=self._limiter)
+        except Exception:  # e.g. one entry the database refuses: no other write should fail with it
+            for write in writes:
+                write.entry.id = None  # set by an insert the rollback undid (a claim went through iff set)
+            return await self._one_by_one(writes)
+
+    async def _one_by_one(self, writes: list[Write]) -> list[_Result]:
+        results: list[_Result] = []
+        for write in writes:
+            try:
+                results.append(await self._single(write))
+            except Exception as e:  # `RateLimited` included: raised in the caller's task
+                results.append(e)
+        return results
