@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tether.store import storable_text
+from tether.store.internal import storable_text
 from tether.tools import redact
 from tether.types import (
     AssistantMessage,

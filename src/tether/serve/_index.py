@@ -31,7 +31,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 
-from tether.store import SessionStore, storable_text
+from tether.store import SessionStore
+from tether.store.internal import storable_text
 from tether.types import Message
 
 __all__ = ["LEASE_S", "SerialSessionStore", "SessionIndex", "SessionRow", "Status"]
