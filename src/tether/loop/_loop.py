@@ -42,7 +42,7 @@ from tether.loop._result import RunResult
 from tether.loop._session import Session
 from tether.loop._speech import Speaker
 from tether.loop._termination import End, TurnResult, Verdict
-from tether.models import Model, ModelChunk, ModelRequest, TextChunk
+from tether.models import Model, ModelChunk, ModelRequest, TextChunk, Usage
 from tether.types import (
     AnyEnvelope,
     AssistantMessage,
@@ -237,6 +237,8 @@ class AgentRun:
             else:
                 text = None
                 written = 0
+                if type(chunk) is Usage:  # the provider's count replaces the estimate from characters
+                    budget.reported(chunk.output_tokens)
                 events = parser.feed_event(chunk)
             ready: list[ToolCall] = []
             for event in events:
