@@ -1,6 +1,7 @@
 """Running one tool under its timeout and turning whatever happens into exactly one envelope.
 
-Async tools are awaited (the timeout's clock starts only if one waits); sync tools run in a worker thread;
+Async tools are awaited (the timeout's clock starts only if one waits); sync tools run in a worker thread,
+except those declared `inline` (functions known never to block), which are called on the event loop;
 tools whose sandbox asks for `isolation="process"` run in a child process. On timeout an async tool is
 cancelled and an isolated one killed with its process group; a sync tool in a thread cannot be stopped
 (Python has no way to), so its thread is abandoned while the model gets `TIMEOUT` — declare
@@ -56,6 +57,8 @@ async def invoke(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: flo
                 result = await run_in_process(function, kwargs)
         elif tool.is_async:
             result = await _until(function(**kwargs), timer)
+        elif tool.inline:  # declared never to block: called here, without the hop to a worker thread
+            result = function(**kwargs)
         else:
             async with timer:
                 result = await run_in_worker(functools.partial(function, **kwargs))
