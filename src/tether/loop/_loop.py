@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 
+from tether import _wire
 from tether.dialects import (
     CallCompleted,
     CallDelta,
@@ -46,8 +47,6 @@ from tether.models import Model, ModelChunk, ModelRequest, TextChunk, Usage
 from tether.types import (
     AnyEnvelope,
     AssistantMessage,
-    ChainEndEvent,
-    ChainStartEvent,
     ChatModelStartEvent,
     ChatModelStreamEvent,
     ErrorEvent,
@@ -146,7 +145,7 @@ class AgentRun:
         self.calls.begin(conversation.turns())
         mode = cast(Mode, agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt or "")
         self.events.hold = mode == "act_first"
-        await self.events.emit(ChainStartEvent(run_id=self.run_id))
+        await self.events.emit(_wire.chain_start(self.run_id))
         unanswered = conversation.unanswered()
         if unanswered:
             envelopes = await self.calls.answer(unanswered)
@@ -161,9 +160,7 @@ class AgentRun:
         and every result is added to the conversation."""
         agent, calls, conversation = self.agent, self.calls, self.conversation
         calls.begin(calls.turn + 1)
-        await self.events.emit(
-            ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records))
-        )
+        await self.events.emit(_wire.model_start(self.run_id, self.run_state.records))
         parser = stream_parser(agent.dialect, self.tool_index, reasoning_open=agent.reasoning_open)
         request = ModelRequest(
             messages=conversation.for_model(),
@@ -193,12 +190,7 @@ class AgentRun:
         # Stored before any mutating call runs: after a crash, `resume` finds these calls and the journal
         # says which of them ran.
         await conversation.add(
-            AssistantMessage(
-                content=parsed.content,
-                reasoning=parsed.reasoning,
-                tool_calls=tuple(parsed.calls),
-                raw="".join(raw),
-            )
+            _wire.assistant_message(parsed.content, parsed.reasoning, tuple(parsed.calls), "".join(raw))
         )
         envelopes = await calls.answer(parsed.calls)
         await self.events.release()  # act first: the turn's tools are done (or need input), the text can show
@@ -246,7 +238,7 @@ class AgentRun:
                     written += _written(event)
                 if isinstance(event, TextDelta):
                     if event.text and self.visible:
-                        await self.events.show(ChatModelStreamEvent(run_id=self.run_id, data=event.text))
+                        await self.events.show(_wire.model_stream(self.run_id, event.text))
                 elif isinstance(event, CallCompleted) and calls.streamable(event.call):
                     ready.append(event.call)
             budget.wrote(written)
@@ -263,11 +255,7 @@ class AgentRun:
         if verdict.reply and self.agent.responder is not None:
             output = await self.respond()
         await self.speaker.finish()
-        await self.events.emit(
-            ChainEndEvent(
-                run_id=self.run_id, data=output, toolCalls=list(self.run_state.records), reason=verdict.reason
-            )
-        )
+        await self.events.emit(_wire.chain_end(self.run_id, output, self.run_state.records, verdict.reason))
         return RunResult(output, verdict.reason, self.conversation.messages, self.events.all, self.calls.lags)
 
     async def failed(self, error: Exception) -> RunResult:
@@ -381,7 +369,4 @@ def _written(event: ParseEvent) -> int:
 
 def _results(calls: Sequence[ToolCall], envelopes: Sequence[AnyEnvelope]) -> list[ToolResultMessage]:
     """Each call's result as the message that follows its call in the conversation."""
-    return [
-        ToolResultMessage(call_id=c.id, name=c.name, envelope=e)
-        for c, e in zip(calls, envelopes, strict=True)
-    ]
+    return [_wire.tool_result(c.id, c.name, e) for c, e in zip(calls, envelopes, strict=True)]
