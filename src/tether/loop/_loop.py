@@ -193,7 +193,8 @@ class AgentRun:
             _wire.assistant_message(parsed.content, parsed.reasoning, tuple(parsed.calls), "".join(raw))
         )
         envelopes = await calls.answer(parsed.calls)
-        await self.events.release()  # act first: the turn's tools are done (or need input), the text can show
+        if self.events.held:  # act first: the turn's tools are done (or need input), the text can show
+            await self.events.release()
         await conversation.add(*_results(parsed.calls, envelopes))
         unreadable = [e.message for e in parsed.errors]
         if unreadable:
