@@ -43,7 +43,7 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None
         if isinstance(item, str):
             chunks.append(TextChunk(item))
         elif isinstance(item, Mapping):
-            chunks += _provider_events(item, native)
+            chunks += _provider_events(cast(Mapping[str, Any], item), native)
         elif item is not None:
             chunks.append(item)
     return chunks
