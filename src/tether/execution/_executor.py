@@ -144,6 +144,11 @@ class Executor:
         started before it and runs alone. `on_result(index, envelope)` hears of each call as it is answered.
         """
         run = run if run is not None else Run()
+        if len(calls) == 1:  # nothing to order or overlap: no closure, no list of slots
+            envelope = await self.execute(calls[0], run)
+            if on_result is not None:
+                await on_result(0, envelope)
+            return [envelope]
         results: list[AnyEnvelope | None] = [None] * len(calls)
 
         async def answer(index: int) -> None:
@@ -151,9 +156,6 @@ class Executor:
             if on_result is not None:
                 await on_result(index, envelope)
 
-        if len(calls) == 1:  # nothing to order or overlap
-            await answer(0)
-            return [r for r in results if r is not None]
         order = sorted(range(len(calls)), key=lambda i: -self._priority(calls[i]))
         # Plain asyncio tasks (the executor runs on asyncio): ~4x cheaper a call than an anyio task group's,
         # and no semaphore when the batch fits in `max_concurrency` anyway.

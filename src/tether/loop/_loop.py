@@ -165,7 +165,9 @@ class AgentRun:
         request = ModelRequest(
             messages=conversation.for_model(),
             tools=self.specs if agent.native else (),
-            system=with_context(self.system_message.content, self.context, self.run_state.session_id),
+            system=with_context(self.system_message.content, self.context, self.run_state.session_id)
+            if self.context
+            else self.system_message.content,
             dialect=agent.dialect,
         )
         raw: list[str] = []
@@ -235,14 +237,19 @@ class AgentRun:
                 events = parser.feed_event(chunk)
             ready: list[ToolCall] = []
             for event in events:
-                if text is None:  # any other event: count what the model wrote in it
-                    written += _written(event)
-                if isinstance(event, TextDelta):
+                kind = type(event)
+                if kind is TextDelta:
+                    if text is None:  # any other event: count what the model wrote in it
+                        written += len(event.text)
                     if event.text and self.visible:
                         await self.events.show(_wire.model_stream(self.run_id, event.text))
-                elif isinstance(event, CallCompleted) and calls.streamable(event.call):
-                    ready.append(event.call)
-            budget.wrote(written)
+                elif kind is CallCompleted:
+                    if calls.streamable(event.call):
+                        ready.append(event.call)
+                elif text is None:
+                    written += _written(event)
+            if written:
+                budget.wrote(written)
             if ready:
                 return ready
 
