@@ -237,13 +237,12 @@ class AgentRun:
                 events = parser.feed_event(chunk)
             ready: list[ToolCall] = []
             for event in events:
-                kind = type(event)
-                if kind is TextDelta:
+                if type(event) is TextDelta:
                     if text is None:  # any other event: count what the model wrote in it
                         written += len(event.text)
                     if event.text and self.visible:
                         await self.events.show(_wire.model_stream(self.run_id, event.text))
-                elif kind is CallCompleted:
+                elif type(event) is CallCompleted:
                     if calls.streamable(event.call):
                         ready.append(event.call)
                 elif text is None:
