@@ -18,6 +18,11 @@ framework: what is left above it is the cost of the framework itself. `parts` ca
 executor, events and messages straight-line, with no loop around them: tether's row above it is the loop.
 The peers run in a bench-only environment (the `bench` dependency group), never as runtime dependencies;
 they are imported dynamically, so this file type-checks with or without them installed.
+
+`BENCH_ONLY=floor,bound,tether` runs only the systems named. `BENCH_BASELINE=<a checkout's src directory>`
+(e.g. after `git worktree add /tmp/base main`: `/tmp/base/src`) runs every tether row a second time with
+that tether imported instead, interleaved with this one in the same run, and adds an A/B table: a
+before/after comparison on a busy machine where two separate runs would differ by more than the change.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ SYSTEMS = (
     "tether",
     "tether-hermes",
     "tether-sync",
+    "tether-inline",
     "tether-mutating",
     "pydantic-ai",
     "openai-agents",
@@ -51,6 +57,10 @@ SYSTEMS = (
     "smolagents",
 )
 PEERS = ("pydantic-ai", "openai-agents", "langgraph", "smolagents")
+TETHERS = ("parts", "tether", "tether-hermes", "tether-sync", "tether-inline", "tether-mutating")
+BASELINE = os.environ.get("BENCH_BASELINE", "")
+"""A checkout's `src` directory: each tether row runs with it too (`base:NAME`), interleaved."""
+BASE = "base:"
 STREAM_PAUSE_S = 0.020
 """How long the fake model keeps streaming after it has yielded a complete call (measure 4)."""
 NAP_S = 0.010
@@ -288,11 +298,14 @@ class Bound(Floor):
 
 class Tether(System):
     """tether's Agent with a fake model: OpenAI Responses events (native) or hermes text, whole turns, every
-    setting at its default. `sync`: the tools are plain functions (run off the event loop); `mutating`: the
-    tools do not declare themselves side-effect free (the default), so they are keyed for idempotency and
-    never start while the model streams."""
+    setting at its default. `sync`: the tools are plain functions (run off the event loop); `inline`: plain
+    functions declared `inline=True` (run on the event loop); `mutating`: the tools do not declare themselves
+    side-effect free (the default), so they are keyed for idempotency and never start while the model
+    streams."""
 
-    def __init__(self, dialect: str, *, sync: bool = False, mutating: bool = False) -> None:
+    def __init__(
+        self, dialect: str, *, sync: bool = False, mutating: bool = False, inline: bool = False
+    ) -> None:
         from tether import Agent, FunctionModel, Model, tool
         from tether.dialects import get_dialect
         from tether.models import ModelChunk, ModelRequest, TextChunk
@@ -304,15 +317,19 @@ class Tether(System):
             if dialect == "openai"
             else "hermes text dialect, parsed from one text chunk per turn"
         )
-        if sync:
+        if sync or inline:
             self.note += "; sync tools (time.sleep to nap)"
+        if inline:
+            self.note += ", `add` declared inline=True"
         if mutating:
             self.note += "; tools with the default side effects (mutating)"
         declare = tool() if mutating else tool(side_effects="none")
         functions: tuple[Callable[..., Any], Callable[..., Any]] = (
-            (add_sync, nap_sync) if sync else (add, nap)
+            (add_sync, nap_sync) if sync or inline else (add, nap)
         )
         tools = [declare(f) for f in functions]
+        if inline:  # nap blocks (time.sleep): only add is declared inline
+            tools[0] = tool(side_effects="none", inline=True)(add_sync)
         names = {"add": functions[0].__name__, "nap": functions[1].__name__}
         self.lags: list[float] = []
 
@@ -780,14 +797,20 @@ class Smolagents(System):
 
 
 def make(name: str) -> System:
+    name = name.removeprefix(BASE)
     if name == "floor":
         return Floor()
     if name == "bound":
         return Bound()
     if name in ("tether", "tether-hermes"):
         return Tether("openai" if name == "tether" else "hermes")
-    if name in ("tether-sync", "tether-mutating"):
-        return Tether("openai", sync=name == "tether-sync", mutating=name == "tether-mutating")
+    if name in ("tether-sync", "tether-mutating", "tether-inline"):
+        return Tether(
+            "openai",
+            sync=name == "tether-sync",
+            mutating=name == "tether-mutating",
+            inline=name == "tether-inline",
+        )
     if name == "parts":
         return Parts()
     if name == "pydantic-ai":
@@ -863,7 +886,13 @@ def child(name: str) -> None:
 def spawn(name: str) -> dict[str, Any]:
     """Run one system in a fresh interpreter; on failure, the reason as `error`."""
     command = [sys.executable, __file__, "--child", name]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    env = None
+    if name.startswith(BASE):  # the baseline's tether ahead of this checkout's
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [BASELINE, os.environ.get("PYTHONPATH")])),
+        }
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     for line in reversed(done.stdout.splitlines()):
         if line.startswith(RESULT_PREFIX):
             return json.loads(line[len(RESULT_PREFIX) :])
@@ -896,9 +925,14 @@ def quickest(rounds: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> None:
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average before: {load()}")
     print(f"each system in {ROUNDS} fresh processes, interleaved; each keeps its quickest (BENCH_ROUNDS)")
-    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in SYSTEMS}
+    only = [n for n in os.environ.get("BENCH_ONLY", "").split(",") if n]
+    names = [n for n in SYSTEMS if not only or n in only]
+    if BASELINE:
+        print(f"baseline: {BASELINE} (rows `{BASE}NAME`)")
+        names += [BASE + n for n in names if n in TETHERS]
+    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     for _ in range(ROUNDS):
-        for name in SYSTEMS:
+        for name in names:
             rounds[name].append(spawn(name))
     results = {name: quickest(r) for name, r in rounds.items()}
     print(f"load average after: {load()}\n")
@@ -978,6 +1012,26 @@ def main() -> None:
             )
 
     targets(ok, floor)
+    if BASELINE:
+        compare(ok)
+
+
+def compare(ok: dict[str, dict[str, Any]]) -> None:
+    """Each tether row against the baseline's, from the same run: per-run and per-extra-turn medians."""
+    print()
+    print(row("A/B against the baseline (same run)", "per run µs", "baseline", "per extra turn µs", "baseline",
+              "CPU per extra turn µs", "baseline"))  # fmt: skip
+    print(row("---", "---:", "---:", "---:", "---:", "---:", "---:"))
+    for name in TETHERS:
+        if name not in ok or BASE + name not in ok:
+            continue
+        new, old = ok[name], ok[BASE + name]
+
+        def cpu_extra(r: dict[str, Any]) -> float:
+            return (r["five_cpu_us"] - r["one_cpu_us"]) / 4
+
+        print(row(name, f"{new['one_us']:,.1f}", f"{old['one_us']:,.1f}", f"{extra_turn_us(new):,.1f}",
+                  f"{extra_turn_us(old):,.1f}", f"{cpu_extra(new):,.1f}", f"{cpu_extra(old):,.1f}"))  # fmt: skip
 
 
 def extra_turn_us(r: dict[str, Any]) -> float:
@@ -997,7 +1051,7 @@ def targets(ok: dict[str, dict[str, Any]], floor: dict[str, Any]) -> None:
     def verdict(measured: float, target: float) -> str:
         return "met" if measured <= target else f"not met, {measured / target:.1f}x"
 
-    for name in ("tether", "tether-hermes", "tether-sync", "tether-mutating"):
+    for name in ("tether", "tether-hermes", "tether-sync", "tether-inline", "tether-mutating"):
         if name not in ok:
             continue
         r = ok[name]

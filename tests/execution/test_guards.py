@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import pytest
 
-from tether.execution import Allow, Attempt, Decision, Executor, Policy, Principal, Run, refusal
+from tether.execution import (
+    Allow,
+    Attempt,
+    Decision,
+    Executor,
+    Policy,
+    Principal,
+    Run,
+    idempotency_key,
+    refusal,
+)
 from tether.execution._guards import is_content_free
 from tether.tools import Toolset, tool
 from tether.types import (
@@ -17,6 +29,7 @@ from tether.types import (
     RateLimit,
     Repair,
     ToolCall,
+    ToolSpec,
 )
 
 pytestmark = pytest.mark.anyio
@@ -363,3 +376,16 @@ async def test_the_first_guard_that_refuses_answers() -> None:
     envelope = await Executor(TOOLS).execute(call("schedule_meeting"))
     assert isinstance(envelope, ErrorEnvelope)
     assert envelope.error.code == "INVALID_ARGS"
+
+
+def test_idempotency_keys_stay_the_canonical_json_hash_journals_already_hold() -> None:
+    # keys are persisted: a repeat after an upgrade must find the same key
+    arguments = {"b": [1, {"z": 1, "a": float("nan")}], "a": "é", "t": ToolSpec}  # a value JSON lacks: repr
+    call = ToolCall(id="c1", name="t", arguments=arguments)
+    for spec, basis in (
+        (ToolSpec(name="t"), ["call", "s1", "c1", "t", arguments]),
+        (ToolSpec(name="t", idempotency_fields=("a",)), ["fields", "t", "p1", {"a": "é"}]),
+    ):
+        text = json.dumps(basis, sort_keys=True, separators=(",", ":"), default=repr)
+        expected = hashlib.sha256(text.encode()).hexdigest()[:32]
+        assert idempotency_key(call, spec, principal="p1", scope="s1") == expected

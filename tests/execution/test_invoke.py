@@ -6,6 +6,7 @@ import asyncio
 import datetime
 import decimal
 import os
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -14,10 +15,18 @@ import anyio
 import pytest
 from isolated_tools import isolated_add, isolated_crash, isolated_refusal, spin
 
-from tether.exceptions import NeedsInput, ToolError
+from tether.exceptions import NeedsInput, ToolError, UserError
 from tether.execution import Executor, Policy
-from tether.tools import Toolset, tool
-from tether.types import ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope, SandboxPolicy, ToolCall
+from tether.tools import Tool, Toolset, tool
+from tether.types import (
+    ErrorEnvelope,
+    ErrorInfo,
+    NeedsEnvelope,
+    OkEnvelope,
+    SandboxPolicy,
+    ToolCall,
+    ToolSpec,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -356,3 +365,53 @@ async def test_a_needs_input_that_cannot_make_an_envelope_is_internal_not_a_call
     assert isinstance(envelope, ErrorEnvelope)
     assert envelope.error.message.startswith("asks_badly failed: its NeedsInput could not be made into an")
     assert await executor.in_doubt() == []
+
+
+async def test_an_inline_sync_tool_runs_on_the_event_loop_and_a_plain_one_in_a_worker_thread() -> None:
+    threads: list[int] = []
+
+    def where() -> str:
+        threads.append(threading.get_ident())
+        return "here"
+
+    loop_thread = threading.get_ident()
+    inline, hopping = tool(name="inline", inline=True)(where), tool(name="hopping")(where)
+    executor = Executor(Toolset(inline, hopping))
+    assert await executor.execute(call("inline")) == OkEnvelope(data="here")
+    assert await executor.execute(call("hopping")) == OkEnvelope(data="here")
+    assert threads[0] == loop_thread
+    assert threads[1] != loop_thread
+    prefixed = inline.with_spec(inline.spec.model_copy(update={"name": "p.inline"}))
+    assert prefixed.inline
+
+
+async def test_an_inline_tool_s_signals_and_failures_become_envelopes_as_any_tool_s() -> None:
+    @tool(inline=True)
+    def refuse() -> str:
+        raise ToolError("NOT_FOUND", "no such thing", recoverable=True)
+
+    @tool(inline=True)
+    def crash() -> str:
+        raise KeyError("boom")
+
+    executor = Executor(Toolset(refuse, crash))
+    refused = await executor.execute(call("refuse"))
+    assert isinstance(refused, ErrorEnvelope)
+    assert (refused.error.code, refused.error.message) == ("NOT_FOUND", "no such thing")
+    crashed = await executor.execute(call("crash"))
+    assert isinstance(crashed, ErrorEnvelope)
+    assert crashed.error.code == "INTERNAL"
+    assert "KeyError" in crashed.error.message
+
+
+def test_inline_is_refused_where_it_cannot_hold() -> None:
+    async def waits() -> None: ...
+
+    def returns() -> None: ...
+
+    with pytest.raises(UserError, match="inline=True is for sync functions"):
+        tool(inline=True)(waits)
+    with pytest.raises(UserError, match="choose one"):
+        tool(inline=True, sandbox=SandboxPolicy(isolation="process"))(returns)
+    with pytest.raises(UserError, match="inline=True"):
+        Tool(ToolSpec(name="declared"), inline=True)

@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 
 from tether.exceptions import ModelError, UserError
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, Session
-from tether.models import FunctionModel, ModelChunk, ModelRequest, ScriptedModel, TextChunk
+from tether.models import FunctionModel, ModelChunk, ModelRequest, ScriptedModel, TextChunk, Usage
 from tether.tools import tool
 from tether.types import (
     AssistantMessage,
@@ -260,6 +260,22 @@ async def test_token_and_wall_time_limits_end_the_run_with_their_reasons() -> No
     ).run("go")
     assert result.reason == "max_wall_time"
     assert result.events[-1].event == "on_chain_end"
+
+
+async def test_the_token_limit_counts_the_tokens_the_model_reports() -> None:
+    # 200 characters would be ~50 tokens at 4 characters a token; the provider says each turn took 30.
+    turn = [TextChunk("x" * 200), Usage(input_tokens=500), Usage(output_tokens=30)]
+    looked = [*turn[:1], ToolCall(id="c0", name="lookup", arguments={"city": "Oslo"}), *turn[1:]]
+    model = ScriptedModel([looked, looked, looked, turn])
+    result = await Agent(model, [lookup], dialect="json_calls", limits=Limits(max_tokens=100)).run("go")
+    # 30 + 30 + 30 reported; the fourth turn is stopped at its text, ~30 tokens at the run's ratio (the
+    # estimate at 4 characters a token would have stopped the third)
+    assert result.reason == "max_tokens"
+    assert len(model.requests) == 4
+    unreported = ScriptedModel([[TextChunk("x" * 400)]])
+    result = await Agent(unreported, [lookup], dialect="json_calls", limits=Limits(max_tokens=100)).run("go")
+    assert result.reason == "max_tokens"  # no report: 400 characters count as 100 tokens
+    assert len(unreported.requests) == 1
 
 
 async def test_a_call_id_reused_in_a_later_turn_is_a_new_call() -> None:

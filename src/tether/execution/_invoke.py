@@ -1,6 +1,7 @@
 """Running one tool under its timeout and turning whatever happens into exactly one envelope.
 
-Async tools are awaited (the timeout's clock starts only if one waits); sync tools run in a worker thread;
+Async tools are awaited (the timeout's clock starts only if one waits); sync tools run in a worker thread,
+except those declared `inline` (functions known never to block), which are called on the event loop;
 tools whose sandbox asks for `isolation="process"` run in a child process. On timeout an async tool is
 cancelled and an isolated one killed with its process group; a sync tool in a thread cannot be stopped
 (Python has no way to), so its thread is abandoned while the model gets `TIMEOUT` — declare
@@ -47,22 +48,27 @@ async def invoke(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: flo
     if function is None:
         return _internal(tool.name, "it is declared only, with no implementation in this process", None)
     deadline = None if timeout_s is None else asyncio.get_running_loop().time() + timeout_s
-    timer = asyncio.timeout_at(deadline)
-    result: Any = None
+    timer: asyncio.Timeout | None = None
     isolated = tool.spec.sandbox.isolation == "process"
     try:
         if isolated:
+            timer = asyncio.timeout_at(deadline)
             async with timer:
                 result = await run_in_process(function, kwargs)
         elif tool.is_async:
-            result = await _until(function(**kwargs), timer)
+            result = await _until(function(**kwargs), deadline)
+        elif tool.inline:  # declared never to block: called here, without the hop to a worker thread
+            result = function(**kwargs)
         else:
+            timer = asyncio.timeout_at(deadline)
             async with timer:
                 result = await run_in_worker(functools.partial(function, **kwargs))
+    except _TimedOut:
+        return ToolResult(envelopes.timed_out(tool.name, timeout_s, tool.spec.side_effects, stopped=True))
     except TimeoutError:
-        if not timer.expired():
+        if timer is None or not timer.expired():
             return _internal(tool.name, "it raised TimeoutError", traceback.format_exc())
-        stopped = tool.is_async or isolated
+        stopped = isolated
         return ToolResult(envelopes.timed_out(tool.name, timeout_s, tool.spec.side_effects, stopped=stopped))
     except ToolError as e:
         return _signal(tool.name, e)
@@ -92,15 +98,26 @@ def as_json(value: Any) -> Any:
     return pydantic_core.to_jsonable_python(value, fallback=repr, bytes_mode="base64")
 
 
-async def _until(coroutine: Coroutine[Any, Any, Any], timer: asyncio.Timeout) -> Any:
-    """`await coroutine` within `timer`, whose clock is armed only if the coroutine waits: a tool that
-    answers without ever waiting cannot be interrupted anyway, and skipping the timer saves ~5 µs a call."""
+class _TimedOut(Exception):
+    """An async tool's timeout expired (as opposed to a `TimeoutError` of the tool's own)."""
+
+
+async def _until(coroutine: Coroutine[Any, Any, Any], deadline: float | None) -> Any:
+    """`await coroutine` until `deadline` (the event loop's clock), whose timer is made only if the coroutine
+    waits: a tool that answers without ever waiting cannot be interrupted anyway, and skipping the timer
+    saves ~5 µs a call. Its expiry raises `_TimedOut`."""
     try:
         waiting_on = coroutine.send(None)
     except StopIteration as done:
         return done.value
-    async with timer:
-        return await _resume(coroutine, waiting_on)
+    timer = asyncio.timeout_at(deadline)
+    try:
+        async with timer:
+            return await _resume(coroutine, waiting_on)
+    except TimeoutError:
+        if timer.expired():
+            raise _TimedOut from None
+        raise
 
 
 @types.coroutine

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,31 @@ from typing import Any
 from tether.types import ToolCallRecord
 
 __all__ = ["Principal", "Run"]
+
+
+class _RandomIds:
+    """Random ids from the OS's generator, read 4 KiB at a time: a `getrandom` system call a run costs ~2.5
+    µs on a busy VM. A forked child starts afresh (it must not repeat its parent's ids)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pool = b""
+        self.at = 0
+        os.register_at_fork(after_in_child=self.forget)
+
+    def forget(self) -> None:
+        self.pool, self.at = b"", 0
+
+    def __call__(self) -> str:
+        with self.lock:
+            at = self.at
+            if at + 16 > len(self.pool):
+                self.pool, at = os.urandom(4096), 0
+            self.at = at + 16
+            return self.pool[at : at + 16].hex()
+
+
+_random_id = _RandomIds()
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +62,7 @@ class Run:
     session_id: str | None = None
     deps: Any = None
     """Passed to tools through `ToolContext.deps`."""
-    id: str = field(default_factory=lambda: os.urandom(16).hex())  # secrets.token_hex(16), minus two calls
+    id: str = field(default_factory=_random_id)  # as secrets.token_hex(16), without a system call a run
     started_at: float | None = None
     """`time.monotonic()` when the first call reached the quota guard."""
     max_calls: int | None = None

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from tether import envelopes
+from tether import _wire, envelopes
 from tether.execution import Run
 from tether.loop._core import CORE_TOOL_NAMES
 from tether.loop._events import Events
@@ -23,8 +23,6 @@ from tether.types import (
     OkEnvelope,
     OpenUrlEvent,
     ToolCall,
-    ToolEndEvent,
-    ToolStartEvent,
 )
 
 if TYPE_CHECKING:
@@ -107,7 +105,7 @@ class Calls:
             for call in later:
                 if call.name == "say":
                     self.speaker.book(call)
-                await self.events.emit(ToolStartEvent(run_id=self.run.id, data=_describe(call), call=call))
+                await self.events.emit(_wire.tool_start(self.run.id, _describe(call), call))
 
             async def done(index: int, envelope: AnyEnvelope) -> None:
                 answered[later[index].id] = envelope
@@ -135,7 +133,7 @@ class Calls:
     async def finish(self, call: ToolCall, envelope: AnyEnvelope) -> None:
         """A call has its envelope: `on_tool_end`, then what it asks for (input, speech, chat, a page)."""
         events, run_id = self.events, self.run.id
-        await events.emit(ToolEndEvent(run_id=run_id, call_id=call.id, envelope=envelope))
+        await events.emit(_wire.tool_end(run_id, call.id, envelope))
         if isinstance(envelope, NeedsEnvelope):
             await events.emit(NeedsEvent(run_id=run_id, call_id=call.id, needs=envelope.needs))
         if call.name not in CORE_TOOL_NAMES:
@@ -156,7 +154,7 @@ class Calls:
         self.lags.append(time.monotonic() - completed_at)
         if call.name == "say":  # before any await: streamed calls start in the order they were said
             self.speaker.book(call)
-        await self.events.emit(ToolStartEvent(run_id=self.run.id, data=_describe(call), call=call))
+        await self.events.emit(_wire.tool_start(self.run.id, _describe(call), call))
         agent = self.agent
         executor = agent.core_executor if call.name in agent.core_routed else None
         envelope = await (executor or agent.executor).execute(_journaled([call], self.turn)[0], self.run)
@@ -190,7 +188,7 @@ def _journaled(calls: Sequence[ToolCall], turn: int) -> list[ToolCall]:
     the journal keys repeats by call id: the same id in a later turn is a new call. The number is derived
     from the conversation, so `resume` after a crash finds the same ids in the journal.
     """
-    return [call.model_copy(update={"id": f"{call.id}@{turn}"}) for call in calls]
+    return [_wire.renamed(call, f"{call.id}@{turn}") for call in calls]
 
 
 def _describe(call: ToolCall) -> str:

@@ -14,7 +14,7 @@ from tether.tools import Toolset, tool
 __all__ = ["CORE_TOOL_NAMES", "core_tools"]
 
 
-@tool(name="send_chat", side_effects="none", category="core")
+@tool(name="send_chat", side_effects="none", category="core", inline=True)
 def send_chat(content: str) -> dict[str, str]:
     """Show a message in the user's chat window now. Does not end your turn; call it as often as useful.
 
@@ -45,7 +45,7 @@ def say(utterance: str, voiceId: str | None = None, style: str | None = None) ->
     return answer
 
 
-@tool(name="open_url", side_effects="none", category="core")
+@tool(name="open_url", side_effects="none", category="core", inline=True)
 def open_url(url: str) -> dict[str, str]:
     """Open a web page in a new tab for the user. Does not end your turn.
 
@@ -59,13 +59,13 @@ def open_url(url: str) -> dict[str, str]:
     return {"status": "opened"}
 
 
-@tool(name="end_turn", side_effects="none", category="core")
+@tool(name="end_turn", side_effects="none", category="core", inline=True)
 def end_turn() -> dict[str, str]:
     """End your turn and hand control back to the user. This is the only way to finish."""
     return {"status": "turn ended"}
 
 
-@tool(name="finalResponse", side_effects="none", category="core")
+@tool(name="finalResponse", side_effects="none", category="core", inline=True)
 def final_response() -> dict[str, str]:
     """Call when you have everything you need; you will then be told the exact format of the final answer."""
     return {"status": "format requirements follow"}

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 
+from tether import _wire
 from tether.dialects import (
     CallCompleted,
     CallDelta,
@@ -42,12 +43,10 @@ from tether.loop._result import RunResult
 from tether.loop._session import Session
 from tether.loop._speech import Speaker
 from tether.loop._termination import End, TurnResult, Verdict
-from tether.models import Model, ModelChunk, ModelRequest, TextChunk
+from tether.models import Model, ModelChunk, ModelRequest, TextChunk, Usage
 from tether.types import (
     AnyEnvelope,
     AssistantMessage,
-    ChainEndEvent,
-    ChainStartEvent,
     ChatModelStartEvent,
     ChatModelStreamEvent,
     ErrorEvent,
@@ -146,7 +145,7 @@ class AgentRun:
         self.calls.begin(conversation.turns())
         mode = cast(Mode, agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt or "")
         self.events.hold = mode == "act_first"
-        await self.events.emit(ChainStartEvent(run_id=self.run_id))
+        await self.events.emit(_wire.chain_start(self.run_id))
         unanswered = conversation.unanswered()
         if unanswered:
             envelopes = await self.calls.answer(unanswered)
@@ -161,14 +160,14 @@ class AgentRun:
         and every result is added to the conversation."""
         agent, calls, conversation = self.agent, self.calls, self.conversation
         calls.begin(calls.turn + 1)
-        await self.events.emit(
-            ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records))
-        )
+        await self.events.emit(_wire.model_start(self.run_id, self.run_state.records))
         parser = stream_parser(agent.dialect, self.tool_index, reasoning_open=agent.reasoning_open)
         request = ModelRequest(
             messages=conversation.for_model(),
             tools=self.specs if agent.native else (),
-            system=with_context(self.system_message.content, self.context, self.run_state.session_id),
+            system=with_context(self.system_message.content, self.context, self.run_state.session_id)
+            if self.context
+            else self.system_message.content,
             dialect=agent.dialect,
         )
         raw: list[str] = []
@@ -193,15 +192,11 @@ class AgentRun:
         # Stored before any mutating call runs: after a crash, `resume` finds these calls and the journal
         # says which of them ran.
         await conversation.add(
-            AssistantMessage(
-                content=parsed.content,
-                reasoning=parsed.reasoning,
-                tool_calls=tuple(parsed.calls),
-                raw="".join(raw),
-            )
+            _wire.assistant_message(parsed.content, parsed.reasoning, tuple(parsed.calls), "".join(raw))
         )
         envelopes = await calls.answer(parsed.calls)
-        await self.events.release()  # act first: the turn's tools are done (or need input), the text can show
+        if self.events.held:  # act first: the turn's tools are done (or need input), the text can show
+            await self.events.release()
         await conversation.add(*_results(parsed.calls, envelopes))
         unreadable = [e.message for e in parsed.errors]
         if unreadable:
@@ -237,17 +232,23 @@ class AgentRun:
             else:
                 text = None
                 written = 0
+                if type(chunk) is Usage:  # the provider's count replaces the estimate from characters
+                    budget.reported(chunk.output_tokens)
                 events = parser.feed_event(chunk)
             ready: list[ToolCall] = []
             for event in events:
-                if text is None:  # any other event: count what the model wrote in it
-                    written += _written(event)
-                if isinstance(event, TextDelta):
+                if type(event) is TextDelta:
+                    if text is None:  # any other event: count what the model wrote in it
+                        written += len(event.text)
                     if event.text and self.visible:
-                        await self.events.show(ChatModelStreamEvent(run_id=self.run_id, data=event.text))
-                elif isinstance(event, CallCompleted) and calls.streamable(event.call):
-                    ready.append(event.call)
-            budget.wrote(written)
+                        await self.events.show(_wire.model_stream(self.run_id, event.text))
+                elif type(event) is CallCompleted:
+                    if calls.streamable(event.call):
+                        ready.append(event.call)
+                elif text is None:
+                    written += _written(event)
+            if written:
+                budget.wrote(written)
             if ready:
                 return ready
 
@@ -261,11 +262,7 @@ class AgentRun:
         if verdict.reply and self.agent.responder is not None:
             output = await self.respond()
         await self.speaker.finish()
-        await self.events.emit(
-            ChainEndEvent(
-                run_id=self.run_id, data=output, toolCalls=list(self.run_state.records), reason=verdict.reason
-            )
-        )
+        await self.events.emit(_wire.chain_end(self.run_id, output, self.run_state.records, verdict.reason))
         return RunResult(output, verdict.reason, self.conversation.messages, self.events.all, self.calls.lags)
 
     async def failed(self, error: Exception) -> RunResult:
@@ -379,7 +376,4 @@ def _written(event: ParseEvent) -> int:
 
 def _results(calls: Sequence[ToolCall], envelopes: Sequence[AnyEnvelope]) -> list[ToolResultMessage]:
     """Each call's result as the message that follows its call in the conversation."""
-    return [
-        ToolResultMessage(call_id=c.id, name=c.name, envelope=e)
-        for c, e in zip(calls, envelopes, strict=True)
-    ]
+    return [_wire.tool_result(c.id, c.name, e) for c, e in zip(calls, envelopes, strict=True)]

@@ -88,6 +88,7 @@ class Continue:
 
 
 Verdict = End | Continue
+_GO_ON = Continue()
 
 
 class Judge(Protocol):
@@ -125,7 +126,7 @@ class NoCalls:
     def judge(self, turn: TurnResult) -> Verdict:
         if not turn.calls and not turn.unreadable:
             return End(turn.content, "no_calls", reply=True)
-        return Continue()
+        return _GO_ON
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -31,6 +31,9 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None
     chunks: list[ModelChunk] = []
     calls: list[ToolCall] = []
     for item in [*turn, None]:
+        if type(item) is dict and not calls:  # the usual provider JSON object (no ABC check)
+            chunks += _provider_events(cast(Mapping[str, Any], item), native)
+            continue
         if isinstance(item, ToolCall):
             calls.append(item)
             continue
@@ -40,7 +43,7 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None
         if isinstance(item, str):
             chunks.append(TextChunk(item))
         elif isinstance(item, Mapping):
-            chunks += _provider_events(item, native)
+            chunks += _provider_events(cast(Mapping[str, Any], item), native)
         elif item is not None:
             chunks.append(item)
     return chunks

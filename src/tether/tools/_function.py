@@ -56,6 +56,7 @@ def tool(
     rate_limit: RateLimit | None = None,
     sequential: bool = False,
     idempotency_fields: Iterable[str] = (),
+    inline: bool = False,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 def tool(
     function: Callable[P, R] | None = None,
@@ -73,6 +74,7 @@ def tool(
     rate_limit: RateLimit | None = None,
     sequential: bool = False,
     idempotency_fields: Iterable[str] = (),
+    inline: bool = False,
 ) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Make a tool of a sync or async function.
 
@@ -94,6 +96,10 @@ def tool(
         rate_limit: At most `calls` per `per_seconds` per principal.
         sequential: Never run concurrently with other calls.
         idempotency_fields: Argument names that identify a repeated request.
+        inline: Run a sync function on the event loop itself instead of in a worker thread, saving the hop
+            (~90 µs a call on a busy 2-vCPU machine). Only for functions that return at once and never
+            block (no I/O, no sleeping, no long computation): while one runs, every other run in the
+            process waits, and its timeout cannot stop it. An async function already runs on the loop.
     """
 
     def decorate(func: Callable[P, R]) -> Tool[P, R]:
@@ -130,7 +136,17 @@ def tool(
             raise UserError(
                 f"@tool on {func.__qualname__}: idempotency_fields {sorted(unknown)} are not parameters."
             )
-        return Tool(spec, func, arguments=adapter, context_parameter=context_parameter)
+        if inline and inspect.iscoroutinefunction(func):
+            raise UserError(
+                f"@tool on {func.__qualname__}: inline=True is for sync functions (an async one already runs "
+                "on the event loop); leave it out."
+            )
+        if inline and spec.sandbox.isolation == "process":
+            raise UserError(
+                f"@tool on {func.__qualname__}: inline=True runs the function on the event loop, "
+                'sandbox isolation="process" in a child process: choose one.'
+            )
+        return Tool(spec, func, arguments=adapter, context_parameter=context_parameter, inline=inline)
 
     return decorate(function) if function is not None else decorate
 

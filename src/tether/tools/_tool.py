@@ -62,6 +62,7 @@ class Tool(Generic[P, R]):
         "context_parameter",
         "context_source",
         "function",
+        "inline",
         "is_async",
         "spec",
     )
@@ -74,6 +75,7 @@ class Tool(Generic[P, R]):
         arguments: TypeAdapter[dict[str, Any]] | None = None,
         context_parameter: str | None = None,
         context_source: ContextSource | None = None,
+        inline: bool = False,
     ):
         self.spec = spec
         self.function = function
@@ -85,6 +87,15 @@ class Tool(Generic[P, R]):
         self._validator = ArgumentValidator(spec.input_schema, tool_name=spec.name)
         self.is_async: bool = function is not None and inspect.iscoroutinefunction(function)
         """Whether calling the function returns an awaitable (checked once: the executor asks per call)."""
+        if inline and (function is None or self.is_async or spec.sandbox.isolation == "process"):
+            raise UserError(
+                f"Tool {spec.name!r}: inline=True is for a sync function that returns at once, run on the "
+                "event loop; an async function already runs there, and a declared-only or process-isolated "
+                "tool cannot."
+            )
+        self.inline = inline
+        """A sync function run on the event loop itself, without the hop to a worker thread (`@tool`'s
+        `inline`): for functions known never to block; the timeout cannot stop one."""
         if function is not None:
             self.__dict__["__wrapped__"] = function
             self.__dict__["__doc__"] = function.__doc__
@@ -110,6 +121,7 @@ class Tool(Generic[P, R]):
             arguments=self._arguments,
             context_parameter=self.context_parameter,
             context_source=self.context_source,
+            inline=self.inline,
         )
 
     def compile(self) -> None:

@@ -59,7 +59,9 @@ class Guard(Protocol):
 
     A guard may also define `applies(tool, policy) -> bool`, saying whether it could ever refuse a call to
     `tool` (`None`: a tool the toolset does not have) under `policy`; the executor asks once per tool and
-    skips the guard where it cannot. A guard without `applies` checks every call to a known tool.
+    skips the guard where it cannot. A guard without `applies` checks every call to a known tool. One that
+    never waits may also define `check_now(attempt) -> Decision | None`, which the executor calls instead
+    (awaiting `check` only when it returns None): no coroutine per call.
     """
 
     async def check(self, attempt: Attempt) -> Decision: ...

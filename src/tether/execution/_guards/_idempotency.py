@@ -36,8 +36,13 @@ def idempotency_key(call: ToolCall, spec: ToolSpec, *, principal: str | None, sc
         basis: list[Any] = ["fields", spec.name, principal, values]
     else:
         basis = ["call", scope, call.id, spec.name, call.arguments]
-    text = json.dumps(basis, sort_keys=True, separators=(",", ":"), default=repr)
+    text = _CANONICAL.encode(basis)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=repr)
+"""`json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)`, without making an encoder a call
+(keys written before must stay the same: the journal matches repeats by them)."""
 
 
 class IdempotencyGuard:

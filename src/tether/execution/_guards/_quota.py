@@ -21,6 +21,10 @@ class QuotaGuard:
         return tool is not None  # every call counts against the run
 
     async def check(self, attempt: Attempt) -> Decision:
+        return self.check_now(attempt)
+
+    def check_now(self, attempt: Attempt) -> Decision:
+        """The decision, without waiting (the executor calls this, not `check`)."""
         run, policy = attempt.run, attempt.policy
         if run.started_at is None:
             run.started_at = time.monotonic()

@@ -22,6 +22,10 @@ class RepairedCallGuard:
         return policy.repaired_calls == "refuse_all" or tool.spec.side_effects == "mutating"
 
     async def check(self, attempt: Attempt) -> Decision:
+        return self.check_now(attempt)
+
+    def check_now(self, attempt: Attempt) -> Decision:
+        """The decision, without waiting (the executor calls this, not `check`)."""
         tool = attempt.tool
         assert tool is not None, "the unknown-tool guard runs first"
         policy = attempt.policy

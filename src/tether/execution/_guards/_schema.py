@@ -24,6 +24,10 @@ class SchemaGuard:
         return tool is not None
 
     async def check(self, attempt: Attempt) -> Decision:
+        return self.check_now(attempt)
+
+    def check_now(self, attempt: Attempt) -> Decision:
+        """The decision, without waiting (the executor calls this, not `check`)."""
         tool = attempt.tool
         assert tool is not None, "the unknown-tool guard runs first"
         call = attempt.call

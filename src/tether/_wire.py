@@ -1,0 +1,148 @@
+"""The wire types the loop and the executor make on every turn, built from values already valid.
+
+Constructing a pydantic model validates every field (~1 µs each on the bench VM, ~10 objects a tool turn).
+Where each value already has its field's type (a `ToolCall` the parser made, an envelope the executor made,
+strings), validating again checks nothing, so these builders set the fields directly: the same object,
+equal and serialized alike, with the same set fields (`tests/test_wire.py` checks each against validated
+construction). Anything from outside (a model's output, a user's value) is validated where it enters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from tether.types import (
+    AnyEnvelope,
+    AssistantMessage,
+    ChainEndEvent,
+    ChainStartEvent,
+    ChatModelStartEvent,
+    ChatModelStreamEvent,
+    ToolCall,
+    ToolCallRecord,
+    ToolEndEvent,
+    ToolResultMessage,
+    ToolStartEvent,
+    UserMessage,
+)
+
+__all__ = [
+    "assistant_message",
+    "chain_end",
+    "chain_start",
+    "model_start",
+    "model_stream",
+    "renamed",
+    "tool_end",
+    "tool_result",
+    "tool_start",
+    "user_message",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _built(cls: type[M], fields_set: frozenset[str], values: dict[str, Any]) -> M:
+    """A `cls` holding `values` (every field, each already valid), as validation would have made it."""
+    made = _new(cls)
+    _set(made, "__dict__", values)
+    _set(made, "__pydantic_fields_set__", set(fields_set))
+    _set(made, "__pydantic_extra__", None)
+    _set(made, "__pydantic_private__", None)
+    return made
+
+
+_RUN = frozenset(("run_id",))
+_RUN_DATA_CALL = frozenset(("run_id", "data", "call"))
+_RUN_CALL_ID_ENVELOPE = frozenset(("run_id", "call_id", "envelope"))
+_RUN_TOOL_CALLS = frozenset(("run_id", "toolCalls"))
+_RUN_DATA = frozenset(("run_id", "data"))
+_CHAIN_END = frozenset(("run_id", "data", "toolCalls", "reason"))
+_CALL_NAME_ENVELOPE = frozenset(("call_id", "name", "envelope"))
+_ASSISTANT = frozenset(("content", "reasoning", "tool_calls", "raw"))
+_CONTENT = frozenset(("content",))
+
+
+def chain_start(run_id: str) -> ChainStartEvent:
+    """`ChainStartEvent(run_id=run_id)`."""
+    return _built(ChainStartEvent, _RUN, {"run_id": run_id, "event": "on_chain_start"})
+
+
+def tool_start(run_id: str, data: str, call: ToolCall) -> ToolStartEvent:
+    """`ToolStartEvent(run_id=run_id, data=data, call=call)`."""
+    values = {"run_id": run_id, "event": "on_tool_start", "data": data, "call": call}
+    return _built(ToolStartEvent, _RUN_DATA_CALL, values)
+
+
+def tool_end(run_id: str, call_id: str, envelope: AnyEnvelope) -> ToolEndEvent:
+    """`ToolEndEvent(run_id=run_id, call_id=call_id, envelope=envelope)`."""
+    values = {"run_id": run_id, "event": "on_tool_end", "call_id": call_id, "envelope": envelope}
+    return _built(ToolEndEvent, _RUN_CALL_ID_ENVELOPE, values)
+
+
+def model_start(run_id: str, records: Sequence[ToolCallRecord]) -> ChatModelStartEvent:
+    """`ChatModelStartEvent(run_id=run_id, toolCalls=list(records))`."""
+    values = {"run_id": run_id, "event": "on_chat_model_start", "toolCalls": list(records)}
+    return _built(ChatModelStartEvent, _RUN_TOOL_CALLS, values)
+
+
+def model_stream(run_id: str, text: str) -> ChatModelStreamEvent:
+    """`ChatModelStreamEvent(run_id=run_id, data=text)`."""
+    values = {"run_id": run_id, "event": "on_chat_model_stream", "data": text}
+    return _built(ChatModelStreamEvent, _RUN_DATA, values)
+
+
+def chain_end(run_id: str, data: Any, records: Sequence[ToolCallRecord], reason: str | None) -> ChainEndEvent:
+    """`ChainEndEvent(run_id=run_id, data=data, toolCalls=list(records), reason=reason)`; `data` is any value,
+    as the field is."""
+    values = {
+        "run_id": run_id,
+        "event": "on_chain_end",
+        "data": data,
+        "toolCalls": list(records),
+        "reason": reason,
+    }
+    return _built(ChainEndEvent, _CHAIN_END, values)
+
+
+def tool_result(call_id: str, name: str, envelope: AnyEnvelope) -> ToolResultMessage:
+    """`ToolResultMessage(call_id=call_id, name=name, envelope=envelope)`."""
+    values = {"kind": "tool_result", "call_id": call_id, "name": name, "envelope": envelope}
+    return _built(ToolResultMessage, _CALL_NAME_ENVELOPE, values)
+
+
+def assistant_message(
+    content: str, reasoning: str | None, tool_calls: tuple[ToolCall, ...], raw: str | None
+) -> AssistantMessage:
+    """`AssistantMessage(content=..., reasoning=..., tool_calls=..., raw=...)`."""
+    values = {
+        "kind": "assistant",
+        "content": content,
+        "reasoning": reasoning,
+        "tool_calls": tool_calls,
+        "raw": raw,
+    }
+    return _built(AssistantMessage, _ASSISTANT, values)
+
+
+def user_message(content: str) -> UserMessage:
+    """`UserMessage(content=content)`."""
+    return _built(UserMessage, _CONTENT, {"kind": "user", "content": content})
+
+
+def renamed(call: ToolCall, call_id: str) -> ToolCall:
+    """`call.model_copy(update={"id": call_id})`: the same call under another id."""
+    values = dict(call.__dict__)
+    values["id"] = call_id
+    made = _new(ToolCall)
+    _set(made, "__dict__", values)
+    _set(made, "__pydantic_fields_set__", {*call.model_fields_set, "id"})
+    _set(made, "__pydantic_extra__", None)
+    _set(made, "__pydantic_private__", None)
+    return made

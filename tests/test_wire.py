@@ -1,0 +1,99 @@
+"""`tether._wire`: each builder makes exactly what validated construction makes, from values already valid."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from tether import _wire
+from tether.types import (
+    AssistantMessage,
+    ChainEndEvent,
+    ChainStartEvent,
+    ChatModelStartEvent,
+    ChatModelStreamEvent,
+    ErrorEnvelope,
+    ErrorInfo,
+    NeedsEnvelope,
+    OkEnvelope,
+    Provenance,
+    Repair,
+    ToolCall,
+    ToolCallRecord,
+    ToolEndEvent,
+    ToolResultMessage,
+    ToolStartEvent,
+    UserMessage,
+)
+
+CALL = ToolCall(
+    id="c1",
+    name="add",
+    arguments={"a": 1, "b": [2, 3]},
+    why="to add",
+    provenance=Provenance(dialect="hermes", span=(0, 9), repairs=(Repair(kind="coerced", message="m"),)),
+)
+RECORDS = [ToolCallRecord(toolType="function", toolName="add", input={"a": 1}, output=3)]
+ENVELOPES = [
+    OkEnvelope(data={"x": [1, None]}),
+    NeedsEnvelope(needs={"date": "Which day?"}),
+    ErrorEnvelope(error=ErrorInfo(code="NOT_FOUND", message="no", recoverable=True, suggestion="s")),
+]
+
+
+def same(built: BaseModel, validated: BaseModel) -> None:
+    """Equal, of the same type, with the same set fields, and serialized to the same JSON every way."""
+    assert type(built) is type(validated)
+    assert built == validated
+    assert built.model_fields_set == validated.model_fields_set
+    assert built.model_dump_json() == validated.model_dump_json()
+    assert built.model_dump(exclude_unset=True) == validated.model_dump(exclude_unset=True)
+    again = type(validated).model_validate_json(built.model_dump_json())
+    assert again.model_dump_json() == validated.model_dump_json()
+
+
+@pytest.mark.parametrize("envelope", ENVELOPES, ids=lambda e: type(e).__name__)
+def test_each_event_and_message_equals_its_validated_construction(envelope: Any) -> None:
+    same(_wire.chain_start("r1"), ChainStartEvent(run_id="r1"))
+    same(_wire.tool_start("r1", "Starting", CALL), ToolStartEvent(run_id="r1", data="Starting", call=CALL))
+    same(_wire.tool_end("r1", "c1", envelope), ToolEndEvent(run_id="r1", call_id="c1", envelope=envelope))
+    same(_wire.model_start("r1", RECORDS), ChatModelStartEvent(run_id="r1", toolCalls=RECORDS))
+    same(_wire.model_start("r1", []), ChatModelStartEvent(run_id="r1", toolCalls=[]))
+    same(_wire.model_stream("r1", "tok"), ChatModelStreamEvent(run_id="r1", data="tok"))
+    for data in ("5", {"a": 1}, None, OkEnvelope(data=1)):
+        same(
+            _wire.chain_end("r1", data, RECORDS, "no_calls"),
+            ChainEndEvent(run_id="r1", data=data, toolCalls=RECORDS, reason="no_calls"),
+        )
+    same(
+        _wire.tool_result("c1", "add", envelope),
+        ToolResultMessage(call_id="c1", name="add", envelope=envelope),
+    )
+    same(
+        _wire.assistant_message("hi", "thought", (CALL,), "raw"),
+        AssistantMessage(content="hi", reasoning="thought", tool_calls=(CALL,), raw="raw"),
+    )
+    same(
+        _wire.assistant_message("", None, (), None),
+        AssistantMessage(content="", reasoning=None, tool_calls=(), raw=None),
+    )
+    same(_wire.user_message("go"), UserMessage(content="go"))
+
+
+def test_a_renamed_call_is_the_model_copy_with_the_new_id() -> None:
+    for call in (CALL, ToolCall(id="c2", name="n")):
+        renamed = _wire.renamed(call, "c2@3")
+        same(renamed, call.model_copy(update={"id": "c2@3"}))
+        assert renamed.id == "c2@3"
+        assert call.id != "c2@3"  # the original is untouched
+        same(renamed, ToolCall.model_validate({**call.model_dump(exclude_unset=True), "id": "c2@3"}))
+
+
+def test_built_objects_stay_frozen_and_separate() -> None:
+    first, second = _wire.model_start("r1", RECORDS), _wire.model_start("r1", RECORDS)
+    assert first.toolCalls is not RECORDS
+    assert first.model_fields_set is not second.model_fields_set
+    with pytest.raises(ValueError, match="frozen"):
+        first.run_id = "other"
