@@ -144,7 +144,7 @@ CORE_API: dict[str, list[str]] = {
     "tether.loop": [
         "Agent", "Continue", "End", "EndTurn", "FinalResponse", "Judge", "Limits", "Mode", "ModeChooser",
         "NoCalls", "RunResult", "Session", "Termination", "TurnResult", "Verdict", "actionable_intent",
-        "core_tools",
+        "core_tools", "unanswered_calls",
     ],
     "tether.models": [
         "AnthropicModel", "Finish", "FunctionModel", "Model", "ModelChunk", "ModelRequest", "OpenAIModel",
