@@ -292,15 +292,19 @@ async def test_at_most_its_cap_of_workers_run_and_later_calls_wait_for_one(
 
 # Each stands in for the worker (same sandbox, same argv): it says it is ready, then answers badly.
 _READY = (
-    "import os, sys, time\nos.write(1, (14).to_bytes(4, 'big') + b'{\"ready\":true}')\nos.read(0, 1 << 20)\n"
+    "import os, sys, time\nos.write(1, (14).to_bytes(4, 'big') + b'{\"ready\":true}')\n"
+    "nonce = os.read(0, 1 << 20)[4:12]  # each request opens with a nonce its answer must echo\n"
+    "def frame(body): os.write(1, (len(body) + 8).to_bytes(4, 'big') + nonce + body)\n"
 )
 HOSTILE = {
     "huge": "os.write(1, (2**32 - 1).to_bytes(4, 'big') + b'x' * 65536); time.sleep(60)",
-    "garbled": "os.write(1, (7).to_bytes(4, 'big') + b'\\xff{]nope')",
-    "not-an-object": "os.write(1, (9).to_bytes(4, 'big') + b'[1,2,3,4]')",
-    "deeply-nested": "body = b'[' * 100000; os.write(1, len(body).to_bytes(4, 'big') + body)",
+    "garbled": "frame(b'\\xff{]nope')",
+    "not-an-object": "frame(b'[1,2,3,4]')",
+    "deeply-nested": "frame(b'[' * 100000)",
     "silent": "time.sleep(60)",
     "trickle": "os.write(1, (100).to_bytes(4, 'big'))\nfor _ in range(600): os.write(1, b' '); time.sleep(0.1)",
+    "short": "os.write(1, (3).to_bytes(4, 'big') + b'abc'); time.sleep(60)",
+    "another-nonce": 'nonce = bytes(8); frame(b\'{"value":666,"logs":[]}\'); time.sleep(60)',
 }
 
 
@@ -324,9 +328,14 @@ def hostile_pool(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
             "the JavaScript worker sent an answer that is not a JSON object; it was killed",
         ),
         (HOSTILE["deeply-nested"], "the JavaScript worker sent an answer that is not JSON; it was killed"),
+        (
+            HOSTILE["short"],
+            "the JavaScript worker sent a 3-byte answer, too short to name its request; it was",
+        ),
+        (HOSTILE["another-nonce"], "the JavaScript worker answered another request; it was killed"),
     ],
     indirect=["hostile_pool"],
-    ids=["huge", "garbled", "not-an-object", "deeply-nested"],
+    ids=["huge", "garbled", "not-an-object", "deeply-nested", "short", "another-nonce"],
 )
 async def test_a_bad_frame_kills_the_worker_and_is_internal(
     hostile_pool: SandboxLimits, message: str
@@ -353,22 +362,17 @@ async def test_a_worker_that_stalls_is_killed_at_the_deadline(hostile_pool: Sand
 
 
 _FORGED = (
-    "def frame(body): os.write(1, len(body).to_bytes(4, 'big') + body)\n"
     'frame(b\'{"value":1,"logs":[]}\')\n'
     'frame(b\'{"value":666,"logs":[]}\')  # unasked: meant as the next call\'s answer\n'
+    "time.sleep(0.2)\n"
+    'frame(b\'{"value":666,"logs":[]}\')  # and again, once the next call was surely sent\n'
     "time.sleep(60)"
 )
 _OVER_CAP = (
-    "import json\n"
-    "body = json.dumps({'value': 'v' * 100000, 'logs': ['l' * 5000] * 20}).encode()\n"
-    "os.write(1, len(body).to_bytes(4, 'big') + body)"
+    "import json\nbody = json.dumps({'value': 'v' * 100000, 'logs': ['l' * 5000] * 20}).encode()\nframe(body)"
 )
 
-_LOUD = (
-    "import json\n"
-    "body = json.dumps({'value': 1, 'logs': ['l' * 5000] * 20}).encode()\n"
-    "os.write(1, len(body).to_bytes(4, 'big') + body)"
-)
+_LOUD = "import json\nbody = json.dumps({'value': 1, 'logs': ['l' * 5000] * 20}).encode()\nframe(body)"
 
 
 @pytest.mark.parametrize("hostile_pool", [_FORGED], indirect=True)

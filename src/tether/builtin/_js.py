@@ -20,7 +20,7 @@ from tether.exceptions import ToolError
 from tether.sandbox import SandboxLimits
 from tether.types import ErrorCode
 
-from ._jspool import BadFrame, memory_bytes, pool
+from ._jspool import BadFrame, Unasked, memory_bytes, pool
 
 __all__ = ["run_js"]
 
@@ -63,6 +63,15 @@ async def run_js(code: str, input_json: Any, *, timeout_s: float, limits: Sandbo
                 raise _out_of_memory(limits) from None
             raise ToolError(
                 ErrorCode.INTERNAL, "the JavaScript worker died during the call", recoverable=False
+            ) from None
+        except Unasked:
+            workers.discard(worker)
+            if worker.served:
+                continue  # it spoke after its last answer: never trusted again, the call goes to a fresh one
+            raise ToolError(
+                ErrorCode.INTERNAL,
+                "the JavaScript worker answered another request; it was killed",
+                recoverable=False,
             ) from None
         except BadFrame as exc:
             workers.discard(worker)

@@ -15,6 +15,7 @@ import atexit
 import importlib.util
 import json
 import os
+import secrets
 import select
 import shutil
 import sys
@@ -40,7 +41,13 @@ _START_S = 30.0
 _WAIT_S = 0.002
 """How often a call that found every worker busy looks again (a rare path; works across event loops)."""
 _READY = (14).to_bytes(4, "big") + b'{"ready":true}'
+_NONCE = 8
+"""Bytes of the random nonce that opens every request and its answer (the worker echoes it)."""
 """The worker's first frame, once it can serve."""
+
+
+class Unasked(Exception):
+    """The worker answered with another request's nonce: bytes it sent when nobody asked."""
 
 
 class BadFrame(Exception):
@@ -75,10 +82,12 @@ class Worker:
 
     async def ask(self, request: bytes, deadline: float, max_bytes: int) -> tuple[dict[str, Any], int]:
         """Send one request frame and read its answer (and its length in bytes). Raises TimeoutError at
-        `deadline` (loop time), EOFError if the worker died, BadFrame for an answer it cannot have meant."""
+        `deadline` (loop time), EOFError if the worker died, Unasked for an answer carrying another request's
+        nonce (bytes it sent unasked, e.g. after an earlier answer), BadFrame for one it cannot have meant."""
         loop = asyncio.get_running_loop()
+        nonce = secrets.token_bytes(_NONCE)  # unguessable: no frame written before this request can carry it
         async with asyncio.timeout_at(deadline):
-            data = len(request).to_bytes(4, "big") + request
+            data = (len(request) + _NONCE).to_bytes(4, "big") + nonce + request
             while data:
                 try:
                     data = data[os.write(self._in, data) :]
@@ -88,10 +97,14 @@ class Worker:
                     raise EOFError from None
             await _ready(loop, self._out, writing=False)
             size = int.from_bytes(await self._read(loop, 4), "big")
-            if size > max_bytes:
+            if size > max_bytes + _NONCE:
                 raise BadFrame(f"a {size}-byte answer, over its bound of {max_bytes}")
+            if size < _NONCE:
+                raise BadFrame(f"a {size}-byte answer, too short to name its request")
             body = await self._read(loop, size)  # exactly: bytes of a later, unasked frame stay unread
-        return _parsed(body), size
+        if not secrets.compare_digest(body[:_NONCE], nonce):
+            raise Unasked
+        return _parsed(body[_NONCE:]), size - _NONCE
 
     def read_ready(self, timeout_s: float) -> None:
         """Block until the worker's first frame (`{"ready": true}`), in the starting thread."""

@@ -127,15 +127,15 @@ def answer(context: Any, serve: Any, request: str) -> str:
         return '{"error":"the engine could not answer (' + type(exc).__name__ + ')","logs":[]}'
 
 
-def read_request() -> str:
-    """One request frame, in as few reads as it arrives in."""
+def read_request() -> tuple[bytes, str]:
+    """One request frame, in as few reads as it arrives in: its nonce (echoed in the answer) and its body."""
     data = b""
     while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
         chunk = os.read(0, 1 << 16)
         if not chunk:
             sys.exit(0)  # tether closed the pipe
         data += chunk
-    return data[4:].decode()
+    return data[4:12], data[12:].decode()  # 8 bytes of nonce: `_jspool._NONCE`
 
 
 def send(body: bytes) -> None:
@@ -156,10 +156,10 @@ def main() -> None:
             spent.clear()
             while len(ready) < READY and not select.select([0], [], [], 0)[0]:
                 ready.append(fresh())
-        request = read_request()
+        nonce, request = read_request()
         spent.clear()  # in a burst, freed now: one script's memory at a time, within the sandbox's
         context, serve = ready.pop() if ready else fresh()
-        send(answer(context, serve, request).encode())
+        send(nonce + answer(context, serve, request).encode())
         spent.append((context, serve))
         del context, serve
         if time.process_time() > RETIRE_CPU_S:
