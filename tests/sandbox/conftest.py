@@ -1,13 +1,31 @@
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tether.sandbox import Sandbox, SandboxLimits
+from tether.sandbox import (
+    Sandbox,
+    SandboxLimits,
+    _zygote,  # both start paths are tested
+)
 
 
 @pytest.fixture(autouse=True)
 def _requires_bwrap(bwrap_installed: None) -> None:  # pyright: ignore[reportUnusedFunction]  # autouse fixture
     """Every sandbox test needs bubblewrap, except those marked `without_bwrap` (.ci/run installs it)."""
+
+
+@pytest.fixture(autouse=True, params=["zygote", "bwrap"])
+def spawn_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Every sandbox test runs on both start paths: a spare of a zygote, and one bubblewrap per run (the
+    fallback). On the zygote path the test fails if a run fell back to bubblewrap."""
+    path: str = request.param
+    monkeypatch.setattr(_zygote, "enabled", path == "zygote")
+    _zygote.reset()
+    yield path
+    if path == "zygote":
+        works, why = _zygote.status()
+        assert works, why
 
 
 @pytest.fixture

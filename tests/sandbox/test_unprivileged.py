@@ -61,6 +61,12 @@ def _become_nobody_seeing_the_interpreter(prefix: str) -> None:
     os.setresuid(NOBODY, NOBODY, NOBODY)
 
 
+@pytest.fixture(params=["both"])
+def spawn_path(request: pytest.FixtureRequest) -> str:
+    """Not parametrized here: the suites run in the child take both start paths themselves."""
+    return request.param
+
+
 @pytest.fixture
 def nobodys_dir() -> Iterator[Path]:
     """A directory of nobody's own (pytest's tmp_path lies below root's 0700 /tmp/pytest-of-root)."""

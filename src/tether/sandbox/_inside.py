@@ -1,0 +1,266 @@
+"""The zygote's program: runs inside one bubblewrap sandbox and keeps spare, already isolated children.
+
+Standard library only: it runs under the sandbox's `/usr/bin/python3`, given as `python3 -I -c SOURCE
+CONFIG`, with its control socket to tether as the fd CONFIG names. bubblewrap starts it as uid 0 of a new user namespace
+with that namespace's capabilities, in a read-only root with the workspace and the read-only binds mounted.
+
+Each spare is made ahead of its run: a child unshares mount, pid, ipc (and, with the network off, network)
+namespaces and forks the spare, pid 1 of the new pid namespace, which mounts its own `/proc`, a fresh capped
+`/tmp` and `/dev/shm`, and the workspace as configured (a fresh capped tmpfs, or an overlay whose upper layer
+is a capped tmpfs); then it enters a nested user namespace mapping uid 65534 (where no further user namespace
+can be made), drops every capability and its bounding set, and waits. Its socket goes to tether, which reads
+its host pid from the kernel (SCM_CREDENTIALS), moves it into the run's cgroup and sends the run: argv,
+environment, working directory, rlimits and the three stdio fds. The spare forks the command (a new session,
+the rlimits, no_new_privs, the seccomp filter, exec), waits for it, reports its wait status and exits, and
+with the pid namespace's init gone the kernel kills whatever the run left (setsid survivors included).
+"""
+
+import contextlib
+import ctypes
+import fcntl
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+from typing import Any
+
+UID = 65534
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x2, 0x4, 0x8
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND = 0x1, 0x20, 0x1000
+_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
+_MNT_DETACH = 0x2
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_PR_CAPBSET_DROP = 24
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP_LOOPBACK_RUNNING = 0x1 | 0x8 | 0x40
+_QUOTA_DIR = "/tmp/.tether-quota"
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
+_libc.prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong)
+
+
+class _Fprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+    enc = [None if x is None else x.encode() for x in (source, target, fstype, data)]
+    _check(_libc.mount(enc[0], enc[1], enc[2], flags, enc[3]), f"mount {target}")
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def main() -> None:
+    config: dict[str, Any] = json.loads(sys.argv[1])
+    ctl = socket.socket(fileno=config["ctl"])
+    _check(_libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")  # orphaned spares come here
+    signal.signal(signal.SIGCHLD, _reap)
+    for _ in range(config["spares"]):
+        _offer(ctl, config)
+    while True:
+        try:
+            message = ctl.recv(16)
+        except InterruptedError:
+            continue
+        if not message:  # tether closed its end: leave, and bubblewrap takes the namespace down
+            os._exit(0)
+        for _ in message:  # one byte per spare tether took
+            _offer(ctl, config)
+
+
+def _reap(signum: int, frame: object) -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _offer(ctl: socket.socket, config: dict[str, Any]) -> None:
+    """Make one spare and hand tether its socket."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # tether learns the spare's host pid
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ctl.close()
+            ours.close()
+            _spare(theirs, config)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                theirs.send(json.dumps({"error": str(exc)}).encode())
+        os._exit(1)
+    theirs.close()
+    socket.send_fds(ctl, [b"s"], [ours.fileno()])
+    ours.close()
+
+
+def _spare(sock: socket.socket, config: dict[str, Any]) -> None:
+    flags = _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | (0 if config["network"] else _CLONE_NEWNET)
+    _check(_libc.unshare(flags), "unshare")
+    if os.fork():  # the first child leaves; the second is pid 1 of the new pid namespace
+        os._exit(0)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.setsid()
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
+    _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+    tmp = f"size={config['tmp_bytes']},mode=0755"
+    under_tmp: list[str] = config["under_tmp"]
+    kept = [(dest, os.open(dest, os.O_PATH | os.O_CLOEXEC)) for dest in under_tmp]
+    _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, tmp)
+    for dest, fd in kept:  # read-only binds below /tmp, which the fresh /tmp would hide
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(dest, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            os.close(os.open(dest, os.O_CREAT | os.O_WRONLY, 0o644))
+        _mount(f"/proc/self/fd/{fd}", dest, None, _MS_BIND | _MS_REC, None)
+        _mount(None, dest, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, None)
+        os.close(fd)
+    _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, tmp)
+    upper: int | None = None
+    mode = config["workspace"]
+    if mode == "tmpfs":
+        size = f"size={config['workspace_bytes']},mode=0700"
+        _mount("tmpfs", "/workspace", "tmpfs", _MS_NOSUID | _MS_NODEV, size)
+    elif mode == "overlay":
+        upper = _overlay(config)
+    if not config["network"]:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            fcntl.ioctl(s, _SIOCSIFFLAGS, struct.pack("16sh22x", b"lo", _IFF_UP_LOOPBACK_RUNNING))
+    _become_unprivileged()
+    if upper is None:
+        sock.send(b'{"ready": true}')
+    else:
+        socket.send_fds(sock, [b'{"ready": true}'], [upper])
+        os.close(upper)
+    _serve_one(sock, config["seccomp"])
+
+
+def _overlay(config: dict[str, Any]) -> int:
+    """`/workspace` as an overlay: the host workspace below, writes into a capped tmpfs. Returns an fd of
+    the upper layer for tether (the tmpfs itself is detached, so the run never sees it)."""
+    os.mkdir(_QUOTA_DIR, 0o700)
+    size = config["workspace_bytes"]
+    inodes = max(1024, size // 1024)
+    _mount("tmpfs", _QUOTA_DIR, "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={size},nr_inodes={inodes},mode=0755")
+    os.mkdir(f"{_QUOTA_DIR}/upper", 0o755)
+    os.mkdir(f"{_QUOTA_DIR}/work", 0o700)
+    st = os.stat("/workspace")
+    os.chown(f"{_QUOTA_DIR}/upper", st.st_uid, st.st_gid)
+    os.chmod(f"{_QUOTA_DIR}/upper", st.st_mode & 0o7777)
+    options = (
+        f"lowerdir=/workspace,upperdir={_QUOTA_DIR}/upper,workdir={_QUOTA_DIR}/work,"
+        "userxattr,redirect_dir=off,metacopy=off,index=off"
+    )
+    _mount("overlay", "/workspace", "overlay", _MS_NOSUID | _MS_NODEV, options)
+    upper = os.open(f"{_QUOTA_DIR}/upper", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    _check(_libc.umount2(_QUOTA_DIR.encode(), _MNT_DETACH), "detach the quota tmpfs")
+    os.rmdir(_QUOTA_DIR)
+    return upper
+
+
+def _become_unprivileged() -> None:
+    """A nested user namespace where uid 65534 is this namespace's 0, no user namespace can be made below,
+    and no capability is left (bounding set included)."""
+    _check(_libc.unshare(_CLONE_NEWUSER), "unshare(CLONE_NEWUSER)")
+    _write("/proc/self/uid_map", f"{UID} 0 1\n")
+    _write("/proc/self/setgroups", "deny\n")
+    _write("/proc/self/gid_map", f"{UID} 0 1\n")
+    _write("/proc/sys/user/max_user_namespaces", "0\n")
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        last = int(f.read())
+    for cap in range(last + 1):
+        _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "drop the bounding set")
+    _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    os.setresgid(UID, UID, UID)
+    os.setresuid(UID, UID, UID)  # from 0 to another uid: permitted and effective capabilities are cleared
+
+
+def _serve_one(sock: socket.socket, seccomp: str) -> None:
+    try:
+        message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
+    except OSError:
+        os._exit(1)
+    if not message or len(fds) != 3:
+        os._exit(1)
+    run: dict[str, Any] = json.loads(message)
+    pid = os.fork()
+    if pid == 0:
+        _command(run, fds, seccomp)
+    for fd in fds:
+        os.close(fd)
+    while True:  # pid 1: reap every orphan until the command itself ends
+        try:
+            done, status = os.wait()
+        except InterruptedError:
+            continue
+        if done == pid:
+            break
+    try:
+        sock.send(json.dumps({"status": status}).encode())
+    finally:
+        os._exit(0)  # the namespace's init: everything left in it is killed now
+
+
+def _command(run: dict[str, Any], fds: list[int], seccomp: str) -> None:
+    try:
+        for signum in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD):
+            signal.signal(signum, signal.SIG_DFL)
+        os.setsid()
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        try:
+            os.chdir(str(run["cwd"]))
+        except OSError as exc:
+            os.write(2, f"bwrap: Can't chdir to {run['cwd']}: {exc.strerror}\n".encode())
+            os._exit(1)
+        import resource
+
+        limits: list[tuple[int, int]] = run["rlimits"]
+        for which, value in limits:
+            resource.setrlimit(which, (value, value))
+        _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        program = bytes.fromhex(seccomp)
+        buffer = ctypes.create_string_buffer(program, len(program))
+        fprog = _Fprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+        _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0), "seccomp")
+        argv: list[str] = run["argv"]
+        try:
+            os.execvpe(argv[0], argv, run["env"])
+        except OSError as exc:
+            os.write(2, f"bwrap: execvp {argv[0]}: {exc.strerror}\n".encode())
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.write(2, f"sandbox: {exc}\n".encode())
+    os._exit(1)
+
+
+if __name__ == "__main__":
+    main()
