@@ -4,8 +4,8 @@ Standard library only: it runs under the sandbox's `/usr/bin/python3`, given as 
 CONFIG`, with its control socket to tether as the fd CONFIG names. bubblewrap starts it as uid 0 of a new user namespace
 with that namespace's capabilities, in a read-only root with the workspace and the read-only binds mounted.
 
-Each spare is made ahead of its run: a child unshares mount, pid, ipc (and, with the network off, network)
-namespaces and forks the spare, pid 1 of the new pid namespace, which mounts its own `/proc`, a fresh capped
+Each spare is made ahead of its run: a clone into new mount, pid, ipc (and, with the network off, network)
+namespaces, pid 1 of its pid namespace, which mounts its own `/proc`, a fresh capped
 `/tmp` and `/dev/shm`, and the workspace as configured (a fresh capped tmpfs, or an overlay whose upper layer
 is a capped tmpfs); then it enters a nested user namespace mapping uid 65534 (where no further user namespace
 can be made), drops every capability and its bounding set, and waits. Its socket goes to tether, which reads
@@ -17,12 +17,11 @@ with the pid namespace's init gone the kernel kills whatever the run left (setsi
 
 import contextlib
 import ctypes
-import fcntl
 import json
 import os
+import resource
 import signal
 import socket
-import struct
 import sys
 from typing import Any
 
@@ -38,16 +37,15 @@ _MS_REC, _MS_PRIVATE = 0x4000, 0x40000
 _MNT_DETACH = 0x2
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _PR_CAPBSET_DROP = 24
-_PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
-_SIOCSIFFLAGS = 0x8914
-_IFF_UP_LOOPBACK_RUNNING = 0x1 | 0x8 | 0x40
+_SYS_CLONE = {"x86_64": 56, "aarch64": 220}[os.uname().machine]
 _QUOTA_DIR = "/tmp/.tether-quota"
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
 _libc.prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong)
+_libc.syscall.restype = ctypes.c_long
 
 
 class _Fprog(ctypes.Structure):
@@ -76,7 +74,8 @@ def _write(path: str, text: str) -> None:
 def main() -> None:
     config: dict[str, Any] = json.loads(sys.argv[1])
     ctl = socket.socket(fileno=config["ctl"])
-    _check(_libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "subreaper")  # orphaned spares come here
+    # mounts made in a spare's namespace must never propagate back here (bubblewrap leaves them private)
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
     signal.signal(signal.SIGCHLD, _reap)
     for _ in range(config["spares"]):
         _offer(ctl, config)
@@ -105,7 +104,7 @@ def _offer(ctl: socket.socket, config: dict[str, Any]) -> None:
     """Make one spare and hand tether its socket."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)  # tether learns the spare's host pid
-    pid = os.fork()
+    pid = _clone(config["network"])
     if pid == 0:
         try:
             ctl.close()
@@ -116,18 +115,21 @@ def _offer(ctl: socket.socket, config: dict[str, Any]) -> None:
                 theirs.send(json.dumps({"error": str(exc)}).encode())
         os._exit(1)
     theirs.close()
-    socket.send_fds(ctl, [b"s"], [ours.fileno()])
+    if pid > 0:
+        socket.send_fds(ctl, [b"s"], [ours.fileno()])
     ours.close()
 
 
+def _clone(network: bool) -> int:
+    """Fork into new mount, pid, ipc (and network) namespaces at once: the child is pid 1 of its own. A
+    raw clone, not os.fork (this process has one thread, and the child only runs `_spare`); -1 on failure."""
+    flags = _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | (0 if network else _CLONE_NEWNET)
+    return _libc.syscall(_SYS_CLONE, flags | signal.SIGCHLD, 0, 0, 0, 0)
+
+
 def _spare(sock: socket.socket, config: dict[str, Any]) -> None:
-    flags = _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | (0 if config["network"] else _CLONE_NEWNET)
-    _check(_libc.unshare(flags), "unshare")
-    if os.fork():  # the first child leaves; the second is pid 1 of the new pid namespace
-        os._exit(0)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.setsid()
-    _mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
     _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
     tmp = f"size={config['tmp_bytes']},mode=0755"
     under_tmp: list[str] = config["under_tmp"]
@@ -150,9 +152,6 @@ def _spare(sock: socket.socket, config: dict[str, Any]) -> None:
         _mount("tmpfs", "/workspace", "tmpfs", _MS_NOSUID | _MS_NODEV, size)
     elif mode == "overlay":
         upper = _overlay(config)
-    if not config["network"]:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            fcntl.ioctl(s, _SIOCSIFFLAGS, struct.pack("16sh22x", b"lo", _IFF_UP_LOOPBACK_RUNNING))
     _become_unprivileged()
     if upper is None:
         sock.send(b'{"ready": true}')
@@ -203,16 +202,57 @@ def _become_unprivileged() -> None:
 
 
 def _serve_one(sock: socket.socket, seccomp: str) -> None:
+    """Wait for the run, start it, report how it ended, and exit (taking everything it left)."""
     try:
-        message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
+        message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3, socket.MSG_CMSG_CLOEXEC)
     except OSError:
         os._exit(1)
     if not message or len(fds) != 3:
         os._exit(1)
     run: dict[str, Any] = json.loads(message)
-    pid = os.fork()
-    if pid == 0:
-        _command(run, fds, seccomp)
+    try:
+        status = _spawn(run, fds, seccomp)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.write(fds[2], f"sandbox: {exc}\n".encode())
+        status = 1 << 8  # exit status 1
+    with contextlib.suppress(OSError):
+        sock.send(json.dumps({"status": status}).encode())
+    os._exit(0)  # the namespace's init: everything left in it is killed now
+
+
+def _spawn(run: dict[str, Any], fds: list[int], seccomp: str) -> int:
+    """Hold this process to the run's limits (working directory, rlimits, no_new_privs, the seccomp filter:
+    all inherited), start the command in a session of its own with the run's stdio (posix_spawn: no copy
+    of this interpreter), and reap every orphan until the command ends; its wait status."""
+    cwd, argv, env = str(run["cwd"]), list[str](run["argv"]), dict[str, str](run["env"])
+    try:
+        os.chdir(cwd)
+    except OSError as exc:
+        os.write(fds[2], f"bwrap: Can't chdir to {cwd}: {exc.strerror}\n".encode())
+        return 1 << 8
+    limits: list[tuple[int, int]] = run["rlimits"]
+    for which, value in limits:
+        resource.setrlimit(which, (value, value))
+    _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    program = bytes.fromhex(seccomp)
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _Fprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0), "seccomp")
+    os.environ["PATH"] = env.get("PATH", os.defpath)  # posix_spawnp searches this process's PATH
+    try:
+        pid = os.posix_spawnp(
+            argv[0],
+            argv,
+            env,
+            file_actions=[(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(fds)],
+            setsid=True,
+            setsigmask=(),
+            setsigdef=(signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD, signal.SIGINT),
+        )
+    except OSError as exc:
+        os.write(fds[2], f"bwrap: execvp {argv[0]}: {exc.strerror}\n".encode())
+        return 1 << 8
     for fd in fds:
         os.close(fd)
     while True:  # pid 1: reap every orphan until the command itself ends
@@ -221,45 +261,7 @@ def _serve_one(sock: socket.socket, seccomp: str) -> None:
         except InterruptedError:
             continue
         if done == pid:
-            break
-    try:
-        sock.send(json.dumps({"status": status}).encode())
-    finally:
-        os._exit(0)  # the namespace's init: everything left in it is killed now
-
-
-def _command(run: dict[str, Any], fds: list[int], seccomp: str) -> None:
-    try:
-        for signum in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD):
-            signal.signal(signum, signal.SIG_DFL)
-        os.setsid()
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-        try:
-            os.chdir(str(run["cwd"]))
-        except OSError as exc:
-            os.write(2, f"bwrap: Can't chdir to {run['cwd']}: {exc.strerror}\n".encode())
-            os._exit(1)
-        import resource
-
-        limits: list[tuple[int, int]] = run["rlimits"]
-        for which, value in limits:
-            resource.setrlimit(which, (value, value))
-        _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-        program = bytes.fromhex(seccomp)
-        buffer = ctypes.create_string_buffer(program, len(program))
-        fprog = _Fprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-        _check(_libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0), "seccomp")
-        argv: list[str] = run["argv"]
-        try:
-            os.execvpe(argv[0], argv, run["env"])
-        except OSError as exc:
-            os.write(2, f"bwrap: execvp {argv[0]}: {exc.strerror}\n".encode())
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.write(2, f"sandbox: {exc}\n".encode())
-    os._exit(1)
+            return status
 
 
 if __name__ == "__main__":
