@@ -21,6 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 SUITES = [
     "tests/sandbox/test_attacks.py",
     "tests/sandbox/test_escapes.py",
+    "tests/sandbox/test_zygote.py",
+    "tests/sandbox/test_quota.py",
     "tests/builtin/test_exec_escapes.py",
 ]
 NOBODY = 65534

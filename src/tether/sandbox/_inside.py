@@ -175,7 +175,7 @@ def _overlay(config: dict[str, Any]) -> int:
     os.chmod(f"{_QUOTA_DIR}/upper", st.st_mode & 0o7777)
     options = (
         f"lowerdir=/workspace,upperdir={_QUOTA_DIR}/upper,workdir={_QUOTA_DIR}/work,"
-        "userxattr,redirect_dir=off,metacopy=off,index=off"
+        "userxattr,redirect_dir=nofollow,metacopy=off,index=off"
     )
     _mount("overlay", "/workspace", "overlay", _MS_NOSUID | _MS_NODEV, options)
     upper = os.open(f"{_QUOTA_DIR}/upper", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

@@ -24,6 +24,7 @@ from ._bwrap import WORKSPACE, BwrapPlan, find_bwrap, probe
 from ._capture import capture
 from ._cgroup import Cgroup, acquire, release
 from ._cleanup import remove_tree
+from ._copyback import copy_back, over_quota
 from ._forkserver import Served
 from ._idmap import supported, userns_fd
 from ._launch import STAGE, preexec, rlimits
@@ -140,6 +141,7 @@ class Sandbox:
                 running.kill()
             code = running.proc.wait()
             oom = running.oom_killed()
+            over = self._copy_back(running.proc) if isinstance(running.proc, ZygoteRun) else None
         stopped = got.timed_out or got.truncated
         return SandboxResult(
             stdout=got.stdout.decode(errors="replace"),
@@ -150,6 +152,7 @@ class Sandbox:
             truncated=got.truncated,
             sandboxed=not self.unsandboxed,
             oom_killed=oom,
+            quota_exceeded=over,
         )
 
     def start(
@@ -299,13 +302,29 @@ class Sandbox:
             seccomp_fd=seccomp_fd,
             ro_binds=[(path, str(dest)) for path, dest in zip(paths[1:], self.ro_binds, strict=True)],
             workspace_bytes=self.limits.workspace_bytes,
-            read_only=self.read_only,
+            read_only=self.read_only or zygote,  # a zygote's spares lay an overlay on it (the quota)
             zygote=zygote,
         )
         used_idmap = idmap_fd if staged and self.workspace is not None else None
         limits = None if zygote else self.limits
         child = functools.partial(preexec, limits, nproc, self._run_as, staged, used_idmap)
         return plan.argv(argv), seccomp_fd, child, [] if used_idmap is None else [used_idmap]
+
+    def _copy_back(self, run: ZygoteRun) -> str | None:
+        """Once every process of the run is gone, apply its overlay's changes to the host workspace, unless
+        they pass the quota; why they do, or None."""
+        upper = run.spare.upper
+        if upper is None or self.workspace is None:
+            return None
+        if not run.spare.gone(5.0):  # never copy while something could still write
+            run.kill()
+            if not run.spare.gone(5.0):
+                return "its processes could not be stopped, so its changes were not kept"
+        if (why := over_quota(upper, self.limits.workspace_bytes)) is not None:
+            return why
+        st = self.workspace.stat()
+        copy_back(upper, str(self.workspace), owner=(st.st_uid, st.st_gid) if os.geteuid() == 0 else None)
+        return None
 
     def _hands_over(self, idmap_fd: int | None) -> bool:
         """Whether the workspace is chowned to the sandbox's uid before a run (root, no idmapping)."""
@@ -341,7 +360,7 @@ class Sandbox:
 
         config = {
             "tmp_bytes": self.limits.tmp_bytes,
-            "workspace": "tmpfs" if self.workspace is None else "bind",
+            "workspace": "tmpfs" if self.workspace is None else "bind" if self.read_only else "overlay",
             "workspace_bytes": self.limits.workspace_bytes,
             "network": self.network,
             "seccomp": _filter(self.network).hex(),

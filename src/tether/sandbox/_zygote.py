@@ -16,6 +16,7 @@ to one bubblewrap each, and `status()` says why.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -64,13 +65,19 @@ class Spare:
 
     def __init__(self, sock: socket.socket, pid: int, upper: int | None) -> None:
         self.sock, self.pid, self.upper = sock, pid, upper
+        self._pidfd: int | None = os.pidfd_open(pid)
+
+    def gone(self, timeout: float) -> bool:
+        """Wait until the spare, and so every process of its run, has exited (its pid namespace is empty)."""
+        return self._pidfd is not None and bool(select.select([self._pidfd], [], [], timeout)[0])
 
     def close(self) -> None:
         """Let it go (a spare that loses its socket before its run exits)."""
         self.sock.close()
-        if self.upper is not None:
-            os.close(self.upper)
-            self.upper = None
+        for fd in (self.upper, self._pidfd):
+            if fd is not None:
+                os.close(fd)
+        self.upper = self._pidfd = None
 
 
 class ZygoteRun:
@@ -191,7 +198,12 @@ def _ready(sock: socket.socket) -> Spare:
         raise ZygoteUnavailable(f"the zygote could not make a spare: {reason}")
     for fd in fds[1:]:
         os.close(fd)
-    return Spare(sock, pid, fds[0] if fds else None)
+    try:
+        return Spare(sock, pid, fds[0] if fds else None)
+    except OSError as exc:  # pidfd_open: it died already
+        for fd in fds[:1]:
+            os.close(fd)
+        raise ZygoteUnavailable(f"a spare died while it waited: {exc}") from exc
 
 
 _zygotes: OrderedDict[Hashable, Zygote] = OrderedDict()
@@ -199,6 +211,7 @@ _broken: dict[Hashable, str] = {}
 _lock = threading.Lock()
 _owner = os.getpid()
 _last_failure: list[str] = []
+_exit_registered: list[bool] = []
 
 
 def acquire(key: Hashable, make: Callable[[], Zygote]) -> tuple[Zygote, Spare] | None:
@@ -224,6 +237,9 @@ def acquire(key: Hashable, make: Callable[[], Zygote]) -> tuple[Zygote, Spare] |
             _failed(key, str(exc))
             return None
         with _lock:
+            if not _exit_registered:
+                atexit.register(reset)
+                _exit_registered.append(True)
             zygote.busy += 1
             _zygotes[key] = zygote
             _evict()
