@@ -190,14 +190,16 @@ class Sandbox:
         with contextlib.ExitStack() as after:  # lives as long as the process
             with contextlib.ExitStack() as fds:  # closed once it started
                 group = None if zygote_ctl is not None else acquire(self.limits)
-                if group is not None:
-                    after.callback(release, group)
+                releasing = after.enter_context(contextlib.ExitStack())  # the group's release
                 # RLIMIT_NPROC counts every process of the uid on the host (other sandboxes, js workers'
                 # threads): with the cgroup's pids.max bounding this tree, it is not needed
                 nproc = None if group is not None else self.limits.processes
                 got = None
                 if zygote and not self.unsandboxed:
                     got = _zygote.acquire(self._zygote_key(), self._make_zygote)
+                if group is not None:
+                    # a spare's run ends with its pid namespace, which the kernel tears down: no waiting
+                    releasing.callback(functools.partial(release, group, wait=got is None))
                 if got is not None:
                     made, spare = got
                     after.callback(_zygote.release, made)
