@@ -1,8 +1,11 @@
 """Sandboxed `terminal.run` of `true` against a plain subprocess and a bare bubblewrap, and a sandboxed
 python.exec of `print(1)` against a plain `/usr/bin/python3 -c` (the interpreter the sandbox runs), in one run.
 
-Every candidate runs once per round, the rounds interleaved (so load that comes and goes hits them alike);
-the table gives the median wall time over the rounds and the mean CPU time per run: tether's and its
+Every candidate runs once per round, the rounds interleaved (so load that comes and goes hits them alike),
+each call followed by an untimed 20 ms pause (`BENCH_PACE_S`), as a model's calls come apart: what a run
+leaves for the kernel (namespace teardown in kernel workers) and a zygote's next spare are then made between
+calls, for every candidate alike. The table gives the median wall time over the rounds and the mean CPU
+time per run (kernel workers' time is nobody's here): tether's and its
 reaped children's, the fork server's and its reaped children's (bubblewrap), and the zygotes' with the
 spares they reaped (a run's own processes). Unlike wall time, CPU barely moves when other work competes
 for the cores.
@@ -34,6 +37,7 @@ from tether.sandbox._sandbox import _seccomp_fd  # pyright: ignore[reportPrivate
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "200"))
 PY_ROUNDS = int(os.environ.get("BENCH_PY_ROUNDS", "60"))
+PACE_S = float(os.environ.get("BENCH_PACE_S", "0.02"))
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -82,6 +86,7 @@ def interleaved(
             start = time.perf_counter()
             fn()
             wall[name].append((time.perf_counter() - start) * 1000)
+            time.sleep(PACE_S)  # (not timed) calls come apart, as a model's do: background work settles
             cpu[name] += cpu_s(zygotes) - cpu_start
     return {name: (statistics.median(wall[name]), cpu[name] * 1000 / rounds) for name in wall}
 
@@ -160,7 +165,7 @@ with tempfile.TemporaryDirectory() as workspace, contextlib.ExitStack() as fds:
 
 print(
     f"(uid {os.geteuid()}, {cgroup_support().reason}; load average {load_before[0]:.2f} before, "
-    f"{os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores; {ROUNDS} rounds)\n"
+    f"{os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores; {ROUNDS} rounds, calls {PACE_S * 1000:g} ms apart)\n"
 )
 print(row("run of `true`", "median wall ms", "over plain ms", "over bare bwrap ms", "CPU ms per run"))
 print(row("---", "---:", "---:", "---:", "---:"))

@@ -189,23 +189,24 @@ class Sandbox:
         full_env = {**_ENV, **(env or {})}
         with contextlib.ExitStack() as after:  # lives as long as the process
             with contextlib.ExitStack() as fds:  # closed once it started
-                group = None if zygote_ctl is not None else acquire(self.limits)
-                releasing = after.enter_context(contextlib.ExitStack())  # the group's release
-                # RLIMIT_NPROC counts every process of the uid on the host (other sandboxes, js workers'
-                # threads): with the cgroup's pids.max bounding this tree, it is not needed
-                nproc = None if group is not None else self.limits.processes
                 got = None
                 if zygote and not self.unsandboxed:
                     got = _zygote.acquire(self._zygote_key(), self._make_zygote)
-                if group is not None:
-                    # a spare's run ends with its pid namespace, which the kernel tears down: no waiting
-                    releasing.callback(functools.partial(release, group, wait=got is None))
+                if got is not None:  # the spare is in its run's cgroup already
+                    group = got[1].group
+                else:
+                    group = None if zygote_ctl is not None else acquire(self.limits)
+                    if group is not None:
+                        after.callback(release, group)
+                # RLIMIT_NPROC counts every process of the uid on the host (other sandboxes, js workers'
+                # threads): with the cgroup's pids.max bounding this tree, it is not needed
+                nproc = None if group is not None else self.limits.processes
                 if got is not None:
                     made, spare = got
                     after.callback(_zygote.release, made)
                     try:
                         proc: subprocess.Popen[bytes] | Served | ZygoteRun | None = self._in_spare(
-                            spare, argv, cwd, full_env, stdin, stderr, group, nproc
+                            spare, argv, cwd, full_env, stdin, stderr, nproc
                         )
                     except BaseException:
                         spare.close()
@@ -353,6 +354,7 @@ class Sandbox:
             self.uid,
             self.idmap,
             self.read_only,
+            (self.limits.memory_bytes, self.limits.processes, self.limits.cpu_cores),  # its spares' cgroups
         )
 
     def _make_zygote(self) -> Zygote:
@@ -368,7 +370,19 @@ class Sandbox:
             "seccomp": _filter(self.network).hex(),
             "under_tmp": [str(p) for p in self.ro_binds if p.is_relative_to("/tmp")],
         }
-        return Zygote(start, config)
+
+        def place(spare: Spare) -> Cgroup | None:
+            group = acquire(self.limits)
+            if group is not None:
+                try:
+                    for procs in group.procs_files:
+                        procs.write_text(str(spare.pid))
+                except BaseException:
+                    release(group, wait=False)
+                    raise
+            return group
+
+        return Zygote(start, config, place)
 
     def _in_spare(
         self,
@@ -378,14 +392,11 @@ class Sandbox:
         env: Mapping[str, str],
         stdin: int,
         stderr: int,
-        group: Cgroup | None,
         nproc: int | None,
     ) -> ZygoteRun:
-        """Start `argv` in a spare: into the run's cgroup, then its argv, environment and stdio."""
+        """Start `argv` in a spare (already in the run's cgroup): its argv, environment and stdio."""
         if self._hands_over(self._idmap()):
             _hand_over(self.workspace, self._run_as)  # pyright: ignore[reportArgumentType]
-        for procs in group.procs_files if group is not None else ():
-            procs.write_text(str(spare.pid))
         request = {
             "argv": list(argv),
             "env": dict(env),

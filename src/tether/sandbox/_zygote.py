@@ -20,6 +20,7 @@ import atexit
 import contextlib
 import json
 import os
+import queue
 import select
 import socket
 import struct
@@ -30,6 +31,9 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import IO, Protocol
+
+from ._cgroup import Cgroup
+from ._cgroup import release as release_group
 
 __all__ = ["MAX_ZYGOTES", "Spare", "Zygote", "ZygoteRun", "ZygoteUnavailable", "status"]
 
@@ -65,6 +69,8 @@ class Spare:
 
     def __init__(self, sock: socket.socket, pid: int, upper: int | None) -> None:
         self.sock, self.pid, self.upper = sock, pid, upper
+        self.group: Cgroup | None = None
+        """The run's cgroup, the spare already in it."""
         self._pidfd: int | None = os.pidfd_open(pid)
 
     def gone(self, timeout: float) -> bool:
@@ -72,8 +78,12 @@ class Spare:
         return self._pidfd is not None and bool(select.select([self._pidfd], [], [], timeout)[0])
 
     def close(self) -> None:
-        """Let it go (a spare that loses its socket before its run exits)."""
+        """Let it go (a spare that loses its socket before its run exits): it exits, and its cgroup is
+        pooled again once empty."""
         self.sock.close()
+        if self.group is not None:
+            release_group(self.group, wait=False)
+            self.group = None
         for fd in (self.upper, self._pidfd):
             if fd is not None:
                 os.close(fd)
@@ -124,9 +134,16 @@ class ZygoteRun:
 
 
 class Zygote:
-    """One zygote: a bubblewrap sandbox running `_inside.py`, and the control socket to it."""
+    """One zygote: a bubblewrap sandbox running `_inside.py`, its control socket, and a thread that receives
+    its spares as they are made and places each in a cgroup (`place`) ahead of its run: moving a process
+    into a v1 memory cgroup waits for an RCU grace period, milliseconds that no run should wait for."""
 
-    def __init__(self, start: Callable[[Sequence[str], int], _Running], config: Mapping[str, object]) -> None:
+    def __init__(
+        self,
+        start: Callable[[Sequence[str], int], _Running],
+        config: Mapping[str, object],
+        place: Callable[[Spare], Cgroup | None],
+    ) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             settings = json.dumps({**config, "spares": SPARES, "ctl": theirs.fileno()})
@@ -141,39 +158,74 @@ class Zygote:
         self.busy = 0
         self.served = False
         """Whether it ever handed out a spare (one that never did is not tried again for its key)."""
-        self._lock = threading.Lock()
+        self._place = place
+        self._ready: queue.Queue[Spare | ZygoteUnavailable] = queue.Queue()
+        self._closed = False
+        threading.Thread(target=self._receive, name="tether-zygote", daemon=True).start()
 
     def take(self) -> Spare:
-        """The next spare, ready to run (and another made in its place).
+        """The next spare, placed and ready to run (and another made in its place).
 
         Raises:
             ZygoteUnavailable: the zygote died or did not answer in time.
         """
-        with self._lock:
-            if not select.select([self.ctl], [], [], _START_TIMEOUT_S)[0]:
-                raise ZygoteUnavailable("the zygote made no spare in time")
-            try:
-                _, fds, _, _ = socket.recv_fds(self.ctl, 16, 1)
-                self.ctl.send(b"+")
-            except OSError as exc:
-                raise ZygoteUnavailable(f"the zygote is gone: {exc}") from exc
-            if len(fds) != 1:
-                raise ZygoteUnavailable("the zygote is gone")
-        sock = socket.socket(fileno=fds[0])
         try:
-            spare = _ready(sock)
-        except BaseException:
-            sock.close()
-            raise
-        if select.select([sock], [], [], 0)[0]:  # EOF: it died while it waited (its zygote was killed)
-            spare.close()
+            got = self._ready.get(timeout=_START_TIMEOUT_S)
+        except queue.Empty:
+            raise ZygoteUnavailable("the zygote made no spare in time") from None
+        if isinstance(got, ZygoteUnavailable):
+            self._ready.put(got)  # for whoever asks next
+            raise got
+        try:
+            self.ctl.send(b"+")
+        except OSError as exc:
+            got.close()
+            raise ZygoteUnavailable(f"the zygote is gone: {exc}") from exc
+        if select.select([got.sock], [], [], 0)[0]:  # EOF: it died while it waited (its zygote was killed)
+            got.close()
             raise ZygoteUnavailable("a spare died while it waited")
         self.served = True
-        return spare
+        return got
 
     def close(self) -> None:
+        self._closed = True
         self.ctl.close()
         self.process.close()
+        while True:
+            try:
+                got = self._ready.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(got, Spare):
+                got.close()
+
+    def _receive(self) -> None:
+        """The thread: each spare's socket, ready message and cgroup, then into the queue."""
+        while True:
+            try:
+                _, fds, _, _ = socket.recv_fds(self.ctl, 16, 1)
+            except OSError:
+                fds = []
+            if len(fds) != 1:
+                self._ready.put(ZygoteUnavailable("the zygote is gone"))
+                return
+            sock = socket.socket(fileno=fds[0])
+            try:
+                spare = _ready(sock)
+            except (OSError, ZygoteUnavailable) as exc:
+                sock.close()
+                self._ready.put(exc if isinstance(exc, ZygoteUnavailable) else ZygoteUnavailable(str(exc)))
+                return
+            try:
+                spare.group = self._place(spare)
+            except OSError as exc:
+                spare.close()
+                self._ready.put(ZygoteUnavailable(f"a spare could not join its cgroup: {exc}"))
+                return
+            if self._closed:
+                spare.close()
+                return
+            self._ready.put(spare)
 
 
 def _ready(sock: socket.socket) -> Spare:
