@@ -155,3 +155,13 @@ def test_a_deep_tree_is_copied_to_a_depth_cap_without_failing(workspace: Path) -
         here, depth = here / "d", depth + 1
     assert 200 <= depth < 400  # capped, and nothing outside was touched
     assert not os.path.exists(workspace / "bottom")
+
+
+def test_a_survivor_still_writing_is_stopped_before_the_copy_back(workspace: Path) -> None:
+    script = "setsid sh -c 'while :; do echo x >> bg; done' > /dev/null 2>&1 < /dev/null & sleep 0.3"
+    assert Sandbox(workspace).run(["sh", "-c", script]).exit_code == 0
+    size = (workspace / "bg").stat().st_size
+    time.sleep(0.3)
+    assert size > 0
+    assert (workspace / "bg").stat().st_size == size  # nothing of the run writes any more
+    assert (workspace / "bg").read_text() == "x\n" * (size // 2)  # and what was copied is whole

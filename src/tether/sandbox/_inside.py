@@ -9,10 +9,11 @@ namespaces, pid 1 of its pid namespace, which mounts its own `/proc`, a fresh ca
 `/tmp` and `/dev/shm`, and the workspace as configured (a fresh capped tmpfs, or an overlay whose upper layer
 is a capped tmpfs); then it enters a nested user namespace mapping uid 65534 (where no further user namespace
 can be made), drops every capability and its bounding set, and waits. Its socket goes to tether, which reads
-its host pid from the kernel (SCM_CREDENTIALS), moves it into the run's cgroup and sends the run: argv,
-environment, working directory, rlimits and the three stdio fds. The spare forks the command (a new session,
-the rlimits, no_new_privs, the seccomp filter, exec), waits for it, reports its wait status and exits, and
-with the pid namespace's init gone the kernel kills whatever the run left (setsid survivors included).
+its host pid from the kernel (SCM_CREDENTIALS), moves it into the run's cgroup and later sends the run: argv,
+environment, working directory, rlimits and the three stdio fds. The spare holds itself to the rlimits,
+no_new_privs and the seccomp filter, posix_spawns the command in a new session, waits for it, kills and
+reaps whatever the run left (setsid survivors included), reports the wait status and exits; with the pid
+namespace's init gone, the kernel would kill anything left too.
 """
 
 import contextlib
@@ -202,7 +203,7 @@ def _become_unprivileged() -> None:
 
 
 def _serve_one(sock: socket.socket, seccomp: str) -> None:
-    """Wait for the run, start it, report how it ended, and exit (taking everything it left)."""
+    """Wait for the run, start it, end everything it left, report how it ended, and exit."""
     try:
         message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3, socket.MSG_CMSG_CLOEXEC)
     except OSError:
@@ -255,12 +256,25 @@ def _spawn(run: dict[str, Any], fds: list[int], seccomp: str) -> int:
         return 1 << 8
     for fd in fds:
         os.close(fd)
+    status = 0
     while True:  # pid 1: reap every orphan until the command itself ends
         try:
-            done, status = os.wait()
+            done, code = os.wait()
         except InterruptedError:
             continue
         if done == pid:
+            status = code
+            break
+    # then end whatever it left (setsid survivors, daemons): a fork racing this kill fails, and every
+    # orphan comes to pid 1, so once none is left to reap nothing of the run runs or writes any more
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(-1, signal.SIGKILL)
+    while True:
+        try:
+            os.wait()
+        except InterruptedError:
+            continue
+        except ChildProcessError:
             return status
 
 

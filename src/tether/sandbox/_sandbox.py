@@ -319,7 +319,9 @@ class Sandbox:
         upper = run.spare.upper
         if upper is None or self.workspace is None:
             return None
-        if not run.spare.gone(5.0):  # never copy while something could still write
+        # never copy while something could still write: a spare that reported has killed and reaped its
+        # run's processes; one killed by tether takes them with its pid namespace
+        if not run.reported and not run.spare.gone(5.0):
             run.kill()
             if not run.spare.gone(5.0):
                 return "its processes could not be stopped, so its changes were not kept"

@@ -99,6 +99,8 @@ class ZygoteRun:
         self.pid = spare.pid
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self.returncode: int | None = None
+        self.reported = False
+        """The spare reported the end: then every process of the run is gone (it killed and reaped them)."""
         self.spare = spare
         self._sock = spare.sock
 
@@ -131,6 +133,7 @@ class ZygoteRun:
             status = None
         # no report: the spare was killed (a timeout, a flood, its zygote gone)
         self.returncode = -9 if status is None else os.waitstatus_to_exitcode(status)
+        self.reported = status is not None
 
 
 class Zygote:
