@@ -8,6 +8,7 @@ import resource
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +19,26 @@ from tether.builtin import _js
 from tether.builtin.exec import exec_pack
 from tether.exceptions import ToolError
 from tether.execution import Executor
-from tether.sandbox import SandboxLimits, cgroup_support
+from tether.sandbox import SandboxLimits, _zygote, cgroup_support
 from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
 
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.usefixtures("bwrap_installed"),  # skips without bubblewrap, fails under CI
 ]
+
+
+@pytest.fixture(autouse=True, params=["zygote", "bwrap"])
+def spawn_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Every attack here runs on both start paths: a zygote's spare, and one bubblewrap per run."""
+    path: str = request.param
+    monkeypatch.setattr(_zygote, "enabled", path == "zygote")
+    _zygote.reset()
+    yield path
+    if path == "zygote":
+        works, why = _zygote.status()
+        assert works, why
+
 
 _MiB = 1024 * 1024
 LIMITS = SandboxLimits(
