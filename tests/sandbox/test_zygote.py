@@ -2,6 +2,7 @@
 and nothing a run leaves reaches the next one."""
 
 import os
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -137,3 +138,20 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_concurrent_runs_share_one_zygote_and_keep_their_own_output(sandbox: Sandbox) -> None:
+    results: dict[int, str] = {}
+
+    def one(index: int) -> None:
+        results[index] = sandbox.run(
+            ["sh", "-c", f"echo {index} > /tmp/mine; sleep 0.2; cat /tmp/mine"]
+        ).stdout
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {i: f"{i}\n" for i in range(6)}
+    assert _zygote.live() == 1

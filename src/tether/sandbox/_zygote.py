@@ -295,9 +295,15 @@ def acquire(key: Hashable, make: Callable[[], Zygote]) -> tuple[Zygote, Spare] |
             if not _exit_registered:
                 atexit.register(reset)
                 _exit_registered.append(True)
+            made, other = zygote, _zygotes.get(key)
+            if other is not None:  # another thread made one meanwhile: use it, close ours
+                zygote = other
+            else:
+                _zygotes[key] = zygote
             zygote.busy += 1
-            _zygotes[key] = zygote
             _evict()
+        if made is not zygote:
+            made.close()
     try:
         return zygote, zygote.take()
     except (OSError, ZygoteUnavailable) as exc:
