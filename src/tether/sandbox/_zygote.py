@@ -167,7 +167,7 @@ class Zygote:
         threading.Thread(target=self._receive, name="tether-zygote", daemon=True).start()
 
     def take(self) -> Spare:
-        """The next spare, placed and ready to run (and another made in its place).
+        """The next spare, placed and ready to run (another is made when its run ends: `replenish`).
 
         Raises:
             ZygoteUnavailable: the zygote died or did not answer in time.
@@ -179,16 +179,17 @@ class Zygote:
         if isinstance(got, ZygoteUnavailable):
             self._ready.put(got)  # for whoever asks next
             raise got
-        try:
-            self.ctl.send(b"+")
-        except OSError as exc:
-            got.close()
-            raise ZygoteUnavailable(f"the zygote is gone: {exc}") from exc
         if select.select([got.sock], [], [], 0)[0]:  # EOF: it died while it waited (its zygote was killed)
             got.close()
             raise ZygoteUnavailable("a spare died while it waited")
         self.served = True
         return got
+
+    def replenish(self) -> None:
+        """Ask for a spare in place of one taken: after its run, so that making it (namespaces, mounts)
+        does not compete with the run for the cores."""
+        with contextlib.suppress(OSError):  # a zygote that is gone fails its next take
+            self.ctl.send(b"+")
 
     def close(self) -> None:
         self._closed = True
@@ -307,7 +308,7 @@ def acquire(key: Hashable, make: Callable[[], Zygote]) -> tuple[Zygote, Spare] |
     try:
         return zygote, zygote.take()
     except (OSError, ZygoteUnavailable) as exc:
-        release(zygote)
+        release(zygote, took=False)
         with _lock:
             if _zygotes.get(key) is zygote:
                 del _zygotes[key]
@@ -318,7 +319,10 @@ def acquire(key: Hashable, make: Callable[[], Zygote]) -> tuple[Zygote, Spare] |
         return acquire(key, make)  # one that died (killed, evicted): a new one
 
 
-def release(zygote: Zygote) -> None:
+def release(zygote: Zygote, *, took: bool = True) -> None:
+    """A run of `zygote` ended (`took`: it used a spare, so another is made now)."""
+    if took:
+        zygote.replenish()
     with _lock:
         zygote.busy -= 1
         _evict()
