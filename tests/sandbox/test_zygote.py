@@ -125,7 +125,8 @@ def test_a_killed_zygote_is_replaced(sandbox: Sandbox) -> None:
     deadline = time.monotonic() + 5  # its namespace (and spares) die a moment after bubblewrap
     while any("zygote's program" in _cmdline(pid) for pid in _pids()) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert sandbox.run(["echo", "back"]).stdout == "back\n"
+    result = sandbox.run(["echo", "back"])
+    assert result.stdout == "back\n", result
     assert _zygote.status()[0]
 
 

@@ -211,6 +211,8 @@ def _serve_one(sock: socket.socket, seccomp: str) -> None:
     if not message or len(fds) != 3:
         os._exit(1)
     run: dict[str, Any] = json.loads(message)
+    with contextlib.suppress(OSError):
+        sock.send(b'{"started": true}')  # from here, an end without a report means the run was killed
     try:
         status = _spawn(run, fds, seccomp)
     except BaseException as exc:

@@ -21,7 +21,7 @@ from tether.exceptions import SandboxUnavailable
 from . import _forkserver as forkserver
 from . import _zygote
 from ._bwrap import WORKSPACE, BwrapPlan, find_bwrap, probe
-from ._capture import capture
+from ._capture import Captured, capture
 from ._cgroup import Cgroup, acquire, release
 from ._cleanup import remove_tree
 from ._copyback import copy_back, over_quota
@@ -133,15 +133,10 @@ class Sandbox:
         data = stdin.encode() if isinstance(stdin, str) else stdin
         timeout = self.limits.timeout_s if timeout_s is None else timeout_s
         started = time.monotonic()
-        with self._launch(
-            argv, cwd, env, stdin=subprocess.PIPE if data else subprocess.DEVNULL, zygote=True
-        ) as running:
-            got = capture(running.proc, data, deadline=started + timeout, cap=self.limits.output_bytes)
-            if got.timed_out or got.truncated:
-                running.kill()
-            code = running.proc.wait()
-            oom = running.oom_killed()
-            over = self._copy_back(running.proc) if isinstance(running.proc, ZygoteRun) else None
+        got, code, oom, over, lost = self._attempt(argv, cwd, env, data, started + timeout)
+        if lost and not (got.timed_out or got.truncated):
+            # the spare died before it took the run (its zygote was killed): nothing ran, so run it again
+            got, code, oom, over, _ = self._attempt(argv, cwd, env, data, started + timeout)
         stopped = got.timed_out or got.truncated
         return SandboxResult(
             stdout=got.stdout.decode(errors="replace"),
@@ -154,6 +149,28 @@ class Sandbox:
             oom_killed=oom,
             quota_exceeded=over,
         )
+
+    def _attempt(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str] | None,
+        data: bytes | None,
+        deadline: float,
+    ) -> tuple[Captured, int, bool, str | None, bool]:
+        """One start of `argv`: its capture, exit code, OOM kill, quota verdict, and whether it was lost
+        (a spare that died before it took the run)."""
+        with self._launch(
+            argv, cwd, env, stdin=subprocess.PIPE if data else subprocess.DEVNULL, zygote=True
+        ) as running:
+            got = capture(running.proc, data, deadline=deadline, cap=self.limits.output_bytes)
+            if got.timed_out or got.truncated:
+                running.kill()
+            code = running.proc.wait()
+            oom = running.oom_killed()
+            over = self._copy_back(running.proc) if isinstance(running.proc, ZygoteRun) else None
+        lost = isinstance(running.proc, ZygoteRun) and not running.proc.started
+        return got, code, oom, over, lost
 
     def start(
         self, argv: Sequence[str], *, cwd: str = ".", env: Mapping[str, str] | None = None

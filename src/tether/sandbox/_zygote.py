@@ -99,22 +99,23 @@ class ZygoteRun:
         self.pid = spare.pid
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self.returncode: int | None = None
+        self.started = False
+        """The spare took the run (a spare that died before it did ran nothing: the run can be retried)."""
         self.reported = False
         """The spare reported the end: then every process of the run is gone (it killed and reaped them)."""
         self.spare = spare
         self._sock = spare.sock
 
     def poll(self) -> int | None:
-        if self.returncode is None and select.select([self._sock], [], [], 0)[0]:
+        while self.returncode is None and select.select([self._sock], [], [], 0)[0]:
             self._read()
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        if self.returncode is None:
+        while self.returncode is None:
             if not select.select([self._sock], [], [], timeout)[0]:
                 raise subprocess.TimeoutExpired(str(self.pid), timeout or 0)
             self._read()
-        assert self.returncode is not None
         return self.returncode
 
     def kill(self) -> None:
@@ -126,9 +127,14 @@ class ZygoteRun:
         self.spare.close()
 
     def _read(self) -> None:
+        """One message: the spare took the run, or how it ended; or EOF (it was killed)."""
         try:
             message = self._sock.recv(4096)
-            status = int(json.loads(message)["status"]) if message else None
+            answer: object = json.loads(message) if message else None
+            if answer == {"started": True}:
+                self.started = True
+                return
+            status = int(answer["status"]) if isinstance(answer, dict) else None  # pyright: ignore[reportUnknownArgumentType]
         except (OSError, ValueError, KeyError, TypeError):
             status = None
         # no report: the spare was killed (a timeout, a flood, its zygote gone)
