@@ -355,7 +355,10 @@ def status() -> tuple[bool, str]:
         return False, "zygotes are turned off: one bubblewrap per run"
     if _last_failure:
         return False, f"no zygote ({_last_failure[0]}): one bubblewrap per run"
-    return True, f"zygotes (up to {MAX_ZYGOTES}, {SPARES} spares each): a run is a fork and an exec"
+    return (
+        True,
+        f"zygotes (up to {MAX_ZYGOTES}, {SPARES} spares each): a run is a spawn in a spare made ahead",
+    )
 
 
 def live() -> int:
