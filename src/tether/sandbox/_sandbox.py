@@ -434,7 +434,8 @@ class Sandbox:
                 else:
                     theirs.append(os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC))
                     ends.append(None)
-            socket.send_fds(spare.sock, [json.dumps(request).encode()], theirs)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # it died: a run it never took
+                socket.send_fds(spare.sock, [json.dumps(request).encode()], theirs)
         except BaseException:
             for end in ends:
                 if end is not None:

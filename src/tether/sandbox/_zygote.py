@@ -170,6 +170,7 @@ class Zygote:
         self._place = place
         self._ready: queue.Queue[Spare | ZygoteUnavailable] = queue.Queue()
         self._closed = False
+        self._closing = threading.Lock()
         threading.Thread(target=self._receive, name="tether-zygote", daemon=True).start()
 
     def take(self) -> Spare:
@@ -198,7 +199,8 @@ class Zygote:
             self.ctl.send(b"+")
 
     def close(self) -> None:
-        self._closed = True
+        with self._closing:
+            self._closed = True
         self.ctl.close()
         self.process.close()
         while True:
@@ -232,10 +234,12 @@ class Zygote:
                 spare.close()
                 self._ready.put(ZygoteUnavailable(f"a spare could not join its cgroup: {exc}"))
                 return
-            if self._closed:
-                spare.close()
-                return
-            self._ready.put(spare)
+            with self._closing:  # a spare put after close() drained the queue would never be closed
+                if not self._closed:
+                    self._ready.put(spare)
+                    continue
+            spare.close()
+            return
 
 
 def _ready(sock: socket.socket) -> Spare:
