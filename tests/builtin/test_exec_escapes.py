@@ -1,17 +1,22 @@
 """The escape classes of issue 12 through the executor, as a hostile model would try them: files the
 runtime reads back, output on every channel, cleanup, RAM-backed space, memory spread over processes."""
 
+import dataclasses
 import json
 import os
 import resource
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from tether.builtin import _js
 from tether.builtin.exec import exec_pack
+from tether.exceptions import ToolError
 from tether.execution import Executor
 from tether.sandbox import SandboxLimits, cgroup_support
 from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
@@ -106,7 +111,7 @@ async def test_a_stderr_flood_is_capped_like_stdout(tmp_path: Path) -> None:
 
 
 async def test_js_exec_logs_and_result_never_pass_the_output_cap(tmp_path: Path) -> None:
-    pytest.importorskip("_quickjs")
+    pytest.importorskip("py_mini_racer")
     logs = await call(
         tmp_path, "js.exec", code="for (let i = 0; i < 100; i++) console.log('x'.repeat(10000)); 1"
     )
@@ -192,7 +197,7 @@ def _workers_cpu_s() -> float:
 
 
 async def test_js_exec_a_microtask_loop_is_stopped_not_left_spinning(tmp_path: Path) -> None:
-    pytest.importorskip("_quickjs")
+    pytest.importorskip("py_mini_racer")
     code = "(async () => { for (;;) { await 0 } })(); for (;;) {}"
     envelope = await call(tmp_path, "js.exec", code=code, timeout_ms=500)
     assert envelope.error.code == "TIMEOUT"
@@ -203,7 +208,9 @@ async def test_js_exec_a_microtask_loop_is_stopped_not_left_spinning(tmp_path: P
 
 
 async def test_js_exec_typed_arrays_stay_out_of_tethers_memory(tmp_path: Path) -> None:
-    pytest.importorskip("_quickjs")
+    pytest.importorskip("py_mini_racer")
+    if cgroup_support().version is None:
+        pytest.skip("typed arrays are bounded by the sandbox's cgroup, and none can be made here")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     code = (
         "var held = []; for (let i = 0; i < 8; i++) held.push(new Uint8Array(128 * 1024 * 1024).fill(1)); 1"
@@ -215,9 +222,31 @@ async def test_js_exec_typed_arrays_stay_out_of_tethers_memory(tmp_path: Path) -
 
 
 async def test_js_exec_works_again_after_its_worker_was_killed(tmp_path: Path) -> None:
-    pytest.importorskip("_quickjs")
+    pytest.importorskip("py_mini_racer")
     assert (await call(tmp_path, "js.exec", code="for (;;) {}", timeout_ms=300)).error.code == "TIMEOUT"
     assert (await call(tmp_path, "js.exec", code="[1, 2].map(x => x * 2)")).data == {
         "result": [2, 4],
         "logs": [],
     }
+
+
+def test_js_exec_runs_at_most_its_cap_of_workers_and_later_calls_wait_for_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("py_mini_racer")
+    monkeypatch.setattr(_js, "MAX_WORKERS", 1)
+    limits = dataclasses.replace(LIMITS, output_bytes=LIMITS.output_bytes + 1)  # a pool of its own
+    busy = "const t = Date.now(); while (Date.now() - t < 1500) {} 'done'"
+    first: dict[str, Any] = {}
+    holder = threading.Thread(
+        target=lambda: first.update(_js.run_js(busy, None, timeout_s=10, limits=limits))
+    )
+    holder.start()
+    time.sleep(0.5)  # the one worker is busy with the first call
+    with pytest.raises(ToolError) as waited:
+        _js.run_js("1 + 1", None, timeout_s=0.3, limits=limits)
+    assert waited.value.code == "TIMEOUT"
+    assert "stayed busy" in waited.value.message
+    holder.join()
+    assert first["result"] == "done"
+    assert _js.run_js("1 + 1", None, timeout_s=10, limits=limits)["result"] == 2  # its worker came free
