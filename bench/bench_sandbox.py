@@ -1,14 +1,20 @@
 """Sandboxed `terminal.run` of `true` against a plain subprocess and a bare bubblewrap, and a sandboxed
 python.exec of `print(1)` against a plain `/usr/bin/python3 -c` (the interpreter the sandbox runs), in one run.
 
-Medians of wall time over many runs, and mean CPU time (tether's and its children's; unlike wall time it
-barely moves when other work competes for the cores). The bare bwrap line is the same bwrap command line
-`Sandbox.run` builds (namespaces, binds, tmpfs mounts, seccomp), started with subprocess.run as the
-sandbox's uid: what bubblewrap costs by itself. `Sandbox.run` adds the pre-exec step (rlimits, the cgroup,
-as root the drop to an unprivileged uid with an idmapped workspace) and output capture, run in a child of
-the fork server; the line after it forks tether itself instead (what it did before the fork server, and
-still does when the server cannot start). `terminal.run` adds the tool layer (cwd containment, result).
-The process running this script is small; a real agent process is larger, and forking it costs more.
+Every candidate runs once per round, the rounds interleaved (so load that comes and goes hits them alike),
+each call followed by an untimed 20 ms pause (`BENCH_PACE_S`), as a model's calls come apart: what a run
+leaves for the kernel (namespace teardown in kernel workers) and a zygote's next spare are then made between
+calls, for every candidate alike. The table gives the median wall time over the rounds and the mean CPU
+time per run (kernel workers' time is nobody's here): tether's and its
+reaped children's, the fork server's and its reaped children's (bubblewrap), and the zygotes' with the
+spares they reaped (a run's own processes). Unlike wall time, CPU barely moves when other work competes
+for the cores.
+
+"bare bwrap" is the bwrap command line one bubblewrap per run builds (namespaces, binds, tmpfs mounts,
+seccomp), started with subprocess.run as the sandbox's uid: what bubblewrap costs by itself.
+"Sandbox.run (zygote)" takes a spare of the configuration's zygote (made in the warm-up): a fork and an
+exec inside, plus the cgroup and capture. "(one bubblewrap per run)" is the fallback path, started from the
+fork server. `terminal.run` adds the tool layer (cwd containment, result) on the zygote path.
 """
 
 import contextlib
@@ -24,36 +30,65 @@ from pathlib import Path
 from _timing import row
 from tether.builtin import exec_pack
 from tether.sandbox import Sandbox, cgroup_support
-from tether.sandbox import _forkserver as forkserver  # on and off
+from tether.sandbox import _forkserver as forkserver  # its CPU is part of the cost
+from tether.sandbox import _zygote as zygote  # on and off
 from tether.sandbox._bwrap import BwrapPlan, find_bwrap
 from tether.sandbox._sandbox import _seccomp_fd  # pyright: ignore[reportPrivateUsage]  # the same filter
 
-RUNS = 200
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "200"))
+PY_ROUNDS = int(os.environ.get("BENCH_PY_ROUNDS", "60"))
+PACE_S = float(os.environ.get("BENCH_PACE_S", "0.02"))
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_s() -> float:
-    """CPU seconds of tether, its reaped children and the fork server with the children it reaped."""
+def _stat_cpu(pid: int) -> float:
+    """utime + stime + cutime + cstime of `pid`, in seconds (0 when it is gone)."""
+    with contextlib.suppress(OSError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(f) for f in fields[11:15]) / _TICK
+    return 0.0
+
+
+def _zygote_pids() -> list[int]:
+    found: list[int] = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if b"zygote's program" in Path(entry.path, "cmdline").read_bytes():
+                    found.append(int(entry.name))
+    return found
+
+
+def cpu_s(zygotes: list[int]) -> float:
+    """CPU seconds of tether, its reaped children, the fork server and the zygotes, with what they reaped."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     total = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-    server = forkserver._server  # pyright: ignore[reportPrivateUsage]  # its CPU is part of the cost
+    server = forkserver._server  # pyright: ignore[reportPrivateUsage]
     if server is not None and server.alive:
-        with contextlib.suppress(OSError):
-            fields = Path(f"/proc/{server.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-    return total
+        total += _stat_cpu(server.proc.pid)
+    return total + sum(_stat_cpu(pid) for pid in zygotes)
 
 
-def measure(fn: Callable[[], object], runs: int = RUNS) -> tuple[float, float]:
-    """(median wall ms, mean CPU ms) of `fn()`."""
-    for _ in range(10):
-        fn()
-    samples: list[float] = []
-    cpu_start = cpu_s()
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples), (cpu_s() - cpu_start) * 1000 / runs
+def interleaved(
+    candidates: list[tuple[str, Callable[[], object]]], rounds: int
+) -> dict[str, tuple[float, float]]:
+    """{name: (median wall ms, mean CPU ms)}, every candidate once per round, in turn."""
+    for _, fn in candidates:
+        for _ in range(5):
+            fn()
+    zygotes = _zygote_pids()
+    wall: dict[str, list[float]] = {name: [] for name, _ in candidates}
+    cpu: dict[str, float] = dict.fromkeys(wall, 0.0)
+    for index in range(rounds):
+        turn = candidates[index % len(candidates) :] + candidates[: index % len(candidates)]
+        for name, fn in turn:
+            cpu_start = cpu_s(zygotes)
+            start = time.perf_counter()
+            fn()
+            wall[name].append((time.perf_counter() - start) * 1000)
+            time.sleep(PACE_S)  # (not timed) calls come apart, as a model's do: background work settles
+            cpu[name] += cpu_s(zygotes) - cpu_start
+    return {name: (statistics.median(wall[name]), cpu[name] * 1000 / rounds) for name in wall}
 
 
 def tool(name: str, workspace: str) -> Callable[..., object]:
@@ -63,6 +98,18 @@ def tool(name: str, workspace: str) -> Callable[..., object]:
     return found.function
 
 
+def one_bubblewrap_per_run(fn: Callable[[], object]) -> Callable[[], None]:
+    def run() -> None:
+        zygote.enabled = False
+        try:
+            fn()
+        finally:
+            zygote.enabled = True
+
+    return run
+
+
+load_before = os.getloadavg()
 with tempfile.TemporaryDirectory() as workspace, contextlib.ExitStack() as fds:
     os.chmod(workspace, 0o777)  # the bare bwrap runs as the sandbox's uid without staging
     uid = 65534 if os.geteuid() == 0 else None
@@ -90,45 +137,44 @@ with tempfile.TemporaryDirectory() as workspace, contextlib.ExitStack() as fds:
         )
 
     sandbox = Sandbox(workspace)
-
-    def no_server() -> None:
-        forkserver.enabled = False
-        try:
-            sandbox.run(["true"])
-        finally:
-            forkserver.enabled = True
-
     terminal_run, python_exec = tool("terminal.run", workspace), tool("python.exec", workspace)
-    true_rows = [
-        ("subprocess.run (no sandbox)", measure(lambda: subprocess.run(["true"], check=True))),
-        ("bare bwrap, same command line", measure(bare)),
-        ("Sandbox.run (fork server)", measure(lambda: sandbox.run(["true"]))),
-        ("Sandbox.run (forking tether instead)", measure(no_server)),
-        ("terminal.run tool", measure(lambda: terminal_run(cmd=["true"]))),
-    ]
-    python_rows = [
-        (
-            "/usr/bin/python3 -c 'print(1)' (no sandbox)",
-            measure(
+    true_rows = interleaved(
+        [
+            ("subprocess.run (no sandbox)", lambda: subprocess.run(["true"], check=True)),
+            ("bare bwrap, same command line", bare),
+            ("Sandbox.run (zygote)", lambda: sandbox.run(["true"])),
+            ("Sandbox.run (one bubblewrap per run)", one_bubblewrap_per_run(lambda: sandbox.run(["true"]))),
+            ("terminal.run tool (zygote)", lambda: terminal_run(cmd=["true"])),
+        ],
+        ROUNDS,
+    )
+    python_rows = interleaved(
+        [
+            (
+                "/usr/bin/python3 -c 'print(1)' (no sandbox)",
                 lambda: subprocess.run(
                     ["/usr/bin/python3", "-c", "print(1)"], check=True, capture_output=True
                 ),
-                60,
             ),
-        ),
-        ("python.exec tool, print(1)", measure(lambda: python_exec(code="print(1)"), 60)),
-    ]
+            ("python.exec tool, print(1) (zygote)", lambda: python_exec(code="print(1)")),
+        ],
+        PY_ROUNDS,
+    )
+    works, path = zygote.status()
+    assert works, path
 
 print(
-    f"(uid {os.geteuid()}, {cgroup_support().reason}, load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)\n"
+    f"(uid {os.geteuid()}, {cgroup_support().reason}; load average {load_before[0]:.2f} before, "
+    f"{os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores; {ROUNDS} rounds, calls {PACE_S * 1000:g} ms apart)\n"
 )
-print(row("run", "median wall ms", "over plain ms", "over bare bwrap ms", "CPU ms per run"))
+print(row("run of `true`", "median wall ms", "over plain ms", "over bare bwrap ms", "CPU ms per run"))
 print(row("---", "---:", "---:", "---:", "---:"))
-plain, bare_bwrap = true_rows[0][1][0], true_rows[1][1][0]
-for name, (wall, cpu) in true_rows:
+plain, bare_bwrap = true_rows["subprocess.run (no sandbox)"][0], true_rows["bare bwrap, same command line"][0]
+for name, (wall, cpu) in true_rows.items():
     print(row(name, f"{wall:.2f}", f"{wall - plain:.2f}", f"{wall - bare_bwrap:.2f}", f"{cpu:.2f}"))
 print()
 print(row("run", "median wall ms", "ratio to plain", "CPU ms per run"))
 print(row("---", "---:", "---:", "---:"))
-for name, (wall, cpu) in python_rows:
-    print(row(name, f"{wall:.2f}", f"{wall / python_rows[0][1][0]:.2f}x", f"{cpu:.2f}"))
+python_plain = next(iter(python_rows.values()))[0]
+for name, (wall, cpu) in python_rows.items():
+    print(row(name, f"{wall:.2f}", f"{wall / python_plain:.2f}x", f"{cpu:.2f}"))

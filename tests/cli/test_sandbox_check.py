@@ -1,10 +1,12 @@
 """`tether sandbox check`: what this machine supports, and a clear verdict."""
 
+import re
+
 import pytest
 from typer.testing import CliRunner
 
 from tether.cli import app
-from tether.sandbox import CgroupSupport
+from tether.sandbox import CgroupSupport, _zygote
 
 runner = CliRunner()
 needs_bwrap = pytest.mark.usefixtures("bwrap_installed")  # skips without bubblewrap, fails under CI
@@ -16,6 +18,22 @@ def test_check_lists_every_mechanism_and_passes_where_bubblewrap_works() -> None
     assert result.exit_code == 0, result.output
     for name in ("bubblewrap", "namespaces", "uid", "seccomp", "cgroups", "openat2", "sandboxed run"):
         assert f"│ {name} " in result.output
+    assert re.search(r"│ start path +│ yes +│ zygotes \(up to 8", result.output)
+    assert re.search(r"│ workspace quota +│ yes +│", result.output)
+
+
+@needs_bwrap
+def test_check_says_when_runs_fall_back_to_one_bubblewrap_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_zygote, "inside_source", lambda: "raise SystemExit(3)")
+    _zygote.reset()
+    try:
+        result = runner.invoke(app, ["sandbox", "check"], env={"COLUMNS": "250"})
+    finally:
+        _zygote.reset()
+    assert result.exit_code == 0, result.output
+    assert "one bubblewrap per run" in result.output
+    assert re.search(r"│ workspace quota +│ no +│ none without zygotes", result.output)
+    assert "sandboxed, with less isolation" in result.output
 
 
 def test_check_without_bubblewrap_fails_and_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,11 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from tether.sandbox import Sandbox
+from tether.sandbox import Sandbox, _zygote
 from tether.sandbox import (
     _forkserver as forkserver,  # the helper under test
 )
 from tether.sandbox._bwrap import find_bwrap
+
+
+@pytest.fixture(params=["bwrap"])
+def spawn_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The fork server starts bubblewrap: only the one-bubblewrap-per-run path uses it."""
+    monkeypatch.setattr(_zygote, "enabled", False)
+    return request.param
 
 
 def _server_pid() -> int:

@@ -21,6 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 SUITES = [
     "tests/sandbox/test_attacks.py",
     "tests/sandbox/test_escapes.py",
+    "tests/sandbox/test_zygote.py",
+    "tests/sandbox/test_quota.py",
     "tests/builtin/test_exec_escapes.py",
 ]
 NOBODY = 65534
@@ -59,6 +61,12 @@ def _become_nobody_seeing_the_interpreter(prefix: str) -> None:
     os.setgroups([])
     os.setresgid(NOBODY, NOBODY, NOBODY)
     os.setresuid(NOBODY, NOBODY, NOBODY)
+
+
+@pytest.fixture(params=["both"])
+def spawn_path(request: pytest.FixtureRequest) -> str:
+    """Not parametrized here: the suites run in the child take both start paths themselves."""
+    return request.param
 
 
 @pytest.fixture

@@ -57,6 +57,11 @@ class BwrapPlan:
     workspace_bytes: int = 0
     read_only: bool = False
     """Bind the workspace read-only (for helpers that only read it, e.g. ripgrep for search)."""
+    zygote: bool = False
+    """For a zygote (`_inside.py`): uid 0 of the new user namespace with its capabilities, so that it can
+    make the spares' namespaces and mounts; every spare drops to `uid` with none before it runs anything.
+    No seccomp filter (each run loads it) and no `--disable-userns` (each spare forbids user namespaces
+    itself, which bubblewrap's nested namespace would otherwise keep it from mounting `/proc`)."""
 
     def argv(self, command: Sequence[str]) -> list[str]:
         args = [self.bwrap, "--ro-bind", "/usr", "/usr"]
@@ -80,10 +85,15 @@ class BwrapPlan:
         else:
             args += ["--ro-bind" if self.read_only else "--bind", self.workspace, WORKSPACE]
         args += ["--remount-ro", "/", "--chdir", self.chdir]
-        args += ["--unshare-all", "--unshare-user", "--disable-userns"]
+        args += ["--unshare-all", "--unshare-user"]
+        if not self.zygote:
+            args.append("--disable-userns")
         if self.network:
             args.append("--share-net")
-        args += ["--uid", str(self.uid), "--gid", str(self.uid), "--cap-drop", "ALL"]
+        if self.zygote:
+            args += ["--uid", "0", "--gid", "0", "--cap-add", "ALL"]
+        else:
+            args += ["--uid", str(self.uid), "--gid", str(self.uid), "--cap-drop", "ALL"]
         args += ["--hostname", "sandbox", "--die-with-parent", "--new-session"]
         if self.seccomp_fd is not None:
             args += ["--seccomp", str(self.seccomp_fd)]

@@ -155,6 +155,7 @@ def _v1_mounts() -> dict[str, Path]:
 
 
 _pool: list[Cgroup] = []
+_draining: list[tuple[Cgroup, float]] = []
 _made: list[Cgroup] = []
 _lock = threading.Lock()
 _names = itertools.count()
@@ -167,6 +168,8 @@ def acquire(limits: SandboxLimits) -> Cgroup | None:
         return None
     wanted = (limits.memory_bytes, limits.processes, max(1000, int(limits.cpu_cores * _CPU_PERIOD_US)))
     with _lock:
+        if _draining:
+            _drain()
         group = next((g for g in _pool if g.limits == wanted), None) or (_pool[0] if _pool else None)
         if group is not None:
             _pool.remove(group)
@@ -181,14 +184,36 @@ def acquire(limits: SandboxLimits) -> Cgroup | None:
     return group
 
 
-def release(group: Cgroup) -> None:
-    """Give a group back after its run: reused if it emptied, else killed and left to be removed at exit."""
+def release(group: Cgroup, *, wait: bool = True) -> None:
+    """Give a group back after its run: reused if it emptied, else killed and left to be removed at exit.
+
+    `wait=False` (a run whose pid namespace the kernel is already taking down): do not wait for it to
+    empty; it is pooled again once it has (checked when a group is next acquired)."""
+    if not wait:
+        with _lock:
+            _draining.append((group, time.monotonic()))
+        return
     if not group.empty(0.5):
         group.kill()
         if not group.empty(2.0):
             return
     with _lock:
         _pool.append(group)
+
+
+def _drain() -> None:
+    """Pool the draining groups that emptied; kill what is left in those that did not within 0.5 s, and
+    give up on those still busy after 2.5 s (removed at exit). Under `_lock`."""
+    now = time.monotonic()
+    for entry in list(_draining):
+        group, since = entry
+        if group.empty(0):
+            _draining.remove(entry)
+            _pool.append(group)
+        elif now - since > 2.5:
+            _draining.remove(entry)
+        elif now - since > 0.5:
+            group.kill()
 
 
 def _make(support: CgroupSupport) -> Cgroup:

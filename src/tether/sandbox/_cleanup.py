@@ -12,7 +12,7 @@ import contextlib
 import os
 import stat
 
-__all__ = ["remove_tree"]
+__all__ = ["remove_tree", "remove_tree_at"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_DEPTH = 32
@@ -40,6 +40,35 @@ def remove_tree(path: str | os.PathLike[str]) -> bool:
     with contextlib.suppress(OSError):
         os.rmdir(path)
     return not os.path.lexists(path)
+
+
+def remove_tree_at(parent: int, name: str) -> bool:
+    """Remove the entry `name` of the directory `parent` (a directory fd) and everything below it, without
+    following links; return whether it is gone. Never raises."""
+    try:
+        if not stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+            os.unlink(name, dir_fd=parent)
+            return True
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    top = _open_dir(parent, name)
+    if top is None:
+        return False
+    try:
+        _empty(top)
+    except OSError:
+        pass
+    finally:
+        os.close(top)
+    try:
+        os.rmdir(name, dir_fd=parent)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 def _empty(top: int) -> None:

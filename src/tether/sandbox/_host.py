@@ -10,6 +10,7 @@ import importlib.util
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import tempfile
 import time
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from tether.exceptions import SandboxUnavailable
 
+from . import _zygote
 from ._bwrap import find_bwrap
 from ._cgroup import cgroup_support
 from ._idmap import supported, userns_fd
@@ -45,7 +47,7 @@ def check_host(workspace: str | os.PathLike[str] | None = None) -> list[HostChec
     checks = [_bubblewrap(bwrap), _namespaces(bwrap), _identity(), _idmap(Path(workspace or Path.cwd()))]
     checks += [_seccomp(), _cgroups(), _openat2(), _js(), _ripgrep()]
     if bwrap is not None and checks[1].ok:
-        checks.append(_timed_run())
+        checks += _timed_runs()
     return checks
 
 
@@ -140,10 +142,28 @@ def _ripgrep() -> HostCheck:
     return HostCheck("ripgrep", True, "search.lexical runs it inside the sandbox, the root read-only")
 
 
-def _timed_run() -> HostCheck:
-    box = Sandbox(None)
-    box.run(["true"])  # the first run pays one-time probes
-    started = time.perf_counter()
-    result = box.run(["true"])
-    ms = (time.perf_counter() - started) * 1000
-    return HostCheck("sandboxed run", result.exit_code == 0, f"`true` took {ms:.1f} ms", True)
+def _timed_runs() -> list[HostCheck]:
+    """Time `true` in a private and in a host workspace, and say which start path those runs took."""
+    with tempfile.TemporaryDirectory(prefix="tether-check-") as workspace:
+        times: list[float] = []
+        ok = True
+        for box in (Sandbox(None), Sandbox(workspace)):
+            box.run(["true"])  # the first run pays one-time probes (and makes the zygote)
+            for _ in range(5):
+                started = time.perf_counter()
+                ok = box.run(["true"]).exit_code == 0 and ok
+                times.append((time.perf_counter() - started) * 1000)
+        works, path = _zygote.status()
+    run = HostCheck(
+        "sandboxed run", ok, f"`true` took {statistics.median(times):.1f} ms (median of 10)", True
+    )
+    start = HostCheck("start path", works, path)
+    if works:
+        quota = HostCheck(
+            "workspace quota",
+            True,
+            "a host workspace is an overlay capped at SandboxLimits.workspace_bytes; changes reach it at the end",
+        )
+    else:
+        quota = HostCheck("workspace quota", False, "none without zygotes: RLIMIT_FSIZE per file only")
+    return [run, start, quota]

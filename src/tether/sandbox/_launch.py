@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from ._idmap import idmapped_tree, move_tree
 from ._limits import SandboxLimits
 
-__all__ = ["STAGE", "preexec"]
+__all__ = ["STAGE", "preexec", "rlimits"]
 
 STAGE = "/tmp"
 """Where sources are staged in the child's private mount namespace (hiding, not changing, the host's /tmp)."""
@@ -42,8 +42,20 @@ def _check(result: int, what: str) -> None:
         raise OSError(errno, f"{what}: {os.strerror(errno)}")
 
 
+def rlimits(limits: SandboxLimits, nproc: int | None) -> list[tuple[int, int]]:
+    """The (resource, value) pairs of one run's rlimits."""
+    return [
+        (resource.RLIMIT_AS, limits.address_space_bytes),
+        (resource.RLIMIT_CPU, limits.cpu_seconds),
+        (resource.RLIMIT_FSIZE, limits.file_size_bytes),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+        (resource.RLIMIT_CORE, 0),
+        *([] if nproc is None else [(resource.RLIMIT_NPROC, nproc)]),
+    ]
+
+
 def preexec(
-    limits: SandboxLimits,
+    limits: SandboxLimits | None,
     nproc: int | None,
     run_as: int | None,
     staged: Sequence[tuple[str, str]],
@@ -53,21 +65,14 @@ def preexec(
     """The function Popen runs in the child before exec.
 
     Args:
-        limits: rlimits to set.
+        limits: rlimits to set (`None`: none, for a zygote, whose runs each set their own).
         nproc: the RLIMIT_NPROC value, or `None` to leave it as it is (a cgroup's pids.max bounds the tree).
         run_as: drop to this uid/gid (tether runs as root), or `None`.
         staged: (host path, name) pairs bind-mounted at `STAGE/name` first (only with `run_as`).
         idmap_fd: a user namespace whose idmapping the first staged source (the workspace) gets (see _idmap).
         cgroup_fds: open `cgroup.procs` files the child joins first (while it may still write them).
     """
-    pairs = (
-        (resource.RLIMIT_AS, limits.address_space_bytes),
-        (resource.RLIMIT_CPU, limits.cpu_seconds),
-        (resource.RLIMIT_FSIZE, limits.file_size_bytes),
-        (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_CORE, 0),
-        *([] if nproc is None else [(resource.RLIMIT_NPROC, nproc)]),
-    )
+    pairs = [] if limits is None else rlimits(limits, nproc)
     mounts = [(path, f"{STAGE}/{name}") for path, name in staged]
 
     def child() -> None:

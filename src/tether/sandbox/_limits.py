@@ -29,7 +29,8 @@ class SandboxLimits:
     tmp_bytes: int = 64 * _MiB
     """Size of the private `/tmp` tmpfs, and of `/dev/shm`'s."""
     workspace_bytes: int = 256 * _MiB
-    """Size of `/workspace` when it is a private tmpfs (`Sandbox(None)`, e.g. python.exec's scratch)."""
+    """Size of `/workspace` when it is a private tmpfs (`Sandbox(None)`, e.g. python.exec's scratch), and the
+    disk quota of one run's changes to a host workspace (on the zygote path, see docs/sandbox.md)."""
     memory_bytes: int = 1024 * _MiB
     """Memory of the whole process tree, tmpfs pages included (a cgroup, where one can be made); past it
     the kernel's OOM killer ends the run and it is marked `oom_killed`."""
@@ -56,3 +57,6 @@ class SandboxResult:
     """False only when the caller opted out of the sandbox explicitly."""
     oom_killed: bool = False
     """The tree passed `SandboxLimits.memory_bytes` and the kernel's OOM killer ended (part of) it."""
+    quota_exceeded: str | None = None
+    """Why the run's changes to a host workspace passed `SandboxLimits.workspace_bytes` (then none of them
+    reached the host), or `None`."""

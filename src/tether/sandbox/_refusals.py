@@ -30,7 +30,7 @@ def run_for_tool(
 ) -> SandboxResult:
     """Run `argv` in `sandbox`; a run that could not start or was stopped raises the ToolError the model
     reads: `SANDBOX_UNAVAILABLE`, `NOT_FOUND` (a missing program, unsandboxed only), `QUOTA_EXCEEDED` for
-    an OOM kill of the tree or an output flood, `TIMEOUT` with the whole tree killed. `flood_hint` and
+    an OOM kill of the tree, changes to the workspace past its quota or an output flood, `TIMEOUT` with the whole tree killed. `flood_hint` and
     `slow_hint` are the suggestions for a flood and a timeout, which depend on what the tool offers."""
     try:
         result = sandbox.run(argv, cwd=cwd, timeout_s=timeout_s, stdin=stdin, env=env)
@@ -50,6 +50,13 @@ def run_for_tool(
             f"its processes together passed {limits.memory_bytes // 2**20} MiB of memory, so the kernel "
             f"killed at least one of them.{tails(result.stdout, result.stderr)}",
             suggestion="Use less memory: process the data in chunks, or start fewer processes.",
+        )
+    if result.quota_exceeded:
+        raise ToolError(
+            ErrorCode.QUOTA_EXCEEDED,
+            f"{result.quota_exceeded}, so none of its changes to the workspace were kept (exit code "
+            f"{result.exit_code}).{tails(result.stdout, result.stderr)}",
+            suggestion="Write less into the workspace: keep only results, delete what you no longer need.",
         )
     if result.timed_out:
         raise ToolError(

@@ -4,27 +4,33 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import signal
+import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
+from typing import IO
 
 from tether.exceptions import SandboxUnavailable
 
 from . import _forkserver as forkserver
+from . import _zygote
 from ._bwrap import WORKSPACE, BwrapPlan, find_bwrap, probe
-from ._capture import capture
+from ._capture import Captured, capture
 from ._cgroup import Cgroup, acquire, release
 from ._cleanup import remove_tree
+from ._copyback import copy_back, over_quota
 from ._forkserver import Served
 from ._idmap import supported, userns_fd
-from ._launch import STAGE, preexec
+from ._launch import STAGE, preexec, rlimits
 from ._limits import SandboxLimits, SandboxResult
 from ._seccomp import UnsupportedArchitecture, sandbox_filter
+from ._zygote import Spare, Zygote, ZygoteRun
 
 __all__ = ["DEFAULT_UID", "Sandbox", "SandboxProcess"]
 
@@ -127,12 +133,10 @@ class Sandbox:
         data = stdin.encode() if isinstance(stdin, str) else stdin
         timeout = self.limits.timeout_s if timeout_s is None else timeout_s
         started = time.monotonic()
-        with self._launch(argv, cwd, env, stdin=subprocess.PIPE if data else subprocess.DEVNULL) as running:
-            got = capture(running.proc, data, deadline=started + timeout, cap=self.limits.output_bytes)
-            if got.timed_out or got.truncated:
-                running.kill()
-            code = running.proc.wait()
-            oom = running.oom_killed()
+        got, code, oom, over, lost = self._attempt(argv, cwd, env, data, started + timeout)
+        if lost and not (got.timed_out or got.truncated):
+            # the spare died before it took the run (its zygote was killed): nothing ran, so run it again
+            got, code, oom, over, _ = self._attempt(argv, cwd, env, data, started + timeout)
         stopped = got.timed_out or got.truncated
         return SandboxResult(
             stdout=got.stdout.decode(errors="replace"),
@@ -143,7 +147,30 @@ class Sandbox:
             truncated=got.truncated,
             sandboxed=not self.unsandboxed,
             oom_killed=oom,
+            quota_exceeded=over,
         )
+
+    def _attempt(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str] | None,
+        data: bytes | None,
+        deadline: float,
+    ) -> tuple[Captured, int, bool, str | None, bool]:
+        """One start of `argv`: its capture, exit code, OOM kill, quota verdict, and whether it was lost
+        (a spare that died before it took the run)."""
+        with self._launch(
+            argv, cwd, env, stdin=subprocess.PIPE if data else subprocess.DEVNULL, zygote=True
+        ) as running:
+            got = capture(running.proc, data, deadline=deadline, cap=self.limits.output_bytes)
+            if got.timed_out or got.truncated:
+                running.kill()
+            code = running.proc.wait()
+            oom = running.oom_killed()
+            over = self._copy_back(running.proc) if isinstance(running.proc, ZygoteRun) else None
+        lost = isinstance(running.proc, ZygoteRun) and not running.proc.started
+        return got, code, oom, over, lost
 
     def start(
         self, argv: Sequence[str], *, cwd: str = ".", env: Mapping[str, str] | None = None
@@ -166,20 +193,47 @@ class Sandbox:
         *,
         stdin: int,
         stderr: int = subprocess.PIPE,
+        zygote: bool = False,
+        zygote_ctl: int | None = None,
     ) -> Iterator[SandboxProcess]:
-        """Start `argv` (sandboxed or not) in its cgroup; closes it on the way out unless detached."""
+        """Start `argv` (sandboxed or not) in its cgroup; closes it on the way out unless detached.
+
+        `zygote`: from a spare of this configuration's zygote where one can be had. `zygote_ctl`: start the
+        zygote itself (bubblewrap running `_inside.py` with this control socket; no cgroup, no rlimits)."""
         if not argv:
             raise ValueError("argv must name a program")
         self.check()
         full_env = {**_ENV, **(env or {})}
         with contextlib.ExitStack() as after:  # lives as long as the process
             with contextlib.ExitStack() as fds:  # closed once it started
-                group = acquire(self.limits)
-                if group is not None:
-                    after.callback(release, group)
+                got = None
+                if zygote and not self.unsandboxed:
+                    got = _zygote.acquire(self._zygote_key(), self._make_zygote)
+                if got is not None:  # the spare is in its run's cgroup already
+                    group = got[1].group
+                else:
+                    group = None if zygote_ctl is not None else acquire(self.limits)
+                    if group is not None:
+                        after.callback(release, group)
                 # RLIMIT_NPROC counts every process of the uid on the host (other sandboxes, js workers'
                 # threads): with the cgroup's pids.max bounding this tree, it is not needed
                 nproc = None if group is not None else self.limits.processes
+                if got is not None:
+                    made, spare = got
+                    after.callback(_zygote.release, made)
+                    try:
+                        proc: subprocess.Popen[bytes] | Served | ZygoteRun | None = self._in_spare(
+                            spare, argv, cwd, full_env, stdin, stderr, nproc
+                        )
+                    except BaseException:
+                        spare.close()
+                        raise
+                    running = SandboxProcess(proc, group, after.pop_all())
+                    try:
+                        yield running
+                    finally:
+                        running.close()
+                    return
                 if self.unsandboxed:
                     workspace = self.workspace or Path(tempfile.mkdtemp(prefix="tether-scratch-"))
                     if self.workspace is None:
@@ -191,12 +245,15 @@ class Sandbox:
                     pass_fds: tuple[int, ...] = ()
                     child_fds: list[int] = []
                     host_cwd: Path | None = _host_cwd(workspace, cwd)
+                elif zygote_ctl is not None:
+                    full_argv, _, child, child_fds = self._plan(argv, cwd, fds, None, zygote=True)
+                    pass_fds, host_cwd = (zygote_ctl,), None
                 else:
                     full_argv, seccomp_fd, child, child_fds = self._plan(argv, cwd, fds, nproc)
-                    pass_fds, host_cwd = (seccomp_fd,), None
+                    pass_fds, host_cwd = () if seccomp_fd is None else (seccomp_fd,), None
                 joins = [fds.enter_context(_opened(f)) for f in group.procs_files] if group else []
                 prepare = functools.partial(child, cgroup_fds=joins)
-                proc: subprocess.Popen[bytes] | Served | None = None
+                proc = None
                 if not self.unsandboxed and forkserver.enabled:
                     with contextlib.suppress(OSError):  # no server: the slower fork of tether itself
                         proc = forkserver.spawn(
@@ -229,20 +286,22 @@ class Sandbox:
                     running.close()
 
     def _plan(
-        self, argv: Sequence[str], cwd: str, fds: contextlib.ExitStack, nproc: int | None
-    ) -> tuple[list[str], int, Callable[..., Callable[[], None]], list[int]]:
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        fds: contextlib.ExitStack,
+        nproc: int | None,
+        *,
+        zygote: bool = False,
+    ) -> tuple[list[str], int | None, Callable[..., Callable[[], None]], list[int]]:
         """The bwrap command line, the seccomp fd it reads, the pre-exec step (rlimits, staging, uid) and
-        the fds that step uses."""
+        the fds that step uses. `zygote`: the command line of this configuration's zygote (no seccomp, no
+        rlimits: each run gets its own)."""
         if self.workspace is not None:
             self.workspace.mkdir(parents=True, exist_ok=True)
         idmap_fd = self._idmap()
-        if (
-            self._run_as is not None
-            and idmap_fd is None
-            and self.workspace is not None
-            and not self.read_only
-        ):
-            _hand_over(self.workspace, self._run_as)
+        if self._hands_over(idmap_fd):
+            _hand_over(self.workspace, self._run_as)  # pyright: ignore[reportArgumentType]  # _hands_over checked both
         sources = [p for p in (self.workspace, *self.ro_binds) if p is not None]
         if self._run_as is None or (idmap_fd is None and all(_reachable(p, self._run_as) for p in sources)):
             staged: list[tuple[str, str]] = []
@@ -252,7 +311,7 @@ class Sandbox:
             paths = [f"{STAGE}/{name}" for _, name in staged]
         if self.workspace is None:
             paths.insert(0, "")
-        seccomp_fd = _seccomp_fd(fds, self.network)
+        seccomp_fd = None if zygote else _seccomp_fd(fds, self.network)
         plan = BwrapPlan(
             bwrap=find_bwrap() or "bwrap",
             uid=self.uid,
@@ -263,11 +322,129 @@ class Sandbox:
             seccomp_fd=seccomp_fd,
             ro_binds=[(path, str(dest)) for path, dest in zip(paths[1:], self.ro_binds, strict=True)],
             workspace_bytes=self.limits.workspace_bytes,
-            read_only=self.read_only,
+            read_only=self.read_only or zygote,  # a zygote's spares lay an overlay on it (the quota)
+            zygote=zygote,
         )
         used_idmap = idmap_fd if staged and self.workspace is not None else None
-        child = functools.partial(preexec, self.limits, nproc, self._run_as, staged, used_idmap)
+        limits = None if zygote else self.limits
+        child = functools.partial(preexec, limits, nproc, self._run_as, staged, used_idmap)
         return plan.argv(argv), seccomp_fd, child, [] if used_idmap is None else [used_idmap]
+
+    def _copy_back(self, run: ZygoteRun) -> str | None:
+        """Once every process of the run is gone, apply its overlay's changes to the host workspace, unless
+        they pass the quota; why they do, or None."""
+        upper = run.spare.upper
+        if upper is None or self.workspace is None:
+            return None
+        # never copy while something could still write: a spare that reported has killed and reaped its
+        # run's processes; one killed by tether takes them with its pid namespace
+        if not run.reported and not run.spare.gone(5.0):
+            run.kill()
+            if not run.spare.gone(5.0):
+                return "its processes could not be stopped, so its changes were not kept"
+        if (why := over_quota(upper, self.limits.workspace_bytes)) is not None:
+            return why
+        st = self.workspace.stat()
+        copy_back(upper, str(self.workspace), owner=(st.st_uid, st.st_gid) if os.geteuid() == 0 else None)
+        return None
+
+    def _hands_over(self, idmap_fd: int | None) -> bool:
+        """Whether the workspace is chowned to the sandbox's uid before a run (root, no idmapping)."""
+        return (
+            self._run_as is not None
+            and idmap_fd is None
+            and self.workspace is not None
+            and not self.read_only
+        )
+
+    def _zygote_key(self) -> Hashable:
+        """What makes two sandboxes' zygotes interchangeable: everything mounted, and who runs it."""
+        where = None
+        if self.workspace is not None:
+            self.workspace.mkdir(parents=True, exist_ok=True)
+            st = self.workspace.stat()
+            where = (str(self.workspace), st.st_dev, st.st_ino)  # a workspace made again is another
+        return (
+            where,
+            self.network,
+            self.limits.tmp_bytes,
+            self.limits.workspace_bytes,
+            self.ro_binds,
+            self.uid,
+            self.idmap,
+            self.read_only,
+            (self.limits.memory_bytes, self.limits.processes, self.limits.cpu_cores),  # its spares' cgroups
+        )
+
+    def _make_zygote(self) -> Zygote:
+        def start(argv: Sequence[str], ctl: int) -> SandboxProcess:
+            with self._launch(argv, ".", None, stdin=subprocess.DEVNULL, zygote_ctl=ctl) as running:
+                return running.detach()
+
+        config = {
+            "tmp_bytes": self.limits.tmp_bytes,
+            "workspace": "tmpfs" if self.workspace is None else "bind" if self.read_only else "overlay",
+            "workspace_bytes": self.limits.workspace_bytes,
+            "network": self.network,
+            "seccomp": _filter(self.network).hex(),
+            "under_tmp": [str(p) for p in self.ro_binds if p.is_relative_to("/tmp")],
+        }
+
+        def place(spare: Spare) -> Cgroup | None:
+            group = acquire(self.limits)
+            if group is not None:
+                try:
+                    for procs in group.procs_files:
+                        procs.write_text(str(spare.pid))
+                except BaseException:
+                    release(group, wait=False)
+                    raise
+            return group
+
+        return Zygote(start, config, place)
+
+    def _in_spare(
+        self,
+        spare: Spare,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str],
+        stdin: int,
+        stderr: int,
+        nproc: int | None,
+    ) -> ZygoteRun:
+        """Start `argv` in a spare (already in the run's cgroup): its argv, environment and stdio."""
+        if self._hands_over(self._idmap()):
+            _hand_over(self.workspace, self._run_as)  # pyright: ignore[reportArgumentType]
+        request = {
+            "argv": list(argv),
+            "env": dict(env),
+            "cwd": str(Path(WORKSPACE, cwd)),
+            # RLIMIT_NPROC counts a uid's processes per user namespace, and each run has its own
+            "rlimits": rlimits(self.limits, nproc),
+        }
+        theirs: list[int] = []
+        ends: list[IO[bytes] | None] = []
+        try:
+            for mode, reading in ((stdin, False), (subprocess.PIPE, True), (stderr, True)):
+                if mode == subprocess.PIPE:
+                    read, write = os.pipe2(os.O_CLOEXEC)
+                    theirs.append(write if reading else read)
+                    ends.append(open(read if reading else write, "rb" if reading else "wb", buffering=0))  # noqa: SIM115
+                else:
+                    theirs.append(os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC))
+                    ends.append(None)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # it died: a run it never took
+                socket.send_fds(spare.sock, [json.dumps(request).encode()], theirs)
+        except BaseException:
+            for end in ends:
+                if end is not None:
+                    end.close()
+            raise
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        return ZygoteRun(spare, ends[0], ends[1], ends[2])
 
     def reads_whole_workspace(self) -> bool:
         """Whether sandboxed code reads every file of the workspace its owner can.
@@ -297,7 +474,10 @@ class SandboxProcess:
     """
 
     def __init__(
-        self, proc: subprocess.Popen[bytes] | Served, group: Cgroup | None, after: contextlib.ExitStack
+        self,
+        proc: subprocess.Popen[bytes] | Served | ZygoteRun,
+        group: Cgroup | None,
+        after: contextlib.ExitStack,
     ) -> None:
         self.proc = proc
         self.group = group
@@ -325,6 +505,8 @@ class SandboxProcess:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+        if isinstance(self.proc, ZygoteRun):
+            self.proc.close()
         self._after.close()
 
 
@@ -344,7 +526,7 @@ def _host_cwd(workspace: Path, cwd: str) -> Path:
     return path
 
 
-def _kill_tree(proc: subprocess.Popen[bytes] | Served, group: Cgroup | None) -> None:
+def _kill_tree(proc: subprocess.Popen[bytes] | Served | ZygoteRun, group: Cgroup | None) -> None:
     # bwrap leads its own process group; --die-with-parent then takes the sandbox's init and, with it, the
     # whole pid namespace. (Unsandboxed, a child that called setsid escapes the group, not the cgroup.)
     if group is not None:
