@@ -54,5 +54,7 @@ def test_the_refusals_of_code_running_tools_run_without_bubblewrap(tmp_path: Pat
     out = pytest_in(
         ROOT, "tests/builtin/test_exec.py", "tests/sandbox/test_sandbox.py", env={"PATH": str(path)}
     )
-    assert "5 passed" in out  # code execution off, bubblewrap missing, the explicit opt-out: in both modules
+    # code execution off, bubblewrap missing, the explicit opt-out: in both modules (the sandbox's on both start
+    # paths, zygote and one bubblewrap per run)
+    assert "7 passed" in out
     assert ": needs bubblewrap (apt-get install bubblewrap)" in out  # the rest, each with its reason

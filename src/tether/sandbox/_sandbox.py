@@ -249,7 +249,10 @@ class Sandbox:
                     full_argv, _, child, child_fds = self._plan(argv, cwd, fds, None, zygote=True)
                     pass_fds, host_cwd = (zygote_ctl,), None
                 else:
-                    full_argv, seccomp_fd, child, child_fds = self._plan(argv, cwd, fds, nproc)
+                    # bubblewrap's own clones are counted against every task of its uid on the host (the
+                    # zygotes' and js workers' included): its RLIMIT_NPROC is what runs now plus the budget
+                    budget = None if nproc is None else _nproc_budget(nproc, self._run_as)
+                    full_argv, seccomp_fd, child, child_fds = self._plan(argv, cwd, fds, budget)
                     pass_fds, host_cwd = () if seccomp_fd is None else (seccomp_fd,), None
                 joins = [fds.enter_context(_opened(f)) for f in group.procs_files] if group else []
                 prepare = functools.partial(child, cgroup_fds=joins)
@@ -537,14 +540,16 @@ def _kill_tree(proc: subprocess.Popen[bytes] | Served | ZygoteRun, group: Cgroup
         proc.kill()
 
 
-def _nproc_budget(processes: int) -> int:
-    """RLIMIT_NPROC counts all of a uid's processes on the host: add what this uid already runs."""
-    uid = os.getuid()
+def _nproc_budget(processes: int, uid: int | None = None) -> int:
+    """RLIMIT_NPROC counts all of a uid's threads on the host: add what this uid already runs (its processes'
+    threads too: tether's own worker threads, a zygote's receiving thread)."""
+    uid = os.getuid() if uid is None else uid
     running = 0
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             with contextlib.suppress(OSError):
-                running += entry.stat(follow_symlinks=False).st_uid == uid
+                if entry.stat(follow_symlinks=False).st_uid == uid:
+                    running += len(os.listdir(f"/proc/{entry.name}/task"))
     return running + processes
 
 
