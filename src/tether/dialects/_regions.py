@@ -115,6 +115,44 @@ class RegionParser(StreamParser):
 
     openers: ClassVar[tuple[Opener, ...]] = ()
 
+    __slots__ = (
+        "_armed",
+        "_at_start",
+        "_by_start",
+        "_chunk",
+        "_declared",
+        "_end",
+        "_end_first",
+        "_ends",
+        "_exact",
+        "_first",
+        "_firsts",
+        "_hold",
+        "_hold_start",
+        "_holding",
+        "_inline",
+        "_keep",
+        "_last_char",
+        "_lines",
+        "_longest",
+        "_mark",
+        "_open",
+        "_open_reasoning",
+        "_openers",
+        "_own_progress",
+        "_plain_text_is_content",
+        "_prefixes",
+        "_region",
+        "_start_openers",
+        "_starts",
+        "_starts_in_line",
+        "_stream",
+        "_text_firsts",
+        "_text_mark",
+    )
+    """Slots: `feed` reads this state on every delta, and an instance `__dict__` of this many keys is slower to
+    read (a subclass that declares none gets one for its own attributes)."""
+
     def __init__(self, dialect: str, tools: ToolIndex, openers: Sequence[Opener] | None = None):
         super().__init__(dialect, tools)
         self._declared = type(self).openers if openers is None else tuple(openers)
