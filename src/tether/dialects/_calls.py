@@ -260,8 +260,16 @@ class JsonAnnouncer:
             chunk = self.prefix[m.end() :].lstrip()
             self.args_at += len(self.prefix) - m.end() - len(chunk)
             self.prefix = ""
+        elif not self.emitted and not self.pending:  # whitespace before the arguments is not theirs
+            value = chunk.lstrip()
+            self.args_at += len(chunk) - len(value)
+            chunk = value
         pending = self.pending + chunk
-        safe = len(pending.rstrip().rstrip("}")) - self.keep
+        # closing braces and blanks may end the object, not its arguments, and the last `keep` characters may
+        # begin the end marker, with more of them before it
+        ends = "} \t\r\n"
+        keep = self.keep
+        safe = min(len(pending.rstrip(ends)) - keep, len(pending[: max(0, len(pending) - keep)].rstrip(ends)))
         if safe > 0:
             piece = pending[:safe]
             self.out.delta(self.call_id, piece)
