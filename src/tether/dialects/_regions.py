@@ -232,13 +232,14 @@ class RegionParser(StreamParser):
                 emit.fed += len(delta)
                 region.parts.append(delta)
                 region.size += len(delta)
+                if (chunk := self._chunk) is None:  # nothing reads the body before the region ends
+                    return []
                 events: list[ParseEvent] = []
                 emit.events = events
-                if (chunk := self._chunk) is not None:
-                    try:
-                        chunk(delta)
-                    except Exception as e:  # a parser bug must not take the caller down
-                        self._internal_error(e)
+                try:
+                    chunk(delta)
+                except Exception as e:  # a parser bug must not take the caller down
+                    self._internal_error(e)
                 return events
             if (firsts := self._text_firsts) is not None and firsts.isdisjoint(delta):
                 emit = self._emit
