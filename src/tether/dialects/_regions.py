@@ -764,9 +764,16 @@ class _MarksParser(RegionParser):
             emit.fed += len(delta)
             emit.content.append(delta)
             return [TextDelta(delta)]
-        if (
-            self._m1 and delta
-        ):  # between regions, with one of those characters: the inline path, without the way to it
+        if self._m1 and delta:
+            # between regions, with one of those characters: `_between`, its commonest case (a word marker's
+            # letter in prose, the `f` of `for`) first
+            first = self._first
+            assert first is not None
+            if first.search(delta) is None:
+                emit = self._emit
+                emit.fed += len(delta)
+                emit.content.append(delta)
+                return [TextDelta(delta)]
             passed = self._between(delta, self._emit.fed, len(delta))
             return self._scan(delta) if passed is None else passed
         return RegionParser.feed(self, delta)
