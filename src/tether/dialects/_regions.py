@@ -96,6 +96,9 @@ class _Region:
 
 
 _ANNOUNCE_WITHIN = 256
+_SHORT = 64
+"""A delta up to this long that may hold a marker is looked at once more inline (see `_between`) before the
+general path; a longer one (a whole output parsed at once) goes straight to the general path's one scan."""
 _TO_END = "\x00"
 """`_Region.end` of a call region that runs to the end of the output."""
 
@@ -266,7 +269,10 @@ class RegionParser(StreamParser):
                     except Exception as e:  # a parser bug must not take the caller down
                         self._internal_error(e)
                     return events
-                if (passed := self._between(delta, self._emit.fed, len(delta))) is not None:
+                if (
+                    len(delta) <= _SHORT
+                    and (passed := self._between(delta, self._emit.fed, len(delta))) is not None
+                ):
                     return passed
             elif self._holding:
                 held = self._hold + delta
@@ -274,7 +280,10 @@ class RegionParser(StreamParser):
                     self._emit.fed += len(delta)
                     self._hold = held
                     return []
-                if (passed := self._between(held, self._hold_start, len(delta))) is not None:
+                if (
+                    len(held) <= _SHORT
+                    and (passed := self._between(held, self._hold_start, len(delta))) is not None
+                ):
                     return passed
             elif self._open:  # what `_feed` would do, less the checks that lead here
                 region = self._region
@@ -764,7 +773,7 @@ class _MarksParser(RegionParser):
             emit.fed += len(delta)
             emit.content.append(delta)
             return [TextDelta(delta)]
-        if self._m1 and delta:
+        if self._m1 and 0 < len(delta) <= _SHORT:
             # between regions, with one of those characters: `_between`, its commonest case (a word marker's
             # letter in prose, the `f` of `for`) first
             first = self._first
