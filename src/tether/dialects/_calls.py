@@ -207,6 +207,8 @@ def _under(path: str, prefix: str) -> bool:
 
 _HEAD = re.compile(r'\s*\{\s*"name"\s*:\s*"([^"\\]{1,128})"\s*,\s*"(?:arguments|parameters)"\s*:')
 _HEAD_LIMIT = 256
+_OBJECT_END = "} \t\r\n"
+"""What may follow a call's arguments to the end of its object."""
 
 
 class JsonAnnouncer:
@@ -267,9 +269,10 @@ class JsonAnnouncer:
         pending = self.pending + chunk
         # closing braces and blanks may end the object, not its arguments, and the last `keep` characters may
         # begin the end marker, with more of them before it
-        ends = "} \t\r\n"
         keep = self.keep
-        safe = min(len(pending.rstrip(ends)) - keep, len(pending[: max(0, len(pending) - keep)].rstrip(ends)))
+        safe = len(pending.rstrip(_OBJECT_END)) - keep
+        if safe > 0 and pending[len(pending) - keep - 1] in _OBJECT_END:  # the second rule may hold back more
+            safe = min(safe, len(pending[: len(pending) - keep].rstrip(_OBJECT_END)))
         if safe > 0:
             piece = pending[:safe]
             self.out.delta(self.call_id, piece)
