@@ -7,10 +7,14 @@ import pytest
 
 from tether.dialects import (
     CallDelta,
+    JsonCalls,
+    Opener,
     ParseEvent,
     ParseResult,
     ReasoningDelta,
+    RegionParser,
     TextDelta,
+    ToolIndex,
     parse,
     stream_parser,
 )
@@ -125,3 +129,31 @@ def test_streamed_argument_fragments_join_to_the_arguments_json_at_every_cut(tex
             result, events = _events(text, "hermes", (i, j))
             fragments = "".join(e.arguments_delta for e in events if isinstance(e, CallDelta))
             assert json.loads(fragments) == result.calls[0].arguments, (i, j, fragments)
+
+
+class _Fragile(RegionParser):
+    """Routes plain text through a hook that fails on `!` (a dialect's bug)."""
+
+    openers = (
+        Opener("functools", body=JsonCalls(several=True)),
+        Opener("<think>", "reasoning", ends=("</think>",)),
+    )
+
+    def after_text(self, text: str) -> None:
+        if "!" in text:
+            raise RuntimeError("hook failed")
+        super().after_text(text)
+
+
+@pytest.mark.parametrize("cuts", [(2, 7), (3, 7), (2, 4, 7), (1, 2, 3, 4, 5, 6, 7)])
+def test_a_hook_failing_on_text_let_go_after_a_hold_leaves_the_parser_broken(cuts: tuple[int, ...]) -> None:
+    text = "of! and more after"  # `f` is held back, then let go with the `!` that breaks the hook
+    p = _Fragile("fragile", ToolIndex.of(None))
+    last = 0
+    for cut in (*cuts, len(text)):
+        p.feed(text[last:cut])
+        last = cut
+    p.close()
+    [error] = p.result.errors
+    assert error.message.startswith("internal parser error (RuntimeError: hook failed)")
+    assert "more after" not in p.result.content

@@ -334,7 +334,7 @@ class RegionParser(StreamParser):
         if m is None:
             self._emit.fed += new
             events = self._plain(text)
-            if self._hold:
+            if self._hold and not self._broken:
                 self._hold, self._inline, self._holding = "", True, False
                 self._plain_checks()
             return events
