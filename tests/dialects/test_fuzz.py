@@ -25,6 +25,8 @@ PIECES = [
     '<|"|>', "call:", "<|channel|>", "<|message|>", "<|call|>", "to=functions.f", "<|tool_call_begin|>",
     "<|tool_call_argument_begin|>", "<|tool_call_end|>", "<function_calls>", "</function_calls>",
     '{"toolCalls": [', "True", "null", "undefined", "1e5", "-", "é", "\x00", "\ud800",
+    "functools", "func", "f", "of", "function call<|role_sep|>", "function call", "<|function_call|>", ">>>",
+    "<|tool_call|>", "<|", "[TOOL", "[THINK]",
 ]  # fmt: skip
 
 texts = st.lists(st.sampled_from(PIECES) | st.text(max_size=5), max_size=40).map("".join)

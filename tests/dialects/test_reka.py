@@ -1,8 +1,10 @@
-"""Reka (Edge 2603, Flash 3): the shapes of llama.cpp #21616 / #21892 (a `<tool_call>` wrapper per call, JSON
-inside) and of Reka's model cards (`<reasoning>` thinking, `<sep>` ending the turn)."""
+"""Reka (Edge 2603, Flash 3): the shapes of llama.cpp #21616 / #21892 and its `common/chat-reka.cpp` (a `<tool_call>`
+wrapper per call, JSON inside, `<think>` reasoning the generation prompt may open) and of Reka's model cards
+(`<reasoning>` thinking, `<sep>` ending the turn)."""
 
 from tether.dialects import CallStarted, get_dialect, parse, stream_parser
-from tether.types import ToolCall
+from tether.envelopes import ok
+from tether.types import ToolCall, ToolResultMessage
 
 from .conftest import StreamCheck
 
@@ -79,3 +81,42 @@ def test_auto_reads_a_bare_call_or_think_block_as_hermes(check_stream: StreamChe
     # the same `<tool_call>` JSON with no `<reasoning>` is ambiguous: the earlier, commoner format reads it
     assert check_stream(WEATHER, "auto").dialect == "hermes"
     assert check_stream(f"<think>hm</think>{WEATHER}", "auto").reasoning == "hm"
+
+
+def test_reka_edge_thinks_in_think_tags(check_stream: StreamCheck) -> None:
+    # llama.cpp's Reka Edge handler (common/chat-reka.cpp): `<think>...</think>`, then content, then the calls
+    text = f"<think>The user wants Paris.</think>\nLet me check.\n{WEATHER}\n{TIME}<sep>"
+    result = check_stream(text, "reka")
+    assert result.reasoning == "The user wants Paris."
+    assert result.content == "\nLet me check.\n\n"
+    assert [c.name for c in result.calls] == ["get_weather", "get_time"]
+    assert not result.errors
+
+
+def test_output_beginning_inside_the_think_block_its_generation_prompt_opened() -> None:
+    # with thinking enabled, Reka Edge's generation prompt ends with `<think>`: the output shows only `</think>`
+    text = f"Paris, so the weather tool.</think>\n{WEATHER}"
+    for size in (1, 3, 7, len(text)):
+        p = stream_parser("reka")
+        p.open_reasoning()
+        for i in range(0, len(text), size):
+            p.feed(text[i : i + size])
+        p.close()
+        assert p.result.reasoning == "Paris, so the weather tool."
+        assert [c.name for c in p.result.calls] == ["get_weather"]
+        assert p.result.content == "\n"
+
+
+def test_a_call_inside_a_think_block_is_no_call(check_stream: StreamCheck) -> None:
+    result = check_stream(f"<think>maybe {TIME}?</think>{WEATHER}", "reka")
+    assert [c.name for c in result.calls] == ["get_weather"]
+
+
+def test_results_go_back_in_tool_response_tags() -> None:
+    # chat-reka.cpp keeps `<tool_response>` / `</tool_response>` as the template's tokens for results
+    text = get_dialect("reka").render_results(
+        [ToolResultMessage(call_id="a", name="get_weather", envelope=ok({"temp": 21}))]
+    )
+    assert text.startswith("<tool_response")
+    assert text.rstrip().endswith("</tool_response>")
+    assert '"temp":21' in text

@@ -65,7 +65,10 @@ def served() -> Iterator[Served]:
 
     sock = free_socket()
     up = f"{url_of(sock)}/up/v1"
-    upstreams = {"qwen": Upstream(base_url=up, model="qwen2.5-7b", dialect="hermes")}
+    upstreams = {
+        "qwen": Upstream(base_url=up, model="qwen2.5-7b", dialect="hermes"),
+        "qwen3": Upstream(base_url=up, model="qwen3-8b", dialect="hermes", reasoning_open=True),
+    }
     app = FastAPI()
     app.include_router(router(upstreams, {"waiter": Agent(FunctionModel(stall), [wait], dialect="hermes")}))
     app.router.routes.append(Mount("/up", fake.app()))
@@ -170,6 +173,69 @@ def test_tool_choice_none_keeps_reasoning_out_of_content_streamed_or_not(served:
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Sunny. "
     assert not any(c.choices and c.choices[0].delta.tool_calls for c in chunks)
     assert chunks[-1].choices[0].finish_reason == "stop"
+
+
+# ------------------------------------------------------------------------------------------- no tools
+
+
+def _streamed_text(chunks: list[Any], field: str) -> str:
+    """The text of `field` (`content`, or the extension `reasoning_content`) over a stream's chunks."""
+    out: list[str] = []
+    for chunk in chunks:
+        if chunk.choices:
+            delta = chunk.choices[0].delta
+            extra: dict[str, Any] = delta.model_extra or {}
+            out.append(getattr(delta, field, None) or extra.get(field) or "")
+    return "".join(out)
+
+
+def test_without_tools_reasoning_is_kept_out_of_content_streamed_or_not(served: Served) -> None:
+    served.replies(["<think>They want ", "weather.</thi", "nk>", "Sunny ", "in Oslo."])
+    whole = served.client.chat.completions.create(model="qwen", messages=ASK)
+    message = whole.choices[0].message
+    assert message.content == "Sunny in Oslo."
+    assert (message.model_extra or {})["reasoning_content"] == "They want weather."
+    assert whole.choices[0].finish_reason == "stop"
+    assert "tether_errors" not in (whole.model_extra or {})
+    chunks = list(served.client.chat.completions.create(model="qwen", messages=ASK, stream=True))
+    assert _streamed_text(chunks, "content") == "Sunny in Oslo."
+    assert _streamed_text(chunks, "reasoning_content") == "They want weather."
+    assert chunks[-1].choices[0].finish_reason == "stop"
+
+
+def test_without_tools_an_upstream_whose_template_opens_the_reasoning_shows_only_its_end(
+    served: Served,
+) -> None:
+    served.replies(["They want ", "weather.</think>\n\n", "Sunny."])
+    message = served.client.chat.completions.create(model="qwen3", messages=ASK).choices[0].message
+    assert message.content == "\n\nSunny."
+    assert (message.model_extra or {})["reasoning_content"] == "They want weather."
+    chunks = list(served.client.chat.completions.create(model="qwen3", messages=ASK, stream=True))
+    assert _streamed_text(chunks, "content") == "\n\nSunny."
+    assert _streamed_text(chunks, "reasoning_content") == "They want weather."
+
+
+def test_without_tools_a_call_written_anyway_is_dropped_and_reported(served: Served) -> None:
+    # the client offered no tool to run it with; its text does not reach `content` either
+    served.replies(["Let me look. ", WEATHER_CALL])
+    whole = served.client.chat.completions.create(model="qwen", messages=ASK)
+    assert whole.choices[0].message.content == "Let me look. "
+    assert whole.choices[0].message.tool_calls is None
+    assert whole.choices[0].finish_reason == "stop"
+    assert (whole.model_extra or {})["tether_errors"] == [
+        {"message": "dropped a call to 'get_weather': the request offers no tools", "code": "call_dropped"}
+    ]
+    chunks = list(served.client.chat.completions.create(model="qwen", messages=ASK, stream=True))
+    assert _streamed_text(chunks, "content") == "Let me look. "
+    assert not any(c.choices and c.choices[0].delta.tool_calls for c in chunks)
+
+
+def test_without_tools_markup_that_is_no_reasoning_nor_call_stays_content(served: Served) -> None:
+    text = "Use <b>bold</b> or <think-tank> and a <tool_call mention."
+    served.replies([text[:9], text[9:30], text[30:]])
+    assert (
+        served.client.chat.completions.create(model="qwen", messages=ASK).choices[0].message.content == text
+    )
 
 
 # ---------------------------------------------------------------------------------------- disconnects

@@ -207,6 +207,8 @@ def _under(path: str, prefix: str) -> bool:
 
 _HEAD = re.compile(r'\s*\{\s*"name"\s*:\s*"([^"\\]{1,128})"\s*,\s*"(?:arguments|parameters)"\s*:')
 _HEAD_LIMIT = 256
+_OBJECT_END = "} \t\r\n"
+"""What may follow a call's arguments to the end of its object."""
 
 
 class JsonAnnouncer:
@@ -260,8 +262,17 @@ class JsonAnnouncer:
             chunk = self.prefix[m.end() :].lstrip()
             self.args_at += len(self.prefix) - m.end() - len(chunk)
             self.prefix = ""
+        elif not self.emitted and not self.pending:  # whitespace before the arguments is not theirs
+            value = chunk.lstrip()
+            self.args_at += len(chunk) - len(value)
+            chunk = value
         pending = self.pending + chunk
-        safe = len(pending.rstrip().rstrip("}")) - self.keep
+        # closing braces and blanks may end the object, not its arguments, and the last `keep` characters may
+        # begin the end marker, with more of them before it
+        keep = self.keep
+        safe = len(pending.rstrip(_OBJECT_END)) - keep
+        if safe > 0 and pending[len(pending) - keep - 1] in _OBJECT_END:  # the second rule may hold back more
+            safe = min(safe, len(pending[: len(pending) - keep].rstrip(_OBJECT_END)))
         if safe > 0:
             piece = pending[:safe]
             self.out.delta(self.call_id, piece)

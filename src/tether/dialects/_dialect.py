@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from tether._model_events import ModelChunk
 from tether.dialects._native import NativeParser
 from tether.dialects._parser import StreamParser
-from tether.dialects._regions import Opener, RegionParser
+from tether.dialects._regions import Opener, region_parser
 from tether.dialects._results import result_text
 from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
@@ -56,7 +56,7 @@ class Dialect(ABC):
                     "body=... (JsonCalls(), XmlFunctions(), ArgPairs(), XmlInvoke(...), PythonCalls(), or a Body "
                     "of your own)"
                 )
-        return RegionParser(self.name, tools, self.openers)
+        return region_parser(self.name, tools, self.openers)
 
     def model_events(self, event: Mapping[str, Any]) -> list[ModelChunk]:
         """One of the provider's JSON objects (a stream event or a whole response) as the typed events a model

@@ -32,6 +32,9 @@ class StreamParser(ABC):
         tools: The tools the output may call.
     """
 
+    __slots__ = ("_broken", "_closed", "_emit", "dialect", "tools")
+    """Slots, as `feed` reads its state on every delta (a subclass that declares none gets a `__dict__`)."""
+
     def __init__(self, dialect: str, tools: ToolIndex):
         self.dialect = dialect
         self.tools = tools

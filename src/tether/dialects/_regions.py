@@ -23,7 +23,7 @@ from tether.dialects._parser import StreamParser
 from tether.dialects._tools import ToolIndex
 from tether.exceptions import UserError
 
-__all__ = ["THINK", "Opener", "RegionParser", "marker_pattern"]
+__all__ = ["THINK", "Opener", "RegionParser", "marker_pattern", "region_parser"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +96,9 @@ class _Region:
 
 
 _ANNOUNCE_WITHIN = 256
+_SHORT = 64
+"""A delta up to this long that may hold a marker is looked at once more inline (see `_between`) before the
+general path; a longer one (a whole output parsed at once) goes straight to the general path's one scan."""
 _TO_END = "\x00"
 """`_Region.end` of a call region that runs to the end of the output."""
 
@@ -114,6 +117,48 @@ class RegionParser(StreamParser):
     """
 
     openers: ClassVar[tuple[Opener, ...]] = ()
+
+    __slots__ = (
+        "_armed",
+        "_at_start",
+        "_by_start",
+        "_chunk",
+        "_declared",
+        "_end",
+        "_end_first",
+        "_ends",
+        "_exact",
+        "_first",
+        "_firsts",
+        "_hold",
+        "_hold_start",
+        "_holding",
+        "_inline",
+        "_keep",
+        "_last_char",
+        "_lines",
+        "_longest",
+        "_m1",
+        "_m2",
+        "_m3",
+        "_mark",
+        "_marks",
+        "_open",
+        "_open_reasoning",
+        "_openers",
+        "_own_progress",
+        "_plain_text_is_content",
+        "_prefixes",
+        "_region",
+        "_start_openers",
+        "_starts",
+        "_starts_in_line",
+        "_stream",
+        "_text_firsts",
+        "_text_mark",
+    )
+    """Slots: `feed` reads this state on every delta, and an instance `__dict__` of this many keys is slower to
+    read (a subclass that declares none gets one for its own attributes)."""
 
     def __init__(self, dialect: str, tools: ToolIndex, openers: Sequence[Opener] | None = None):
         super().__init__(dialect, tools)
@@ -151,11 +196,17 @@ class RegionParser(StreamParser):
         """Whether the region's tail holds that character: the end marker may be arriving."""
         self._open = False
         """While a region is open (and the output's start read, not closed)."""
-        self._text_mark = self._plain_mark()
-        self._text_firsts = self._plain_firsts()
+        self._text_mark = ""
         """While `_inline` and plain text is content: the one character a delta must hold to need more than
         passing on (feed's first check, as most deltas of most replies are plain text); else "", which every
         text holds."""
+        self._text_firsts: frozenset[str] | None = None
+        """The same for markers that begin with several characters: a delta holding none of them is plain text
+        (None when `_text_mark` decides, or nothing may pass)."""
+        self._m1 = self._m2 = self._m3 = ""
+        """The same, when they begin with two or three characters, each tested with `in` (see `_MarksParser`):
+        the first is "" when they do not decide."""
+        self._plain_checks()
 
     def feed(self, delta: str) -> list[ParseEvent]:
         # The common cases inline, as they cost most of streaming, the commonest first: a delta between regions
@@ -184,13 +235,14 @@ class RegionParser(StreamParser):
                 emit.fed += len(delta)
                 region.parts.append(delta)
                 region.size += len(delta)
+                if (chunk := self._chunk) is None:  # nothing reads the body before the region ends
+                    return []
                 events: list[ParseEvent] = []
                 emit.events = events
-                if (chunk := self._chunk) is not None:
-                    try:
-                        chunk(delta)
-                    except Exception as e:  # a parser bug must not take the caller down
-                        self._internal_error(e)
+                try:
+                    chunk(delta)
+                except Exception as e:  # a parser bug must not take the caller down
+                    self._internal_error(e)
                 return events
             if (firsts := self._text_firsts) is not None and firsts.isdisjoint(delta):
                 emit = self._emit
@@ -202,7 +254,7 @@ class RegionParser(StreamParser):
                 if (
                     (mark not in delta)
                     if mark is not None
-                    else (first is None or self._firsts.isdisjoint(delta) or not first.search(delta))
+                    else (first is None or self._firsts.isdisjoint(delta))
                 ):
                     emit = self._emit
                     emit.fed += len(delta)
@@ -217,12 +269,22 @@ class RegionParser(StreamParser):
                     except Exception as e:  # a parser bug must not take the caller down
                         self._internal_error(e)
                     return events
+                if (
+                    len(delta) <= _SHORT
+                    and (passed := self._between(delta, self._emit.fed, len(delta))) is not None
+                ):
+                    return passed
             elif self._holding:
                 held = self._hold + delta
                 if held in self._prefixes:
                     self._emit.fed += len(delta)
                     self._hold = held
                     return []
+                if (
+                    len(held) <= _SHORT
+                    and (passed := self._between(held, self._hold_start, len(delta))) is not None
+                ):
+                    return passed
             elif self._open:  # what `_feed` would do, less the checks that lead here
                 region = self._region
                 assert region is not None
@@ -262,16 +324,55 @@ class RegionParser(StreamParser):
         self._settle()
         return events
 
+    def _between(self, text: str, start: int, new: int) -> list[ParseEvent] | None:
+        """Between regions, `text` (a delta, or what was held back and the delta, from offset `start`; `new`
+        characters of it not yet fed): when it holds no marker, nor more than the start of one at its end, pass
+        it on and hold that start back, as the general path would, without its scan. None (nothing done) when a
+        marker or the start of one may be inside it, for the general path."""
+        first = self._first
+        m = first.search(text) if first is not None else None
+        if m is None:
+            self._emit.fed += new
+            events = self._plain(text)
+            if self._hold and not self._broken:
+                self._hold, self._inline, self._holding = "", True, False
+                self._plain_checks()
+            return events
+        p = m.start()
+        held = text[p:]
+        if held not in self._prefixes:
+            return None
+        self._emit.fed += new
+        events = self._plain(text[:p]) if p else []
+        if not self._broken:
+            if not self._hold:
+                self._inline, self._holding = False, True
+                self._text_mark, self._text_firsts, self._m1 = "", None, ""
+            self._hold, self._hold_start = held, start + p
+        return events
+
+    def _plain(self, text: str) -> list[ParseEvent]:
+        """Pass on plain text between regions (for `_between`)."""
+        self._last_char = text[-1]
+        if self._plain_text_is_content:
+            self._emit.content.append(text)
+            return [TextDelta(text)]
+        events: list[ParseEvent] = []
+        self._emit.events = events
+        try:
+            self.after_text(text)
+        except Exception as e:  # a parser bug must not take the caller down
+            self._internal_error(e)
+        return events
+
     def close(self) -> list[ParseEvent]:
         self._inline, self._holding, self._end, self._open = False, False, None, False
-        self._text_mark = ""
-        self._text_firsts = None
+        self._text_mark, self._text_firsts, self._m1 = "", None, ""
         return super().close()
 
     def _internal_error(self, e: Exception) -> None:
         self._inline, self._holding, self._end, self._open = False, False, None, False
-        self._text_mark = ""
-        self._text_firsts = None
+        self._text_mark, self._text_firsts, self._m1 = "", None, ""
         super()._internal_error(e)
 
     def _settle(self) -> None:
@@ -289,11 +390,7 @@ class RegionParser(StreamParser):
                 self._end_first = end[0]
                 self._armed = end[0] in region.tail
         self._end = end
-        if self._inline and self._plain_text_is_content and not self._lines:  # see `_plain_mark`, inlined
-            mark = self._mark
-            self._text_mark, self._text_firsts = ("", self._firsts) if mark is None else (mark, None)
-        else:
-            self._text_mark, self._text_firsts = "", None
+        self._plain_checks()
 
     def _arm(self, region: _Region) -> None:
         """Let `feed`'s inline path take more of this call region's body (see `_Region.end`)."""
@@ -302,20 +399,19 @@ class RegionParser(StreamParser):
             self._end_first = end[0]
             self._armed = end[0] in region.tail
 
-    def _plain_firsts(self) -> frozenset[str] | None:
-        """Like `_plain_mark`, for markers that begin with several characters: a delta holding none of them
-        is plain text (None when `_plain_mark` decides, or nothing may pass)."""
-        if self._mark is not None or not self._inline or not self._plain_text_is_content or self._lines:
-            return None
-        return self._firsts
-
-    def _plain_mark(self) -> str:
-        """See `_text_mark`. A parser with markers that count only at a line's start needs the last character
-        of every delta, so it takes the next inline path, which keeps it."""
-        mark = self._mark
-        if mark is None or not self._inline or not self._plain_text_is_content or self._lines:
-            return ""
-        return mark
+    def _plain_checks(self) -> None:
+        """Set `feed`'s first checks for plain text (`_text_mark`, `_text_firsts`, `_m1`..`_m3`) from the state.
+        A parser with markers that count only at a line's start needs the last character of every delta, so
+        it takes the next inline path, which keeps it."""
+        if self._inline and self._plain_text_is_content and not self._lines:
+            mark = self._mark
+            if mark is None:
+                self._text_mark, self._text_firsts = "", self._firsts
+                self._m1, self._m2, self._m3 = self._marks
+            else:
+                self._text_mark, self._text_firsts, self._m1 = mark, None, ""
+        else:
+            self._text_mark, self._text_firsts, self._m1 = "", None, ""
 
     @property
     def busy_since(self) -> int | None:
@@ -346,8 +442,7 @@ class RegionParser(StreamParser):
         if self._emit.fed:
             raise UserError("open_reasoning() must come before the first feed()")
         self._open_reasoning, self._at_start, self._inline, self._holding = reasoning, True, False, False
-        self._text_mark = ""
-        self._text_firsts = None
+        self._text_mark, self._text_firsts, self._m1 = "", None, ""
 
     def active_openers(self) -> tuple[Opener, ...]:
         """The openers in force (override to vary them with the tools or options)."""
@@ -365,6 +460,7 @@ class RegionParser(StreamParser):
         )
         self._exact, self._by_start, self._longest = plan.exact, plan.by_start, plan.longest
         self._firsts = plan.firsts
+        self._marks = plan.marks
         self._starts = frozenset(o.start for o in self._openers)
         # after text not ending a line, a marker that counts only at a line's start needs a newline first
         self._starts_in_line = frozenset(("\n" if o.line_start else "") + o.start for o in self._openers)
@@ -664,6 +760,42 @@ class RegionParser(StreamParser):
         self._emit.announced = None
 
 
+class _MarksParser(RegionParser):
+    """A `RegionParser` whose start markers begin with two or three characters (`functools` and `<think>`):
+    its first check tests each with `in`, as `RegionParser.feed` tests one (a set's `isdisjoint`, the check
+    it falls back on, costs as much as the rest of passing a delta on)."""
+
+    __slots__ = ()
+
+    def feed(self, delta: str) -> list[ParseEvent]:
+        if self._m1 not in delta and self._m2 not in delta and self._m3 not in delta and delta:
+            emit = self._emit
+            emit.fed += len(delta)
+            emit.content.append(delta)
+            return [TextDelta(delta)]
+        if self._m1 and 0 < len(delta) <= _SHORT:
+            # between regions, with one of those characters: `_between`, its commonest case (a word marker's
+            # letter in prose, the `f` of `for`) first
+            first = self._first
+            assert first is not None
+            if first.search(delta) is None:
+                emit = self._emit
+                emit.fed += len(delta)
+                emit.content.append(delta)
+                return [TextDelta(delta)]
+            passed = self._between(delta, self._emit.fed, len(delta))
+            return self._scan(delta) if passed is None else passed
+        return RegionParser.feed(self, delta)
+
+
+def region_parser(dialect: str, tools: ToolIndex, openers: Sequence[Opener]) -> RegionParser:
+    """A parser for these openers (a `RegionParser`, with a cheaper first check when their start markers begin
+    with two or three characters)."""
+    if _opener_plan(tuple(openers)).marks[0]:
+        return _MarksParser(dialect, tools, openers)
+    return RegionParser(dialect, tools, openers)
+
+
 def _guard(o: Opener, data: str, p: int, eof: bool) -> str:
     """Whether `o`'s guard matches at `p`: yes, no, or maybe (more text needed)."""
     assert o.guard is not None
@@ -691,6 +823,9 @@ class _Plan:
     firsts: frozenset[str]
     """The first characters of their start markers: a text holding none of them holds no marker nor the start
     of one (a cheaper test than `first`)."""
+    marks: tuple[str, str, str]
+    """When their start markers begin with two or three characters: those characters (one repeated to make
+    three), else three "" (see `_MarksParser`)."""
     mark: str | None
     """The one character `first` finds, when that is all it finds (`in` is faster than a search); NUL when
     there is nothing to find, as a delta holding it merely takes the general path."""
@@ -726,6 +861,9 @@ def _opener_plan(openers: tuple[Opener, ...]) -> _Plan:
         ends={o: _end(o) for o in openers},
         first=marker_pattern(starts),
         firsts=frozenset(firsts),
+        marks=cast("tuple[str, str, str]", tuple((sorted(firsts) * 3)[:3]))
+        if 2 <= len(firsts) <= 3
+        else ("", "", ""),
         mark=mark,
         prefixes=frozenset(
             s[:n] for s in starts for n in range(1, len(s)) if not any(s[:n].startswith(t) for t in starts)

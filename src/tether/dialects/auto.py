@@ -104,12 +104,18 @@ class AutoParser(StreamParser):
         """Where a delta may matter to some waiting candidate; None when none waits."""
         self._waiting_markers: frozenset[str] = frozenset()
         """The markers some waiting candidate waits for."""
+        self._waiting_firsts: frozenset[str] = frozenset()
+        """Their first characters: a delta holding none of them matters to no waiting candidate (a cheaper
+        test than `_waiting_for`, which most deltas of prose pass)."""
         self._deferred: int | None = None
         """Where the output ends with what may be the start of a word marker (`functools`) that every
         candidate waits for: held back by `auto` itself, not released, until the next delta shows whether it is
         the marker (then those waiting for it wake and catch up) or prose (then it is released)."""
         self._call_seen = False
         """Whether any candidate has read a call (until then there is nothing to decide)."""
+        self._quiet = False
+        """Every candidate waits (`_waiting_for` is set, none is busy), none is chosen, and the parser is live:
+        `feed`'s inline path may take a delta."""
 
     @property
     def chosen(self) -> str | None:
@@ -132,41 +138,40 @@ class AutoParser(StreamParser):
         # The common case inline, as it is most of a reply: every candidate waits, and this delta cannot matter
         # to any of them, or ends with what may be the start of a word marker, which `auto` holds back itself
         # (waking a candidate for that would wake it for every `f` that ends a delta).
-        waiting = self._waiting_for
-        if (
-            waiting is not None
-            and not self._busy
-            and self._chosen is None
-            and delta
-            and not self._closed
-            and not self._broken
-        ):
-            start = self._emit.fed
-            since = start if self._deferred is None else self._deferred
+        if self._quiet and delta:
+            waiting = self._waiting_for
+            assert waiting is not None
+            emit = self._emit
+            start = emit.fed
+            deferred = self._deferred
+            since = start if deferred is None else deferred
             probe = delta if since == start else self._output.slice(since, start) + delta
-            m = waiting.search(probe)
+            m = None if self._waiting_firsts.isdisjoint(probe) else waiting.search(probe)
             if m is None or (
                 self._agreed is not None
                 and m.end() == len(probe)
                 and m.group()[0].isalnum()
                 and m.group() not in self._waiting_markers
             ):
-                fed = self._emit.fed = start + len(delta)
-                self._output.append(delta)
-                events: list[ParseEvent] = []
-                self._emit.events = events
+                fed = emit.fed = start + len(delta)
+                output = self._output  # `_Output.append`, inlined
+                pieces = output.pieces
+                if len(pieces) > output.first and len(pieces[-1]) < _PIECE:
+                    pieces[-1] += delta
+                    output.ends[-1] = fed
+                else:
+                    pieces.append(delta)
+                    output.ends.append(fed)
                 deferred = self._deferred = None if m is None else since + m.start()
                 released = self._released
                 if self._agreed is not None:  # every candidate passes it on: so can `auto`
                     upto = fed if deferred is None else deferred
                     if upto > released:
-                        text = (
-                            delta if released == start and upto == fed else self._output.slice(released, upto)
-                        )
-                        self._emit.content.append(text)
-                        events.append(TextDelta(text))
+                        text = delta if released == start and upto == fed else output.slice(released, upto)
+                        emit.content.append(text)
                         self._released = upto
-                return events
+                        return [TextDelta(text)]
+                return []
         return super().feed(delta)
 
     def _feed(self, delta: str, start: int) -> None:
@@ -242,6 +247,14 @@ class AutoParser(StreamParser):
         waiting = frozenset(m for m in markers if m is not None)
         self._waiting_for = _union(waiting) if waiting else None
         self._waiting_markers = frozenset[str]().union(*waiting)
+        self._waiting_firsts = frozenset(m[0] for m in self._waiting_markers)
+        self._quiet = (
+            self._waiting_for is not None
+            and not self._busy
+            and self._chosen is None
+            and not self._closed
+            and not self._broken
+        )
 
     def _agree(self, n: int, events: list[ParseEvent], delta: str, start: int) -> None:
         agreed = self._agreed
@@ -261,6 +274,14 @@ class AutoParser(StreamParser):
                 self._agreed = None
                 return
             agreed[n] = at + len(text)
+
+    def close(self) -> list[ParseEvent]:
+        self._quiet = False
+        return super().close()
+
+    def _internal_error(self, e: Exception) -> None:
+        self._quiet = False
+        super()._internal_error(e)
 
     def _close(self) -> None:
         if self._chosen is not None:
@@ -299,6 +320,7 @@ class AutoParser(StreamParser):
                     return  # another format may still read a call that begins earlier
         self._catch_up(best, self._emit.fed)
         self._chosen = self._candidates[best]
+        self._quiet = False
         self._emit.events.extend(_without_text(self._held[best], self._released))
         self._held = []
         self._candidates = []

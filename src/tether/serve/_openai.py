@@ -12,6 +12,8 @@ model that has no tool API, in its dialect, and the calls read out of its text c
   the answer and a user message insisting on the call, up to `TOOL_CHOICE_RETRIES` times; then a 502
   `tool_choice_unmet`. A streamed answer is held back until its first call, so a retry never shows.
 - `parallel_tool_calls=false` asks for one call and keeps only the first.
+A request with no tools is read in the dialect too: its reasoning is `reasoning_content`, and calls the model
+writes anyway are dropped, as under `"none"`.
 A dropped or unreadable call is reported in tether's extension: the `tether_errors` list of a whole answer,
 or `: tether-error {json}` SSE comment lines in a streamed one.
 

@@ -7,6 +7,10 @@ quotes) or converted them (XML parameters, Python literals), and the client must
 fragments into valid JSON. A call the parser announced but could not read gets the model's text as its
 arguments (invalid JSON, as OpenAI's API passes on a model's malformed arguments) and is reported in
 `errors`; one never announced is reported only there.
+
+A request that offers no tools gets its text read in the dialect too, so that reasoning the dialect marks
+(`<think>`...) is `reasoning_content`, as it is when tools are offered; a call the model writes anyway is
+dropped and reported, as under `tool_choice="none"` (the client has no tool to run it with).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ class CallStream:
 
     Args:
         dialect: The dialect the upstream writes.
-        tools: The tools offered (None: text is passed on as it is, unparsed, when the request offers none).
+        tools: The tools offered (None when the request offers none: every call is dropped and reported).
         parallel: False keeps only the output's first call (`parallel_tool_calls=false`).
         only: The one tool a named `tool_choice` allows; calls to others are dropped and reported.
         none: `tool_choice="none"`: every call is dropped and reported (the text around it still reads as
@@ -53,12 +57,13 @@ class CallStream:
         none: bool = False,
         reasoning_open: bool = False,
     ):
-        self._parser: StreamParser | None = (
-            None if tools is None else stream_parser(dialect, tools, reasoning_open=reasoning_open)
-        )
+        self._parser: StreamParser = stream_parser(dialect, tools, reasoning_open=reasoning_open)
         self._parallel = parallel
         self._only = only
-        self._none = none
+        self._refused = (
+            "tool_choice is 'none'" if none else "the request offers no tools" if tools is None else None
+        )
+        """Why every call is dropped, if they all are."""
         self._index: dict[str, tuple[int, str]] = {}
         """Parser call id -> (index in tool_calls, the id the client sees)."""
         self._dropped: set[str] = set()
@@ -68,12 +73,10 @@ class CallStream:
         """Calls that could not be read or were dropped (tether's extension, `tether_errors`)."""
 
     def feed(self, text: str) -> list[dict[str, Any]]:
-        if self._parser is None:
-            return [{"content": text}] if text else []
         return self._deltas(self._parser.feed(text))
 
     def close(self) -> list[dict[str, Any]]:
-        return [] if self._parser is None else self._deltas(self._parser.close())
+        return self._deltas(self._parser.close())
 
     def _deltas(self, events: list[ParseEvent]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -99,12 +102,10 @@ class CallStream:
         return out
 
     def _start(self, parser_id: str, name: str) -> dict[str, Any] | None:
-        why = None
-        if self._none:
-            why = "tool_choice is 'none'"
-        elif self._only is not None and name != self._only:
+        why = self._refused
+        if why is None and self._only is not None and name != self._only:
             why = f"tool_choice names {self._only!r}"
-        elif not self._parallel and self._index:
+        elif why is None and not self._parallel and self._index:
             why = "parallel_tool_calls is false"
         if why is not None:
             self._dropped.add(parser_id)
