@@ -36,9 +36,11 @@ async def js(
     return (await run_js(code, input_json, timeout_s=timeout_s, limits=limits))["result"]
 
 
-async def js_error(code: str, input_json: Any = None, *, timeout_s: float = 10) -> ToolError:
+async def js_error(
+    code: str, input_json: Any = None, *, timeout_s: float = 10, limits: SandboxLimits = LIMITS
+) -> ToolError:
     with pytest.raises(ToolError) as raised:
-        await run_js(code, input_json, timeout_s=timeout_s, limits=LIMITS)
+        await run_js(code, input_json, timeout_s=timeout_s, limits=limits)
     return raised.value
 
 
@@ -245,6 +247,22 @@ async def test_cancelling_a_call_kills_its_worker() -> None:
         await call
     assert before - _worker_pids()  # the worker the call held, killed at once (its deadline was 10 s away)
     assert await js("2", limits=limits) == 2
+
+
+async def test_a_spare_replaces_a_worker_killed_after_serving() -> None:
+    limits = dataclasses.replace(LIMITS, output_bytes=LIMITS.output_bytes + 11)  # a pool of its own
+    workers = _jspool.pool(limits)
+    assert await js("0", limits=limits) == 0  # the pool is in use: its one worker is idle again
+    assert (await js_error("for (;;) {}", timeout_s=0.3, limits=limits)).code == "TIMEOUT"
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + 30
+    while not workers._idle:  # pyright: ignore[reportPrivateUsage]  # started in the background, no call waiting
+        assert loop.time() < give_up, "no spare worker was started after the kill"
+        await asyncio.sleep(0.05)
+    spare = workers._idle[0]  # pyright: ignore[reportPrivateUsage]
+    assert await js("2", limits=limits) == 2
+    assert spare.served  # the next call went to the spare, with no cold start
+    workers.close()
 
 
 async def test_cancelling_the_tool_call_through_the_executor_kills_its_worker(tmp_path: Path) -> None:

@@ -41,9 +41,9 @@ _START_S = 30.0
 _WAIT_S = 0.002
 """How often a call that found every worker busy looks again (a rare path; works across event loops)."""
 _READY = (14).to_bytes(4, "big") + b'{"ready":true}'
+"""The worker's first frame, once it can serve."""
 _NONCE = 8
 """Bytes of the random nonce that opens every request and its answer (the worker echoes it)."""
-"""The worker's first frame, once it can serve."""
 
 
 class Unasked(Exception):
@@ -178,6 +178,8 @@ class _Pool:
         self._idle: list[Worker] = []
         self._live = 0
         """Workers idle, busy or starting: at most `MAX_WORKERS`."""
+        self._closes = 0
+        """How many times the pool was closed: a spare started before a close is not kept after it."""
         self._lock = threading.Lock()
 
     async def take(self, deadline: float) -> Worker:
@@ -212,19 +214,38 @@ class _Pool:
             self._idle.append(worker)
 
     def discard(self, worker: Worker) -> None:
-        """End a worker (past its deadline, cancelled, dead or untrusted) and free its place."""
+        """End a worker (past its deadline, cancelled, dead or untrusted) and free its place.
+
+        When the worker had served before (the pool is in use) and no other is idle, a spare starts in the
+        background, so the call after a timeout or a cancel does not wait for a cold start."""
         worker.close()
         with self._lock:
             self._live -= 1
+            spare = worker.served and not self._idle and self._live < MAX_WORKERS
+            if spare:
+                self._live += 1
+            closes = self._closes
+        if spare:
+            threading.Thread(
+                target=self._start_spare, args=(closes,), name="tether-js-spare", daemon=True
+            ).start()
 
     def close(self) -> None:
         with self._lock:
+            self._closes += 1
             idle, self._idle = self._idle, []
             self._live -= len(idle)
         for worker in idle:
             worker.close()
 
-    def _start(self) -> None:
+    def _start_spare(self, closes: int) -> None:
+        try:
+            self._start(closes)
+        except Exception:  # best effort: the next call starts a worker itself, and says why if it cannot
+            return
+
+    def _start(self, closes: int | None = None) -> None:
+        """Start a worker into the idle list (for a spare, only if the pool was not closed since `closes`)."""
         try:
             worker = _started(self.limits)
         except BaseException:
@@ -232,7 +253,13 @@ class _Pool:
                 self._live -= 1
             raise
         with self._lock:
-            self._idle.append(worker)
+            kept = closes is None or closes == self._closes
+            if kept:
+                self._idle.append(worker)
+            else:
+                self._live -= 1
+        if not kept:
+            worker.close()
 
 
 def _started(limits: SandboxLimits) -> Worker:
