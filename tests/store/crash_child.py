@@ -98,7 +98,7 @@ class Tripwire:
         if writer is not None:  # SQLite: the writer's own connections
             for name in ("_connection", "_now"):
                 connection = getattr(writer, name, None)
-                raw = getattr(connection, "driver_connection", None)
+                raw = getattr(connection, "driver_connection", connection)
                 if isinstance(raw, sqlite3.Connection):
                     raw.set_trace_callback(lambda sql: self.statement(sql, _sqlite_kind(sql)))
             return
