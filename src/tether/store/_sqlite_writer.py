@@ -24,7 +24,7 @@ from tether.store._journal import completed, may_run
 from tether.store._rate_limits import RateLimited, RateToken, TokenBucket, Write
 from tether.types import RateLimit
 
-__all__ = ["SqliteWriter"]
+__all__ = ["SqliteWriter", "dumped"]
 
 _T = TypeVar("_T")
 
@@ -99,7 +99,7 @@ class SqliteWriter:
                 raise WouldWait
             try:
                 try:
-                    cursor = now.execute(_INSERT, _dumped(entry))
+                    cursor = now.execute(_INSERT, dumped(entry))
                 except sqlite3.OperationalError as e:  # busy: the statement wrote nothing
                     raise WouldWait from e
                 entry.id = cursor.lastrowid
@@ -188,10 +188,10 @@ def _finish(connection: Any, work: Callable[[Any], _T]) -> _T:
 
 
 def _insert(connection: Any, entry: JournalEntry) -> None:
-    entry.id = int(connection.execute(_INSERT, _dumped(entry)).lastrowid)
+    entry.id = int(connection.execute(_INSERT, dumped(entry)).lastrowid)
 
 
-def _dumped(e: JournalEntry) -> tuple[Any, ...]:
+def dumped(e: JournalEntry) -> tuple[Any, ...]:
     """The entry's column values (in `_WRITTEN`'s order) as SQLAlchemy's types store them."""
     return (
         e.kind,
@@ -231,7 +231,7 @@ def _claim(connection: Any, intent: JournalEntry, take: RateToken | None) -> Loo
     assert intent.idempotency_key is not None
     if take is not None:
         _take_or_refuse(connection, take)
-    values = (*_dumped(intent), intent.idempotency_key)
+    values = (*dumped(intent), intent.idempotency_key)
     cursor = connection.execute(_INSERT_NEW_INTENT, values)  # the usual case: a key never seen
     if cursor.rowcount == 1:
         intent.id = int(cursor.lastrowid)
