@@ -114,7 +114,7 @@ class PostgresWriter:
 
     def take(self, key: str, limit: RateLimit, now: float) -> float:
         """A token from the rate-limit bucket `key` (see `SqlRateLimits`): 0, or the seconds until one is free."""
-        return self._write(lambda connection: _take_slowly(connection, key, limit, now))
+        return self._write(lambda connection: _take_quickly(connection, key, limit, now))
 
     def close(self) -> None:
         with self._lock:
@@ -286,6 +286,14 @@ def _take(connection: Any, key: str, limit: RateLimit, now: float) -> float:
     if not wait:  # a refusal need not write: the bucket refills from the same point either way
         connection.execute(_SAVE_BUCKET, (key, bucket.tokens, bucket.updated))
     return wait
+
+
+def _take_quickly(connection: Any, key: str, limit: RateLimit, now: float) -> float:
+    """One round trip when the bucket exists and holds a token (the usual case), else `_take_slowly`."""
+    (taken,) = _pipeline(
+        connection, [_bucket_lock(key)], [(_TOKEN, _token_params(RateToken(key, limit), now))]
+    )
+    return 0.0 if taken is not None else _take_slowly(connection, key, limit, now)
 
 
 def _take_slowly(connection: Any, key: str, limit: RateLimit, now: float) -> float:

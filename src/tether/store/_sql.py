@@ -49,7 +49,9 @@ class SqlJournal:
 
     On a SQLite file (not `durable`), `append` and `claim` can be tried on the caller's thread without
     waiting (`wait=False`, see `inline`): they commit at once when nobody else is writing, and raise
-    `WouldWait` otherwise. Either way an entry is committed when the call returns.
+    `WouldWait` otherwise. Either way an entry is committed when the call returns. On PostgreSQL by URL
+    (`postgresql+psycopg://`), the writes go over a psycopg connection of the journal's own, each one
+    round trip (see `_postgres_writer`); the schema and the reads stay on SQLAlchemy.
     """
 
     blocking = True
@@ -71,7 +73,7 @@ class SqlJournal:
         )
         self._pg_writer = (  # raw psycopg: one round trip a write where SQLAlchemy made several
             PostgresWriter(self.engine)
-            if self._postgres and self.engine.dialect.driver == "psycopg"
+            if engine is None and self._postgres and self.engine.dialect.driver == "psycopg"
             else None
         )
         self._rate_limits: SqlRateLimits | None = None
