@@ -116,9 +116,14 @@ def child(kind: str, url: str | None) -> dict[str, float]:
         return *elapsed, -1 if before < 0 else after - before
 
     n = SEQUENTIAL[kind]
-    anyio.run(sequential, max(n // 5, 20), "warm")
-    seq = [anyio.run(sequential, n, f"s{r}") for r in range(3)]
-    batches = [anyio.run(fifty, f"b{r}") for r in range(BATCHES[kind])]
+    try:
+        anyio.run(sequential, max(n // 5, 20), "warm")
+        seq = [anyio.run(sequential, n, f"s{r}") for r in range(3)]
+        batches = [anyio.run(fifty, f"b{r}") for r in range(BATCHES[kind])]
+    finally:
+        if hasattr(journal, "close"):
+            journal.close()
+        shutil.rmtree(tmp, ignore_errors=True)  # the SQLite file and its WAL
     return {
         "seq_cpu_us": statistics.median(s[0] for s in seq),
         "seq_wall_us": statistics.median(s[1] for s in seq),
