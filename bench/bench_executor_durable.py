@@ -14,7 +14,7 @@ and psycopg are installed.
 
 `BASELINE=<git rev>` also measures that revision's `src/` (checked out with `git archive` into a temp dir)
 side by side, alternating with this one: on a loaded machine only such pairs can be compared. `ROUNDS`
-(default 5) sets the rounds. Command: `BASELINE=main uv run --frozen python bench/bench_executor_durable.py`.
+(default 5) sets the rounds, `KINDS` (e.g. `sqlite,postgresql`) the journals. Command: `BASELINE=main uv run --frozen python bench/bench_executor_durable.py`.
 """
 
 from __future__ import annotations
@@ -107,17 +107,23 @@ def child(kind: str, url: str | None) -> dict[str, float]:
     async def fifty(tag: str) -> tuple[float, float, int]:
         executor = Executor(Toolset(nap), policy=Policy(max_concurrency=50), journal=journal)
         calls = [ToolCall(id=f"{stamp}-{tag}-{i}", name="nap", arguments={"n": i}) for i in range(50)]
-        before = commits()
+        before = commits(True)
         cpu, wall = time.process_time(), time.perf_counter()
         results = await executor.execute_all(calls, Run(session_id="bench"))
         elapsed = (time.perf_counter() - wall) * 1e3, (time.process_time() - cpu) * 1e3
+        after = commits(False)
         assert all(r.ok for r in results)
-        return *elapsed, -1 if before < 0 else commits() - before
+        return *elapsed, -1 if before < 0 else after - before
 
     n = SEQUENTIAL[kind]
-    anyio.run(sequential, max(n // 5, 20), "warm")
-    seq = [anyio.run(sequential, n, f"s{r}") for r in range(3)]
-    batches = [anyio.run(fifty, f"b{r}") for r in range(BATCHES[kind])]
+    try:
+        anyio.run(sequential, max(n // 5, 20), "warm")
+        seq = [anyio.run(sequential, n, f"s{r}") for r in range(3)]
+        batches = [anyio.run(fifty, f"b{r}") for r in range(BATCHES[kind])]
+    finally:
+        if hasattr(journal, "close"):
+            journal.close()
+        shutil.rmtree(tmp, ignore_errors=True)  # the SQLite file and its WAL
     return {
         "seq_cpu_us": statistics.median(s[0] for s in seq),
         "seq_wall_us": statistics.median(s[1] for s in seq),
@@ -128,18 +134,29 @@ def child(kind: str, url: str | None) -> dict[str, float]:
 
 
 def _commit_counter(journal: Any) -> Any:
-    """Commits on a SQLite journal's connections (-1 where they cannot be counted)."""
+    """`count(on)`: start (`on=True`) or stop counting commits on a SQLite journal's connections, returning
+    the count so far (-1 where they cannot be counted). Counting is a Python callback a statement: it is on
+    only around the concurrent batches, never while sequential calls are timed."""
     import sqlite3
 
     counted = [0]
     writer = getattr(journal, "_writer", None)
     connections = [getattr(writer, name, None) for name in ("_connection", "_now")] if writer else []
-    found = [c for c in connections if c is not None]
-    for connection in found:
-        raw = getattr(connection, "driver_connection", connection)
-        if isinstance(raw, sqlite3.Connection):
-            raw.set_trace_callback(lambda sql: counted.__setitem__(0, counted[0] + (sql == "COMMIT")))
-    return (lambda: counted[0]) if found else (lambda: -1)
+    found = [getattr(c, "driver_connection", c) for c in connections if c is not None]
+    found = [c for c in found if isinstance(c, sqlite3.Connection)]
+
+    def trace(sql: str) -> None:
+        counted[0] += sql == "COMMIT" or (sql.startswith("INSERT") and not in_transaction[0])
+        in_transaction[0] = sql.startswith("BEGIN") or (in_transaction[0] and sql != "COMMIT")
+
+    in_transaction = [False]
+
+    def count(on: bool) -> int:
+        for connection in found:
+            connection.set_trace_callback(trace if on else None)
+        return counted[0] if found else -1
+
+    return count
 
 
 def measure(src: Path, kind: str, url: str | None) -> dict[str, float]:
@@ -165,6 +182,8 @@ def main() -> None:
             subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
             sides[baseline] = Path(tmp) / "src"
         kinds = ["none", "memory", "sqlite"] + (["postgresql"] if server else [])
+        if os.environ.get("KINDS"):  # e.g. KINDS=sqlite,postgresql
+            kinds = [k for k in kinds if k in os.environ["KINDS"].split(",")]
         urls: dict[str, str | None] = {}
         for side in sides:
             urls[side] = _database(server, f"bench_{len(urls)}") if server else None

@@ -78,7 +78,7 @@ class Tripwire:
         text = sql.strip().upper()
         if text.startswith("BEGIN"):
             self.inserted, self.in_transaction = [], True
-        elif text.startswith("INSERT INTO TETHER_JOURNAL") and kind is not None:
+        elif "INSERT INTO TETHER_JOURNAL" in text and kind is not None:  # an insert, or a CTE holding one
             self.inserted.append(kind)
             if not self.in_transaction:  # a statement on its own is its own transaction: about to commit
                 self.commit()
@@ -98,11 +98,24 @@ class Tripwire:
         if writer is not None:  # SQLite: the writer's own connections
             for name in ("_connection", "_now"):
                 connection = getattr(writer, name, None)
-                raw = getattr(connection, "driver_connection", None)
+                raw = getattr(connection, "driver_connection", connection)
                 if isinstance(raw, sqlite3.Connection):
                     raw.set_trace_callback(lambda sql: self.statement(sql, _sqlite_kind(sql)))
             return
-        engine = journal.engine  # PostgreSQL: SQLAlchemy's events
+        if getattr(journal, "_pg_writer", None) is not None:  # PostgreSQL: the writer's psycopg statements
+            import psycopg
+
+            execute: Any = psycopg.Connection.execute
+
+            def statement(connection: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
+                named: dict[str, Any] = params if isinstance(params, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+                kind = named.get("kind")
+                self.statement(str(query), kind if isinstance(kind, str) else None)
+                return execute(connection, query, params, **kwargs)
+
+            psycopg.Connection.execute = statement  # pyright: ignore[reportAttributeAccessIssue]
+            return
+        engine = journal.engine  # PostgreSQL through SQLAlchemy: its events
 
         def before(_c: Any, _cursor: Any, sql: str, parameters: Any, _context: Any, _many: bool) -> None:
             named: dict[str, Any] = parameters if isinstance(parameters, dict) else {}  # pyright: ignore[reportUnknownVariableType]

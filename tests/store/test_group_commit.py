@@ -46,7 +46,7 @@ def count_commits(journal: SqlJournal) -> list[int]:
     for name in ("_connection", "_now"):
         connection = getattr(writer, name)
         if connection is not None:
-            connection.driver_connection.set_trace_callback(trace)
+            connection.set_trace_callback(trace)
     return counted
 
 

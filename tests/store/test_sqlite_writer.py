@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import threading
 import time
@@ -119,3 +120,40 @@ async def test_a_call_while_another_process_writes_waits_in_a_thread_and_is_reco
     assert time.monotonic() - started >= 0.25  # it waited for the lock (in a thread), then wrote
     kinds = [(e.call_id, e.kind) for e in journal.entries()]
     assert kinds == [("c0", "intent"), ("c0", "result"), ("c1", "intent"), ("c1", "result")]
+
+
+def test_every_column_written_on_the_callers_thread_reads_back_as_written(
+    url: str, open_journal: OpenJournal
+) -> None:
+    """The writer binds an entry's values by position: each field must land in its own column."""
+    full = JournalEntry(
+        kind="result",
+        call_id="c1",
+        tool="add",
+        created_at=1_700_000_000.5,
+        intent_id=7,
+        session_id="s1",
+        run_id="r1",
+        idempotency_key="k1",
+        side_effects="idempotent",
+        principal="u1",
+        why="Add the subtotals",
+        arguments={"a": 1, "nested": {"b": [2, 3]}},
+        annotations=("# a note",),
+        repairs=({"kind": "trailing_comma", "message": "removed", "path": None},),
+        repaired=True,
+        outcome="error",
+        error_code="INTERNAL",
+        envelope={"ok": False, "error": {"code": "INTERNAL"}},
+        duration_ms=1.25,
+        traceback="Traceback ...",
+        pid=42,
+        host="h1",
+        note="resolved by hand",
+        extra={"x": 1},
+    )
+    journal = open_journal(url)
+    written = journal.append(full, wait=False)
+    claimed = dataclasses.replace(full, kind="intent", id=None, intent_id=None, idempotency_key="k2")
+    assert journal.claim(claimed, wait=False).status == "new"
+    assert open_journal(url).entries() == [written, claimed]

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Row
 from tether.store._engine import open_engine, prepare, writing
 from tether.store._entries import DEFAULT_URL, ENTRY_FIELDS, JournalEntry, Lookup, WouldWait
 from tether.store._journal import completed, may_run
+from tether.store._postgres_writer import PostgresWriter
 from tether.store._rate_limits import RateLimited, RateToken, Write
 from tether.store._sql_rate_limits import SqlRateLimits, take_token
 from tether.store._sqlite_writer import SqliteWriter
@@ -48,7 +49,9 @@ class SqlJournal:
 
     On a SQLite file (not `durable`), `append` and `claim` can be tried on the caller's thread without
     waiting (`wait=False`, see `inline`): they commit at once when nobody else is writing, and raise
-    `WouldWait` otherwise. Either way an entry is committed when the call returns.
+    `WouldWait` otherwise. Either way an entry is committed when the call returns. On PostgreSQL by URL
+    (`postgresql+psycopg://`), the writes go over a psycopg connection of the journal's own, each one
+    round trip (see `_postgres_writer`); the schema and the reads stay on SQLAlchemy.
     """
 
     blocking = True
@@ -68,6 +71,11 @@ class SqlJournal:
             if engine is None and url.startswith("sqlite")
             else None
         )
+        self._pg_writer = (  # raw psycopg: one round trip a write where SQLAlchemy made several
+            PostgresWriter(self.engine)
+            if engine is None and self._postgres and self.engine.dialect.driver == "psycopg"
+            else None
+        )
         self._rate_limits: SqlRateLimits | None = None
 
     takes_rate_tokens = True
@@ -79,7 +87,7 @@ class SqlJournal:
         """Rate-limit buckets in the journal's database: an executor with this journal keeps its limits
         there, so executors (and processes) sharing the database share them."""
         if self._rate_limits is None:
-            self._rate_limits = SqlRateLimits(self.engine, writer=self._writer)
+            self._rate_limits = SqlRateLimits(self.engine, writer=self._writer, pg_writer=self._pg_writer)
         return self._rate_limits
 
     @property
@@ -96,6 +104,8 @@ class SqlJournal:
             return self._writer.append(entry, wait=wait, take=take)
         if not wait:
             raise WouldWait
+        if self._pg_writer is not None:
+            return self._pg_writer.append(entry, take=take)
         if take is None:
             with self.engine.begin() as connection:
                 return _insert(connection, entry)
@@ -116,6 +126,8 @@ class SqlJournal:
             return self._writer.claim(intent, wait=wait, take=take)
         if not wait:
             raise WouldWait
+        if self._pg_writer is not None:
+            return self._pg_writer.claim(intent, take=take)
         with writing(self.engine) as connection:
             if take is not None:  # a bucket's lock before a key's, always: no two claims deadlock
                 _take_or_refuse(connection, take)
@@ -137,6 +149,8 @@ class SqlJournal:
             return self._writer.write_batch(writes, wait=wait)
         if not wait:
             raise WouldWait
+        if self._pg_writer is not None:
+            return self._pg_writer.write_batch(writes)
         with writing(self.engine) as connection:
             if self._postgres:  # all buckets then all keys, each sorted: no two batches deadlock
                 buckets = sorted({f"tether-rate:{w.take.key}" for w in writes if w.take is not None})
@@ -192,6 +206,8 @@ class SqlJournal:
         """Close the journal's database connections."""
         if self._writer is not None:
             self._writer.close()
+        if self._pg_writer is not None:
+            self._pg_writer.close()
         self.engine.dispose()
 
     def __enter__(self) -> Self:

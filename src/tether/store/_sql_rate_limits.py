@@ -8,6 +8,7 @@ from sqlalchemy import Column, Connection, Engine, Float, MetaData, String, Tabl
 
 from tether.store._engine import writing
 from tether.store._entries import WouldWait
+from tether.store._postgres_writer import PostgresWriter
 from tether.store._rate_limits import TokenBucket
 from tether.store._sqlite_writer import SqliteWriter
 from tether.types import RateLimit
@@ -35,9 +36,12 @@ class SqlRateLimits:
 
     blocking = True
 
-    def __init__(self, engine: Engine, *, writer: SqliteWriter | None = None):
+    def __init__(
+        self, engine: Engine, *, writer: SqliteWriter | None = None, pg_writer: PostgresWriter | None = None
+    ):
         self.engine = engine
         self._writer = writer
+        self._pg_writer = pg_writer
         create_buckets(engine)
 
     @property
@@ -51,6 +55,8 @@ class SqlRateLimits:
             return self._writer.take(key, limit, now, wait=wait)
         if not wait:
             raise WouldWait
+        if self._pg_writer is not None:  # PostgreSQL: the journal's raw psycopg connection
+            return self._pg_writer.take(key, limit, now)
         with writing(self.engine) as connection:  # SQLite: the write lock from the start
             return take_token(connection, key, limit, now)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import json
-import operator
 import sqlite3
 import threading
 import time
@@ -25,7 +24,7 @@ from tether.store._journal import completed, may_run
 from tether.store._rate_limits import RateLimited, RateToken, TokenBucket, Write
 from tether.types import RateLimit
 
-__all__ = ["SqliteWriter"]
+__all__ = ["SqliteWriter", "dumped"]
 
 _T = TypeVar("_T")
 
@@ -69,14 +68,22 @@ class SqliteWriter:
 
     def __init__(self, engine: Engine, *, inline: bool = True):
         self._engine = engine
-        self._connection: Any = engine.raw_connection()  # autocommit: the engine's connect hook set it
+        self._pooled: list[Any] = []  # the pool's wrappers, closed with the writer
+        self._connection: Any = self._driver()  # autocommit: the engine's connect hook set it
         self._lock = threading.Lock()
         self._now: Any = None
         if inline:
-            self._now = engine.raw_connection()
+            self._now = self._driver()
             self._now.execute("PRAGMA busy_timeout=0")  # busy: raise at once, never block the caller
             self._now.execute("PRAGMA wal_autocheckpoint=0")
         self._commits = 0
+
+    def _driver(self) -> Any:
+        """A connection of the engine's, as the `sqlite3` connection itself: the pool's wrapper would add
+        an attribute lookup through Python to every statement."""
+        pooled = self._engine.raw_connection()
+        self._pooled.append(pooled)
+        return pooled.driver_connection
 
     @property
     def inline(self) -> bool:
@@ -87,7 +94,18 @@ class SqliteWriter:
         self, entry: JournalEntry, *, wait: bool = True, take: RateToken | None = None
     ) -> JournalEntry:
         if take is None and not wait:  # one statement: its own transaction (autocommit), no BEGIN or COMMIT
-            self._write(functools.partial(_insert, entry=entry), wait, single=True)
+            now = self._now
+            if now is None or not self._lock.acquire(blocking=False):  # this process writes from a thread
+                raise WouldWait
+            try:
+                try:
+                    cursor = now.execute(_INSERT, dumped(entry))
+                except sqlite3.OperationalError as e:  # busy: the statement wrote nothing
+                    raise WouldWait from e
+                entry.id = cursor.lastrowid
+                self._committed()
+            finally:
+                self._lock.release()
         else:
             self._write(functools.partial(_append, entry=entry, take=take), wait)
         return entry
@@ -107,38 +125,32 @@ class SqliteWriter:
 
     def close(self) -> None:
         with self._lock:
-            self._connection.close()
-            if self._now is not None:
-                self._now.close()
+            for pooled in self._pooled:
+                pooled.close()
 
-    def _write(self, work: Callable[[Any], _T], wait: bool, *, single: bool = False) -> _T:
-        """`work` in one write transaction; `single`: `work` is one statement, which SQLite runs as a
-        transaction of its own (no `BEGIN`, no `COMMIT`: two round trips through the driver fewer)."""
+    def _write(self, work: Callable[[Any], _T], wait: bool) -> _T:
+        """`work` in one write transaction."""
         if wait:
             with self._lock:
                 return _transaction(self._connection, work)
         if self._now is None or not self._lock.acquire(blocking=False):  # this process writes from a thread
             raise WouldWait
         try:
-            if single:
-                try:
-                    result = work(self._now)
-                except sqlite3.OperationalError as e:  # busy: the statement wrote nothing
-                    raise WouldWait from e
-            else:
-                try:
-                    self._now.execute("BEGIN IMMEDIATE")
-                except sqlite3.OperationalError as e:  # another process holds the write lock
-                    raise WouldWait from e
-                result = _finish(self._now, work)
-            self._commits += 1
-            if self._commits % self.CHECKPOINT_EVERY == 0:
-                threading.Thread(
-                    target=self._checkpoint, name="tether-journal-checkpoint", daemon=True
-                ).start()
+            try:
+                self._now.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:  # another process holds the write lock
+                raise WouldWait from e
+            result = _finish(self._now, work)
+            self._committed()
             return result
         finally:
             self._lock.release()
+
+    def _committed(self) -> None:
+        """Count a commit on the caller's thread; every `CHECKPOINT_EVERY`, start a checkpoint beside."""
+        self._commits += 1
+        if self._commits % self.CHECKPOINT_EVERY == 0:
+            threading.Thread(target=self._checkpoint, name="tether-journal-checkpoint", daemon=True).start()
 
     def _checkpoint(self) -> None:
         """Copy the WAL into the database, then let the next write start the WAL again from its beginning.
@@ -176,14 +188,37 @@ def _finish(connection: Any, work: Callable[[Any], _T]) -> _T:
 
 
 def _insert(connection: Any, entry: JournalEntry) -> None:
-    entry.id = int(connection.execute(_INSERT, _dumped(entry)).lastrowid)
+    entry.id = int(connection.execute(_INSERT, dumped(entry)).lastrowid)
 
 
-def _dumped(entry: JournalEntry) -> list[Any]:
-    """The entry's column values as SQLAlchemy's types store them."""
-    return [
-        value if dump is None else dump(value) for dump, value in zip(_DUMPS, _values(entry), strict=True)
-    ]
+def dumped(e: JournalEntry) -> tuple[Any, ...]:
+    """The entry's column values (in `_WRITTEN`'s order) as SQLAlchemy's types store them."""
+    return (
+        e.kind,
+        e.call_id,
+        e.tool,
+        e.created_at,
+        e.intent_id,
+        e.session_id,
+        e.run_id,
+        e.idempotency_key,
+        e.side_effects,
+        e.principal,
+        e.why,
+        _json(e.arguments),
+        _json(e.annotations),
+        _json(e.repairs),
+        int(e.repaired),
+        e.outcome,
+        e.error_code,
+        _json(e.envelope),
+        e.duration_ms,
+        e.traceback,
+        e.pid,
+        e.host,
+        e.note,
+        _json(e.extra),
+    )
 
 
 def _append(connection: Any, entry: JournalEntry, take: RateToken | None) -> None:
@@ -196,7 +231,7 @@ def _claim(connection: Any, intent: JournalEntry, take: RateToken | None) -> Loo
     assert intent.idempotency_key is not None
     if take is not None:
         _take_or_refuse(connection, take)
-    values = [*_dumped(intent), intent.idempotency_key]
+    values = (*dumped(intent), intent.idempotency_key)
     cursor = connection.execute(_INSERT_NEW_INTENT, values)  # the usual case: a key never seen
     if cursor.rowcount == 1:
         intent.id = int(cursor.lastrowid)
@@ -261,12 +296,6 @@ def _json(value: Any) -> str:
         return pydantic_core.to_json(value).decode()
     except pydantic_core.PydanticSerializationError:  # e.g. a lone surrogate, which `json` escapes
         return json.dumps(value)
-
-
-_values = operator.attrgetter(*_WRITTEN)
-_DUMPS: tuple[Callable[[Any], Any] | None, ...] = tuple(
-    _json if name in _JSON else int if name == "repaired" else None for name in _WRITTEN
-)
 
 
 def _load(row: tuple[Any, ...]) -> JournalEntry:

@@ -1,0 +1,320 @@
+"""The PostgreSQL journal's hot path on a raw psycopg connection: one round trip a write.
+
+`append`, `claim`, `write_batch` (the writes every call makes) and `take` (a rate-limit token) go this way;
+the schema and every read stay on SQLAlchemy. A write is one pipeline (psycopg's pipeline mode: its
+statements sent together, answered together), its own transaction:
+
+- a claim: `BEGIN`, the advisory locks (the bucket's, then the key's: the order every writer takes them in,
+  so no two deadlock), one statement that takes the token (a conditional `UPDATE` of the bucket) and inserts
+  the intent if no intent has its key (`INSERT ... WHERE NOT EXISTS`), `COMMIT`;
+- an append: one `INSERT` (its own transaction), or with a token the same pipeline as a claim.
+
+The key's lock is taken by an earlier statement of the transaction than the insert, so the insert's snapshot
+sees every intent committed under that lock: a claim is atomic across processes. When the fast statement did
+not insert (the key has an intent already, or the bucket is missing or empty), what it did is committed
+(a token taken, or nothing) and the claim finishes in a second transaction under the same locks, as
+`SqlJournal` did it before: look up the key, insert if `may_run`; take the token from the bucket read `FOR
+UPDATE` (or made) when the first statement took none. Values are stored exactly as SQLAlchemy's JSON and
+Boolean types store them (`None` as JSON `null` in a JSON column), so either side reads what the other wrote.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine
+
+from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup
+from tether.store._journal import completed, may_run
+from tether.store._rate_limits import RateLimited, RateToken, TokenBucket, Write
+from tether.store._sqlite_writer import dumped
+from tether.store._tables import journal_table
+from tether.types import RateLimit
+
+__all__ = ["PostgresWriter"]
+
+_T = TypeVar("_T")
+
+_WRITTEN = tuple(name for name in ENTRY_FIELDS if name != "id")
+_CASTS = {"BIGINT": "bigint", "INTEGER": "int", "FLOAT": "float8", "BOOLEAN": "bool", "JSON": "json"}
+
+
+def _cast(name: str) -> str:
+    """The column's type for a bound value (an `INSERT ... SELECT` resolves untyped parameters as text)."""
+    kind = type(journal_table.c[name].type).__name__.upper()
+    kind = {"STRING": "text", "TEXT": "text", "BIGINTEGER": "bigint"}.get(kind, _CASTS.get(kind, kind))
+    return f"%({name})s::{kind}"
+
+
+_COLUMNS = ", ".join(_WRITTEN)
+_VALUES = ", ".join(_cast(name) for name in _WRITTEN)
+_INSERT = f"INSERT INTO tether_journal ({_COLUMNS}) VALUES ({_VALUES}) RETURNING id"
+_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+_NO_INTENT_YET = "NOT EXISTS (SELECT 1 FROM tether_journal WHERE kind = 'intent' AND idempotency_key = %(idempotency_key)s)"
+_REFILL = "LEAST(%(t_calls)s, tokens + GREATEST(0.0, %(t_now)s - updated) * %(t_rate)s)"  # as `TokenBucket`
+_TOKEN = (  # the usual case: the bucket exists and holds a token
+    f"UPDATE tether_rate_limits SET tokens = {_REFILL} - 1, updated = %(t_now)s "
+    f"WHERE key = %(t_key)s AND {_REFILL} >= 1 RETURNING 1"
+)
+
+
+def _fast(*, claim: bool, take: bool) -> str:
+    """One statement: take the token (if `take`), insert the entry (if a claim: only if no intent has its key,
+    and only with the token); returns (token taken, the new entry's id or NULL)."""
+    conditions = (["EXISTS (SELECT 1 FROM token)"] if take else []) + ([_NO_INTENT_YET] if claim else [])
+    insert = f"INSERT INTO tether_journal ({_COLUMNS}) SELECT {_VALUES} WHERE {' AND '.join(conditions)} RETURNING id"
+    if not take:
+        return f"WITH new AS ({insert}) SELECT true, (SELECT id FROM new)"
+    return f"WITH token AS ({_TOKEN}), new AS ({insert}) SELECT EXISTS (SELECT 1 FROM token), (SELECT id FROM new)"
+
+
+_CLAIM = _fast(claim=True, take=False)
+_CLAIM_TAKING = _fast(claim=True, take=True)
+_APPEND_TAKING = _fast(claim=False, take=True)
+
+_ENTRY_COLUMNS = ", ".join(ENTRY_FIELDS)
+_LATEST_INTENT = (
+    f"SELECT {_ENTRY_COLUMNS} FROM tether_journal WHERE kind = 'intent' AND idempotency_key = %s "
+    "ORDER BY id DESC LIMIT 1"
+)
+_COMPLETION = (
+    f"SELECT {_ENTRY_COLUMNS} FROM tether_journal WHERE intent_id = %s AND kind IN ('result', 'resolution') "
+    "ORDER BY id DESC LIMIT 1"
+)
+_BUCKET = "SELECT tokens, updated FROM tether_rate_limits WHERE key = %s FOR UPDATE"
+_SAVE_BUCKET = (
+    "INSERT INTO tether_rate_limits (key, tokens, updated) VALUES (%s, %s, %s) "
+    "ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, updated = excluded.updated"
+)
+
+
+class PostgresWriter:
+    """The journal's writes on PostgreSQL over one psycopg connection (autocommit, explicit transactions),
+    used under a lock: called from worker threads, one write at a time."""
+
+    def __init__(self, engine: Engine):
+        self._conninfo = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        self._lock = threading.Lock()
+        self._connection: Any = None
+
+    def append(self, entry: JournalEntry, *, take: RateToken | None = None) -> JournalEntry:
+        self._write(lambda connection: _append(connection, entry, take))
+        return entry
+
+    def claim(self, intent: JournalEntry, *, take: RateToken | None = None) -> Lookup:
+        return self._write(lambda connection: _claim(connection, intent, take))
+
+    def write_batch(self, writes: Sequence[Write]) -> list[Lookup | JournalEntry | RateLimited]:
+        """Claims and appends with one commit for those that take the fast path (most): see the module."""
+        return self._write(lambda connection: _batch(connection, writes))
+
+    def take(self, key: str, limit: RateLimit, now: float) -> float:
+        """A token from the rate-limit bucket `key` (see `SqlRateLimits`): 0, or the seconds until one is free."""
+        return self._write(lambda connection: _take_quickly(connection, key, limit, now))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    def _write(self, work: Callable[[Any], _T]) -> _T:
+        with self._lock:
+            connection = self._connection
+            if connection is None or connection.closed or connection.broken:  # first use, or lost
+                import psycopg  # the `postgres` extra
+
+                connection = self._connection = psycopg.connect(self._conninfo, autocommit=True)
+            try:
+                return work(connection)
+            except BaseException:
+                if not connection.closed and connection.info.transaction_status != 0:  # not idle
+                    with contextlib.suppress(Exception):  # the connection itself may be what failed
+                        connection.execute("ROLLBACK")
+                raise
+
+
+def _params(entry: JournalEntry) -> dict[str, Any]:
+    params = dict(zip(_WRITTEN, dumped(entry), strict=True))  # JSON columns as JSON text, cast in SQL
+    params["repaired"] = entry.repaired  # SQLite's integer; PostgreSQL's boolean
+    return params
+
+
+def _token_params(take: RateToken, now: float) -> dict[str, Any]:
+    limit = take.limit
+    return {
+        "t_calls": float(limit.calls),
+        "t_now": now,
+        "t_rate": limit.calls / limit.per_seconds,
+        "t_key": take.key,
+    }
+
+
+def _bucket_lock(key: str) -> str:
+    return f"tether-rate:{key}"
+
+
+def _pipeline(connection: Any, locks: Sequence[str], statements: Sequence[tuple[str, Any]]) -> list[Any]:
+    """`BEGIN`, the advisory locks, `statements`, `COMMIT`: one round trip; each statement's first row."""
+    with connection.pipeline():
+        connection.execute("BEGIN")
+        for key in locks:
+            connection.execute(_LOCK, (key,))
+        cursors = [connection.execute(sql, params) for sql, params in statements]
+        connection.execute("COMMIT")
+    return [cursor.fetchone() for cursor in cursors]
+
+
+def _append(connection: Any, entry: JournalEntry, take: RateToken | None) -> None:
+    params = _params(entry)
+    if take is None:
+        entry.id = int(connection.execute(_INSERT, params).fetchone()[0])
+        return
+    params.update(_token_params(take, time.time()))
+    ((taken, new_id),) = _pipeline(connection, [_bucket_lock(take.key)], [(_APPEND_TAKING, params)])
+    if taken:
+        entry.id = int(new_id)
+        return
+    with _transaction(connection):  # the bucket is missing or empty
+        connection.execute(_LOCK, (_bucket_lock(take.key),))
+        _take_or_refuse(connection, take)
+        entry.id = int(connection.execute(_INSERT, params).fetchone()[0])
+
+
+def _claim(connection: Any, intent: JournalEntry, take: RateToken | None) -> Lookup:
+    key = intent.idempotency_key
+    assert key is not None
+    params = _params(intent)
+    locks = [key]
+    sql = _CLAIM
+    if take is not None:
+        params.update(_token_params(take, time.time()))
+        locks.insert(0, _bucket_lock(take.key))  # a bucket's lock before a key's, always
+        sql = _CLAIM_TAKING
+    ((taken, new_id),) = _pipeline(connection, locks, [(sql, params)])
+    if new_id is not None:
+        intent.id = int(new_id)
+        return Lookup("new")
+    with _transaction(connection):
+        for lock in locks:
+            connection.execute(_LOCK, (lock,))
+        return _claim_slowly(connection, intent, params, None if taken else take)
+
+
+def _claim_slowly(
+    connection: Any, intent: JournalEntry, params: dict[str, Any], take: RateToken | None
+) -> Lookup:
+    """The claim in the transaction `connection` is in, which holds the bucket's and the key's locks."""
+    assert intent.idempotency_key is not None
+    if take is not None:
+        _take_or_refuse(connection, take)
+    found = _lookup(connection, intent.idempotency_key)
+    if may_run(found, intent):
+        intent.id = int(connection.execute(_INSERT, params).fetchone()[0])
+    return found
+
+
+def _batch(connection: Any, writes: Sequence[Write]) -> list[Lookup | JournalEntry | RateLimited]:
+    now = time.time()
+    buckets = sorted({_bucket_lock(w.take.key) for w in writes if w.take is not None})
+    keys = sorted({w.entry.idempotency_key for w in writes if w.claim and w.entry.idempotency_key})
+    statements: list[tuple[str, Any]] = []
+    for write in writes:
+        params = _params(write.entry)
+        if write.take is not None:
+            params.update(_token_params(write.take, now))
+        if write.claim:
+            statements.append((_CLAIM if write.take is None else _CLAIM_TAKING, params))
+        else:
+            statements.append((_INSERT if write.take is None else _APPEND_TAKING, params))
+    rows = _pipeline(connection, [*buckets, *keys], statements)
+    results: list[Lookup | JournalEntry | RateLimited] = []
+    for write, (sql, params), row in zip(writes, statements, rows, strict=True):
+        new_id = row[0] if sql is _INSERT else row[1]
+        if new_id is not None:
+            write.entry.id = int(new_id)
+            results.append(Lookup("new") if write.claim else write.entry)
+            continue
+        taken = sql is not _INSERT and bool(row[0])  # what the batch did not do, one write at a time
+        take = None if taken else write.take
+        try:
+            with _transaction(connection):
+                for lock in ([_bucket_lock(write.take.key)] if write.take is not None else []) + (
+                    [write.entry.idempotency_key] if write.claim and write.entry.idempotency_key else []
+                ):
+                    connection.execute(_LOCK, (lock,))
+                if write.claim:
+                    results.append(_claim_slowly(connection, write.entry, params, take))
+                else:
+                    if take is not None:
+                        _take_or_refuse(connection, take)
+                    write.entry.id = int(connection.execute(_INSERT, params).fetchone()[0])
+                    results.append(write.entry)
+        except RateLimited as limited:  # it wrote nothing: the others stand
+            results.append(limited)
+    return results
+
+
+class _transaction:
+    """`BEGIN` ... `COMMIT`, or `ROLLBACK` on any exception (a `RateLimited` too: it wrote nothing)."""
+
+    def __init__(self, connection: Any):
+        self._connection = connection
+
+    def __enter__(self) -> None:
+        self._connection.execute("BEGIN")
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        self._connection.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _take_or_refuse(connection: Any, take: RateToken) -> None:
+    retry_after = _take(connection, take.key, take.limit, time.time())
+    if retry_after:
+        raise RateLimited(retry_after)
+
+
+def _take(connection: Any, key: str, limit: RateLimit, now: float) -> float:
+    """A token in the transaction `connection` is in, which holds the bucket's advisory lock."""
+    row = connection.execute(_BUCKET, (key,)).fetchone()
+    bucket = TokenBucket(limit, float(limit.calls), now) if row is None else TokenBucket(limit, *row)
+    wait = bucket.take(now)
+    if not wait:  # a refusal need not write: the bucket refills from the same point either way
+        connection.execute(_SAVE_BUCKET, (key, bucket.tokens, bucket.updated))
+    return wait
+
+
+def _take_quickly(connection: Any, key: str, limit: RateLimit, now: float) -> float:
+    """One round trip when the bucket exists and holds a token (the usual case), else `_take_slowly`."""
+    (taken,) = _pipeline(
+        connection, [_bucket_lock(key)], [(_TOKEN, _token_params(RateToken(key, limit), now))]
+    )
+    return 0.0 if taken is not None else _take_slowly(connection, key, limit, now)
+
+
+def _take_slowly(connection: Any, key: str, limit: RateLimit, now: float) -> float:
+    with _transaction(connection):
+        connection.execute(_LOCK, (_bucket_lock(key),))
+        return _take(connection, key, limit, now)
+
+
+def _lookup(connection: Any, key: str) -> Lookup:
+    row = connection.execute(_LATEST_INTENT, (key,)).fetchone()
+    if row is None:
+        return Lookup("new")
+    intent = _load(row)
+    done = connection.execute(_COMPLETION, (intent.id,)).fetchone()
+    return completed(intent, _load(done) if done is not None else None)
+
+
+def _load(row: Sequence[Any]) -> JournalEntry:
+    values = dict(zip(ENTRY_FIELDS, row, strict=True))  # psycopg reads JSON columns as Python values
+    values["annotations"] = tuple(values["annotations"] or ())
+    values["repairs"] = tuple(values["repairs"] or ())
+    values["extra"] = values["extra"] or {}
+    values["repaired"] = bool(values["repaired"])
+    return JournalEntry(**values)
