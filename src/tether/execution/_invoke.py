@@ -26,6 +26,7 @@ import pydantic_core
 from tether import envelopes
 from tether._threads import run_in_worker
 from tether.exceptions import NeedsInput, ToolCrashed, ToolError
+from tether.execution._plain import plain_scalar
 from tether.execution._process import run_in_process
 from tether.tools import Tool
 from tether.types import AnyEnvelope, ErrorEnvelope, NeedsEnvelope, OkEnvelope
@@ -86,6 +87,8 @@ async def invoke(tool: Tool[..., Any], kwargs: dict[str, Any], *, timeout_s: flo
     if isinstance(result, NeedsEnvelope | ErrorEnvelope):
         return ToolResult(result)
     data = result.data if isinstance(result, OkEnvelope) else result
+    if plain_scalar(data):  # JSON already: `as_json` would return it as it is
+        return ToolResult(envelopes.ok(data))
     try:
         return ToolResult(envelopes.ok(as_json(data)))
     except Exception as e:  # e.g. an object whose __repr__ raises

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from tether import _wire
 from tether.execution._run import Run
 from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolCall, ToolCallRecord, ToolSpec
 
@@ -43,6 +44,4 @@ def kalygo_record(report: CallReport) -> ToolCallRecord:
     tool_type = "unknown"
     if spec is not None:
         tool_type = str(spec.metadata.get("toolType") or spec.category or "function")
-    return ToolCallRecord(
-        toolType=tool_type, toolName=report.call.name, input=report.arguments, output=report.output
-    )
+    return _wire.record(tool_type, report.call.name, report.arguments, report.output)
