@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 import pydantic_core
 
-from tether import envelopes
+from tether import _wire, envelopes
 from tether.execution._decisions import Allow, Decision, Refuse, Replay
 from tether.execution._guards import (
     Attempt,
@@ -35,7 +35,7 @@ from tether.execution._guards import (
 from tether.execution._invoke import ToolResult, invoke
 from tether.execution._plain import plain_scalar
 from tether.execution._policy import Policy
-from tether.execution._records import CallReport, Recorder, kalygo_record
+from tether.execution._records import CallReport, Recorder, kalygo_record, tool_type
 from tether.execution._run import Run
 from tether.store import (
     EntryKind,
@@ -174,10 +174,8 @@ class Executor:
         most = self.policy.max_concurrency
         slots = asyncio.Semaphore(most) if len(calls) > most else None
 
-        async def one(index: int) -> None:
-            if slots is None:
-                await answer(index)
-                return
+        async def one(index: int) -> None:  # a slot of the semaphore's, released once answered
+            assert slots is not None
             try:
                 await answer(index)
             finally:
@@ -192,9 +190,11 @@ class Executor:
                 continue
             async with asyncio.TaskGroup() as group:
                 while position < len(order) and not self._sequential(calls[order[position]]):
-                    if slots is not None:
+                    if slots is None:  # the whole batch at once: a task a call, no wrapper
+                        group.create_task(answer(order[position]))
+                    else:
                         await slots.acquire()
-                    group.create_task(one(order[position]))
+                        group.create_task(one(order[position]))
                     position += 1
         return [r for r in results if r is not None]
 
@@ -421,14 +421,20 @@ class Executor:
         envelope_json: dict[str, Any],
         duration_ms: float | None,
     ) -> None:
+        spec = attempt.tool.spec if attempt.tool is not None else None
+        output = envelope_json.get("data") if envelope.ok else envelope_json
+        if not self._recorders:  # Kalygo's record alone: no report to make
+            record = _wire.record(tool_type(spec), attempt.call.name, arguments, output)
+            attempt.run.records.append(record)
+            return
         report = CallReport(
             call=attempt.call,
-            spec=attempt.tool.spec if attempt.tool is not None else None,
+            spec=spec,
             run=attempt.run,
             status=status,
             envelope=envelope,
             arguments=arguments,
-            output=envelope_json.get("data") if envelope.ok else envelope_json,
+            output=output,
             duration_ms=duration_ms,
         )
         attempt.run.records.append(kalygo_record(report))
