@@ -175,3 +175,26 @@ async def test_a_journal_written_directly_gets_what_the_writer_would_write() -> 
     assert [e["kind"] for e in direct[1]] == [
         *("intent", "result", "intent", "result", "refusal", "refusal", "intent", "refusal", "result")
     ]
+
+
+async def test_journal_entries_are_made_by_position_and_equal_those_made_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tether.execution import _executor
+
+    # the store's field order is what the executor's tuple follows; if it changes, entries are made by name
+    assert _executor._ENTRY_IN_ORDER  # pyright: ignore[reportPrivateUsage]
+    seen: list[list[dict[str, Any]]] = []
+    for by_position in (True, False):
+        monkeypatch.setattr(_executor, "_ENTRY_IN_ORDER", by_position)
+        journal = MemoryJournal()
+        executor = Executor(Toolset(book, look), journal=journal)
+        run = Run(principal=Principal("u1"), session_id="s1")
+        for c in CALLS:
+            await executor.execute(c, run)
+        entries = journal.entries()
+        assert entries[0].extra == {}
+        assert entries[0].extra is not entries[1].extra  # each its own, as the field's default makes
+        seen.append([comparable(e) for e in entries])
+    assert seen[0] == seen[1]
+    assert seen[0][0]["why"] == "Reserve a room for the offsite"

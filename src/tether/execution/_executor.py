@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import socket
 import time
@@ -57,6 +58,15 @@ T = TypeVar("T")
 _Step = tuple[Guard, Callable[[Attempt], Decision | None] | None]
 """A guard, and its `check_now` if it has one: the decision without waiting, or None to await `check`."""
 _HOST = socket.gethostname()
+_ENTRY_ORDER = (
+    *("kind", "call_id", "tool", "created_at", "id", "intent_id", "session_id", "run_id", "idempotency_key"),
+    *("side_effects", "principal", "why", "arguments", "annotations", "repairs", "repaired", "outcome"),
+    *("error_code", "envelope", "duration_ms", "traceback", "pid", "host", "note", "extra"),
+)
+"""The values `Executor._entry` makes, in this order."""
+_ENTRY_IN_ORDER = tuple(f.name for f in dataclasses.fields(JournalEntry))[: len(_ENTRY_ORDER)] == _ENTRY_ORDER
+"""Whether they are `JournalEntry`'s first fields in the same order, so that they can be passed by position
+(else by name: the same entry, ~0.9 µs slower)."""
 _process = {"pid": os.getpid()}  # os.getpid() is a system call; a forked child sets its own
 os.register_at_fork(after_in_child=lambda: _process.update(pid=os.getpid()))
 
@@ -390,31 +400,37 @@ class Executor:
             error: Any = envelope_json.get("error")
             if isinstance(error, dict):
                 error_code = str(error["code"])  # pyright: ignore[reportUnknownArgumentType]
-        return JournalEntry(
-            kind=kind,
-            call_id=call_id,
-            tool=name,
-            created_at=time.time(),
-            intent_id=intent_id,
-            session_id=run.session_id,
-            run_id=run.id,
-            idempotency_key=attempt.idempotency_key,
-            side_effects=attempt.tool.spec.side_effects if attempt.tool is not None else None,
-            principal=run.principal.id,
-            why=why,
-            arguments=arguments,
-            annotations=attempt.call.annotations,
-            repairs=repairs,
-            repaired=repaired,
-            outcome=outcome,
-            error_code=error_code,
-            envelope=envelope_json,
-            duration_ms=duration_ms,
-            traceback=storable_text(trace) if trace is not None else None,
-            pid=_process["pid"],
-            host=_HOST,
-            extra={},  # what the field's default makes, without `dict[str, Any]()` (~0.3 µs)
+        extra: dict[str, Any] = {}  # what the field's default makes, without `dict[str, Any]()` (~0.3 µs)
+        values: tuple[Any, ...] = (
+            kind,
+            call_id,
+            name,
+            time.time(),  # created_at
+            None,  # id: the journal's to set
+            intent_id,
+            run.session_id,
+            run.id,
+            attempt.idempotency_key,
+            attempt.tool.spec.side_effects if attempt.tool is not None else None,
+            run.principal.id,
+            why,
+            arguments,
+            attempt.call.annotations,
+            repairs,
+            repaired,
+            outcome,
+            error_code,
+            envelope_json,
+            duration_ms,
+            storable_text(trace) if trace is not None else None,
+            _process["pid"],
+            _HOST,
+            None,  # note
+            extra,
         )
+        if _ENTRY_IN_ORDER:  # by position: a third of what 25 keywords cost (~0.9 µs an entry saved)
+            return JournalEntry(*values)
+        return JournalEntry(**dict(zip(_ENTRY_ORDER, values, strict=True)))
 
     def _record(
         self,
