@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from tether.execution import Executor, Policy
+from tether.execution._invoke import Deadlines, _Expiry  # pyright: ignore[reportPrivateUsage]
 from tether.tools import Toolset, tool
-from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
+from tether.types import ErrorEnvelope, OkEnvelope, SandboxPolicy, ToolCall
 
 pytestmark = pytest.mark.anyio
 
@@ -121,3 +124,82 @@ async def test_the_timer_of_a_tool_that_finished_in_time_is_gone() -> None:
     task = asyncio.current_task()
     assert task is not None
     assert task.cancelling() == 0
+
+
+@tool(side_effects="none")
+async def nap(seconds: float) -> str:
+    await asyncio.sleep(seconds)
+    return "rested"
+
+
+@tool(side_effects="none", sandbox=SandboxPolicy(timeout_ms=30))
+async def brief_nap(seconds: float) -> str:
+    await asyncio.sleep(seconds)
+    return "rested"
+
+
+def deadlines_of(executor: Executor) -> Deadlines:
+    found = executor._deadlines  # pyright: ignore[reportPrivateUsage]
+    assert found is not None
+    return found
+
+
+async def test_concurrent_calls_sharing_one_timer_each_end_at_their_own_deadline() -> None:
+    executor = Executor(Toolset(nap), policy=Policy(default_timeout_s=0.1))
+    calls = [ToolCall(id=f"c{i}", name="nap", arguments={"seconds": 0.01 if i % 2 else 5}) for i in range(20)]
+    started = time.perf_counter()
+    results = await executor.execute_all(calls)
+    elapsed = time.perf_counter() - started
+    assert [code(r) for r in results] == ["TIMEOUT", "ok"] * 10
+    assert 0.1 <= elapsed < 0.6
+    deadlines = deadlines_of(executor)
+    assert (len(deadlines.queue), deadlines.live, deadlines.handle) == (0, 0, None)  # nothing left armed
+
+
+async def test_a_shorter_timeout_after_a_longer_one_still_ends_on_time() -> None:
+    executor = Executor(Toolset(nap, brief_nap), policy=Policy(default_timeout_s=5))
+    started = time.perf_counter()
+    long_one = asyncio.ensure_future(
+        executor.execute(ToolCall(id="a", name="nap", arguments={"seconds": 0.3}))
+    )
+    await asyncio.sleep(0.01)
+    short = await executor.execute(ToolCall(id="b", name="brief_nap", arguments={"seconds": 5}))
+    assert code(short) == "TIMEOUT"
+    assert time.perf_counter() - started < 0.25  # its own 30 ms, not the queued 5 s
+    assert await long_one == OkEnvelope(data="rested")
+    deadlines = deadlines_of(executor)
+    assert (len(deadlines.queue), deadlines.handle) == (0, None)
+
+
+async def test_deadlines_forget_ended_calls_without_growing() -> None:
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    deadlines = Deadlines(loop)
+    first = _Expiry(task, loop.time() + 60)
+    deadlines.watch(first)
+    rest = [_Expiry(task, loop.time() + 60) for _ in range(200)]
+    for expiry in rest:
+        deadlines.watch(expiry)
+    for expiry in rest:  # all end while the first still runs
+        deadlines.forget(expiry)
+    assert deadlines.live == 1
+    assert len(deadlines.queue) <= 65  # compacted as most of it ended
+    deadlines.forget(first)
+    assert (len(deadlines.queue), deadlines.live, deadlines.handle) == (0, 0, None)
+    assert not first.fired
+
+
+async def test_an_executor_used_on_another_loop_gets_timeouts_there_too() -> None:
+    executor = Executor(TOOLS, policy=POLICY)
+    assert code(await executor.execute(call("slow"))) == "TIMEOUT"
+
+    def elsewhere() -> str:
+        return asyncio.run(_timed_out(executor))
+
+    assert await anyio.to_thread.run_sync(elsewhere) == "TIMEOUT"
+    assert code(await executor.execute(call("slow"))) == "TIMEOUT"
+
+
+async def _timed_out(executor: Executor) -> str:
+    return code(await executor.execute(call("slow")))

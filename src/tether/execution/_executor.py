@@ -33,7 +33,7 @@ from tether.execution._guards import (
     idempotency_key,
     rate_limited,
 )
-from tether.execution._invoke import ToolResult, invoke
+from tether.execution._invoke import Deadlines, ToolResult, invoke
 from tether.execution._plain import plain_scalar
 from tether.execution._policy import Policy
 from tether.execution._records import CallReport, Recorder, kalygo_record, tool_type
@@ -112,6 +112,8 @@ class Executor:
         # a journal that answers at once (in memory) is written directly, as the writer would: no coroutines
         self._direct = not self.journal.blocking and not getattr(self.journal, "inline", False)
         self._in_flight: set[str] = set()
+        self._deadlines: Deadlines | None = None
+        """The timeouts of this executor's async tools, on the loop it last ran on (one timer between them)."""
         self._running: set[int | None] = set()
         self._plans: dict[int, tuple[Tool[..., Any] | None, tuple[_Step, ...]]] = {}
         self.guards: tuple[Guard, ...] = (
@@ -278,7 +280,10 @@ class Executor:
                 if isinstance(prepared, ToolResult):
                     outcome = prepared
                 else:
-                    outcome = await invoke(tool, prepared[0], timeout_s=prepared[1])
+                    deadlines = self._deadlines
+                    if deadlines is None or deadlines.loop is not asyncio.get_running_loop():
+                        deadlines = self._deadlines = Deadlines(asyncio.get_running_loop())
+                    outcome = await invoke(tool, prepared[0], timeout_s=prepared[1], deadlines=deadlines)
             finally:
                 self._running.discard(intent.id)
             duration_ms = (time.perf_counter() - started) * 1000
