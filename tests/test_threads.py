@@ -169,7 +169,7 @@ def test_a_loop_that_ended_leaves_no_inbox_behind() -> None:
     def one_run() -> int:
         return asyncio.run(run_in_worker(lambda: 5))
 
-    before = len(threads._INBOXES)  # pyright: ignore[reportPrivateUsage]
+    before = len(threads._INBOXES.by_loop)  # pyright: ignore[reportPrivateUsage]
     assert [one_run() for _ in range(3)] == [5, 5, 5]
     gc.collect()
-    assert len(threads._INBOXES) <= before  # pyright: ignore[reportPrivateUsage]
+    assert len(threads._INBOXES.by_loop) <= before  # pyright: ignore[reportPrivateUsage]

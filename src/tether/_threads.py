@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import queue
 import threading
 import weakref
@@ -77,22 +78,37 @@ class _Inbox:
             _deliver(future, result, error)
 
 
-_INBOXES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Inbox] = weakref.WeakKeyDictionary()
-_INBOXES_LOCK = threading.Lock()
+class _Inboxes:
+    """Each event loop's inbox, for as long as the loop lives."""
+
+    def __init__(self) -> None:
+        self.by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Inbox] = (
+            weakref.WeakKeyDictionary()
+        )
+        self.lock = threading.Lock()
+
+    def of(self, loop: asyncio.AbstractEventLoop) -> _Inbox:
+        """The inbox of `loop` (called on the loop's thread)."""
+        try:
+            found = self.by_loop.get(loop)
+        except TypeError:
+            # a loop without weak references: an inbox a job (a wake-up each, as without inboxes)
+            return _Inbox(loop, weak=False)
+        if found is None:
+            with self.lock:
+                found = self.by_loop.get(loop)
+                if found is None:
+                    found = self.by_loop[loop] = _Inbox(loop)
+        return found
+
+    def forget(self) -> None:
+        """In a forked child: no lock a thread of the parent held, no inbox of the parent's loops."""
+        self.by_loop = weakref.WeakKeyDictionary()
+        self.lock = threading.Lock()
 
 
-def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox:
-    """The inbox of `loop` (called on the loop's thread)."""
-    try:
-        found = _INBOXES.get(loop)
-    except TypeError:  # a loop without weak references: an inbox a job (a wake-up each, as without inboxes)
-        return _Inbox(loop, weak=False)
-    if found is None:
-        with _INBOXES_LOCK:
-            found = _INBOXES.get(loop)
-            if found is None:
-                found = _INBOXES[loop] = _Inbox(loop)
-    return found
+_INBOXES = _Inboxes()
+os.register_at_fork(after_in_child=_INBOXES.forget)
 
 
 class _Job:
@@ -188,7 +204,7 @@ async def run_in_worker(function: Callable[[], T]) -> T:
     """`function()` in a worker thread; cancelling the caller abandons the thread (see the module)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
-    job = _Job(function, _inbox(loop), future)
+    job = _Job(function, _INBOXES.of(loop), future)
     _POOL.submit(job)
     try:
         return await future
