@@ -173,3 +173,29 @@ def test_a_loop_that_ended_leaves_no_inbox_behind() -> None:
     assert [one_run() for _ in range(3)] == [5, 5, 5]
     gc.collect()
     assert len(threads._INBOXES.by_loop) <= before  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_loop_without_weak_references_gets_an_inbox_a_job_and_still_its_results() -> None:
+    class Unreferenceable:
+        __slots__ = ("calls",)
+
+        def __init__(self) -> None:
+            self.calls: list[Callable[[], object]] = []
+
+        def call_soon_threadsafe(self, callback: Callable[[], object]) -> None:
+            self.calls.append(callback)
+
+    loop = Unreferenceable()
+    inboxes = threads._INBOXES  # pyright: ignore[reportPrivateUsage]
+    inbox = inboxes.of(loop)  # pyright: ignore[reportArgumentType]
+    assert inbox is not inboxes.of(loop)  # pyright: ignore[reportArgumentType]
+    real = asyncio.new_event_loop()
+    try:
+        future: asyncio.Future[int] = real.create_future()
+        inbox.put(future, 5, None)
+        inbox.put(future, 6, None)  # a second result before the loop took the first: no second wake-up
+        assert len(loop.calls) == 1
+        loop.calls[0]()
+        assert future.result() == 5
+    finally:
+        real.close()
