@@ -267,12 +267,12 @@ class Executor:
             except RateLimited as limited:
                 return await self._refused(attempt, self._rate_limited(attempt, limited))
         arguments = attempt.arguments()
-        intent = attempt.intent  # written by the idempotency guard's claim, or else just above
-        assert intent is not None
-        assert tool is not None
         # the tool, then its result: in this coroutine rather than one more a call (~0.5 µs, and every wake-up
         # of a tool that waits goes through each coroutine it is awaited from)
         try:
+            intent = attempt.intent  # written by the idempotency guard's claim, or else just above
+            assert intent is not None
+            assert tool is not None
             self._running.add(intent.id)
             started = time.perf_counter()
             try:
