@@ -5,6 +5,13 @@ direct call of the async tool); tether adds every guard (unknown tool, schema, w
 quotas, repaired-call policy, idempotency), the Kalygo record, and the journal: in memory ("off"), a SQLite
 file in WAL mode or a local PostgreSQL server started for the run ("on": a rate-limit token, the idempotency
 claim with the intent row before the tool, the result row after, each committed).
+
+Then the calls an agent's loop makes (issue 13's targets), each in fresh child processes interleaved
+`BENCH_ROUNDS` times (3), medians: an async tool declaring nothing a guard checks, `side_effects="none"`
+and the default ("mutating": keyed for idempotency, claimed in the journal, the repaired-call guard), called
+through `execute_all` one at a time; and 50 calls to a tool that sleeps 10 ms at default settings.
+`BENCH_BASELINE=<a checkout's src directory>` runs the same children with that tether first on `PYTHONPATH`,
+interleaved with this one's (an A/B on a busy machine).
 """
 
 from __future__ import annotations
@@ -21,10 +28,12 @@ import shutil
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 from pydantic import TypeAdapter
@@ -204,6 +213,118 @@ def concurrent() -> None:
     print(row("tether execute_all, journal on (SQLite WAL)", f"{on * 1e3:.1f}"))
 
 
+async def loop_calls(side_effects: str, n: int) -> tuple[float, float]:
+    """Wall (best of 15 rounds) and CPU (median) µs a call of an async tool declaring nothing a guard checks,
+    as the loop calls it."""
+
+    async def plus(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    declared = tool(side_effects="none")(plus) if side_effects == "none" else tool()(plus)
+    executor = Executor(Toolset(declared))
+    run = Run(session_id="bench")
+
+    async def batch(offset: int) -> None:
+        for i in range(n):
+            call = ToolCall(id=f"c{offset + i}", name="plus", arguments={"a": i, "b": 3})
+            envelopes = await executor.execute_all([call], run)
+            assert envelopes[0].ok
+
+    await batch(-n)  # warm
+    walls: list[float] = []
+    cpus: list[float] = []
+    for round_ in range(15):
+        cpu, start = time.process_time(), time.perf_counter()
+        await batch(round_ * n)
+        walls.append((time.perf_counter() - start) / n * 1e6)
+        cpus.append((time.process_time() - cpu) / n * 1e6)
+    return min(walls), statistics.median(cpus)  # the quickest round: interference only ever slows one
+
+
+async def fan_out(runs: int) -> float:
+    """Median wall ms of 50 calls to a tool that sleeps 10 ms, at default settings."""
+    executor = Executor(Toolset(nap))
+    times: list[float] = []
+    for r in range(runs + 5):
+        calls = [ToolCall(id=f"f{r}-{i}", name="nap") for i in range(50)]
+        start = time.perf_counter()
+        results = await executor.execute_all(calls, Run())
+        if r >= 5:
+            times.append(time.perf_counter() - start)
+        assert all(e.ok for e in results)
+    return statistics.median(times) * 1e3
+
+
+def child() -> None:
+    none = anyio.run(loop_calls, "none", 400)
+    mutating = anyio.run(loop_calls, "mutating", 400)
+    floor = statistics.median(anyio.run(gather_floor) for _ in range(40))
+    fifty = anyio.run(fan_out, 40)
+    print("RESULT " + json.dumps({"none": none, "mutating": mutating, "floor": floor * 1e3, "fifty": fifty}))
+
+
+def spawn(source: str | None) -> dict[str, Any]:
+    env = dict(os.environ)
+    if source:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, __file__, "--child"], capture_output=True, text=True, check=True, env=env
+    )
+    line = next(x for x in reversed(done.stdout.splitlines()) if x.startswith("RESULT "))
+    return json.loads(line.removeprefix("RESULT "))
+
+
+def loop_kinds() -> None:
+    baseline = os.environ.get("BENCH_BASELINE", "")
+    rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
+    sources = {"this": None, **({"baseline": baseline} if baseline else {})}
+    seen: dict[str, list[dict[str, Any]]] = {name: [] for name in sources}
+    for _ in range(rounds):
+        for name, source in sources.items():
+            seen[name].append(spawn(source))
+
+    def median(name: str, key: str, index: int | None = None) -> float:
+        return statistics.median(r[key] if index is None else r[key][index] for r in seen[name])
+
+    print()
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {rounds} rounds of fresh processes")
+    print(
+        row(
+            "the loop's kind of call, per call (µs)",
+            *[f"{n}: best wall" for n in sources],
+            *[f"{n}: CPU" for n in sources],
+        )
+    )
+    print(row("---", *["---:"] * (2 * len(sources))))
+    for kind in ("none", "mutating"):
+        print(
+            row(
+                f'async tool, side_effects="{kind}"'
+                if kind == "none"
+                else "async tool, default side effects (mutating)",
+                *[f"{median(n, kind, 0):.1f}" for n in sources],
+                *[f"{median(n, kind, 1):.1f}" for n in sources],
+            )
+        )
+    print(
+        row(
+            "mutating over none",
+            *[f"{median(n, 'mutating', 0) - median(n, 'none', 0):.1f}" for n in sources],
+            *[f"{median(n, 'mutating', 1) - median(n, 'none', 1):.1f}" for n in sources],
+        )
+    )
+    print()
+    print(row("50 calls, tool sleeps 10 ms, default settings", *[f"{n}: median ms" for n in sources]))
+    print(row("---", *["---:"] * len(sources)))
+    print(row("floor: asyncio.gather of 50 direct calls", *[f"{median(n, 'floor'):.2f}" for n in sources]))
+    print(row("tether execute_all, Policy()", *[f"{median(n, 'fifty'):.2f}" for n in sources]))
+
+
 if __name__ == "__main__":
-    per_call()
-    concurrent()
+    if "--child" in sys.argv:
+        child()
+    else:
+        per_call()
+        concurrent()
+        loop_kinds()

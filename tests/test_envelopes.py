@@ -77,6 +77,18 @@ def test_ok_and_needs() -> None:
     )
 
 
+@pytest.mark.parametrize("data", [None, 0, "x", [1, {"a": None}], {"k": 1.5}], ids=repr)
+def test_ok_is_exactly_the_validated_envelope(data: object) -> None:
+    built, validated = envelopes.ok(data), OkEnvelope(data=data)
+    assert (type(built), built, built.model_fields_set) == (type(validated), validated, {"data"})
+    assert built.model_dump_json() == validated.model_dump_json()
+    assert built.model_dump(exclude_unset=True) == validated.model_dump(exclude_unset=True)
+    assert (built.__pydantic_extra__, built.__pydantic_private__) == (None, None)
+    assert built.model_fields_set is not envelopes.ok(data).model_fields_set
+    with pytest.raises(ValueError, match="frozen"):
+        built.data = 1
+
+
 def test_a_tool_error_without_a_suggestion_gets_its_codes_default() -> None:
     envelope = envelopes.from_signal(ToolError("NOT_FOUND", "no such file: a.txt"))
     assert isinstance(envelope, ErrorEnvelope)

@@ -3,8 +3,11 @@ capacity with it, the limit holds, and idle workers leave."""
 
 import asyncio
 import contextvars
+import gc
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -128,3 +131,71 @@ async def test_a_job_abandoned_while_it_waits_for_a_worker_never_runs(
     await busy
     assert await run_in_worker(lambda: "next") == "next"
     assert ran == []
+
+
+async def test_results_arriving_together_wake_the_loop_once_and_each_reaches_its_caller() -> None:
+    loop = asyncio.get_running_loop()
+    wakes: list[int] = []
+    original = loop.call_soon_threadsafe
+
+    def counted(callback: Callable[..., object], *args: object, **kwargs: Any) -> asyncio.Handle:
+        wakes.append(1)
+        return original(callback, *args, **kwargs)
+
+    loop.call_soon_threadsafe = counted
+    try:
+        release = threading.Event()
+
+        def job(i: int) -> int:
+            release.wait(5)  # all finish at about the same moment
+            if i == 7:
+                raise ValueError("seven")
+            return i * i
+
+        calls = [run_in_worker(lambda i=i: job(i)) for i in range(20)]
+        gathered = asyncio.gather(*calls, return_exceptions=True)
+        await asyncio.sleep(0.05)  # every job is with a worker, waiting
+        release.set()
+        time.sleep(0.2)  # noqa: ASYNC251 - the loop busy while they finish: their results wait in its inbox
+        results = await gathered
+    finally:
+        del loop.call_soon_threadsafe
+    assert [r for i, r in enumerate(results) if i != 7] == [i * i for i in range(20) if i != 7]
+    assert isinstance(results[7], ValueError)
+    assert 1 <= len(wakes) < 20  # one wake-up for the results that came together, not one each
+
+
+def test_a_loop_that_ended_leaves_no_inbox_behind() -> None:
+    def one_run() -> int:
+        return asyncio.run(run_in_worker(lambda: 5))
+
+    before = len(threads._INBOXES.by_loop)  # pyright: ignore[reportPrivateUsage]
+    assert [one_run() for _ in range(3)] == [5, 5, 5]
+    gc.collect()
+    assert len(threads._INBOXES.by_loop) <= before  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_loop_without_weak_references_gets_an_inbox_a_job_and_still_its_results() -> None:
+    class Unreferenceable:
+        __slots__ = ("calls",)
+
+        def __init__(self) -> None:
+            self.calls: list[Callable[[], object]] = []
+
+        def call_soon_threadsafe(self, callback: Callable[[], object]) -> None:
+            self.calls.append(callback)
+
+    loop = Unreferenceable()
+    inboxes = threads._INBOXES  # pyright: ignore[reportPrivateUsage]
+    inbox = inboxes.of(loop)  # pyright: ignore[reportArgumentType]
+    assert inbox is not inboxes.of(loop)  # pyright: ignore[reportArgumentType]
+    real = asyncio.new_event_loop()
+    try:
+        future: asyncio.Future[int] = real.create_future()
+        inbox.put(future, 5, None)
+        inbox.put(future, 6, None)  # a second result before the loop took the first: no second wake-up
+        assert len(loop.calls) == 1
+        loop.calls[0]()
+        assert future.result() == 5
+    finally:
+        real.close()

@@ -97,3 +97,13 @@ def test_built_objects_stay_frozen_and_separate() -> None:
     assert first.model_fields_set is not second.model_fields_set
     with pytest.raises(ValueError, match="frozen"):
         first.run_id = "other"
+
+
+@pytest.mark.parametrize("output", [3, None, {"x": [1, "é"]}, "text"], ids=repr)
+def test_a_record_equals_its_validated_construction_with_its_own_input(output: Any) -> None:
+    arguments = {"a": 1, "b": [2]}
+    built = _wire.record("function", "add", arguments, output)
+    same(built, ToolCallRecord(toolType="function", toolName="add", input=arguments, output=output))
+    assert built.input is not arguments  # copied, as validation copies a dict
+    with pytest.raises(ValueError, match="frozen"):
+        built.toolName = "other"

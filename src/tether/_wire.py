@@ -35,6 +35,7 @@ __all__ = [
     "chain_start",
     "model_start",
     "model_stream",
+    "record",
     "renamed",
     "tool_end",
     "tool_result",
@@ -67,6 +68,7 @@ _CHAIN_END = frozenset(("run_id", "data", "toolCalls", "reason"))
 _CALL_NAME_ENVELOPE = frozenset(("call_id", "name", "envelope"))
 _ASSISTANT = frozenset(("content", "reasoning", "tool_calls", "raw"))
 _CONTENT = frozenset(("content",))
+_RECORD = frozenset(("toolType", "toolName", "input", "output"))
 
 
 def chain_start(run_id: str) -> ChainStartEvent:
@@ -134,6 +136,13 @@ def assistant_message(
 def user_message(content: str) -> UserMessage:
     """`UserMessage(content=content)`."""
     return _built(UserMessage, _CONTENT, {"kind": "user", "content": content})
+
+
+def record(tool_type: str, tool_name: str, arguments: dict[str, Any], output: Any) -> ToolCallRecord:
+    """`ToolCallRecord(toolType=tool_type, toolName=tool_name, input=arguments, output=output)`; `arguments`
+    is copied, as validation copies a dict."""
+    values = {"toolType": tool_type, "toolName": tool_name, "input": dict(arguments), "output": output}
+    return _built(ToolCallRecord, _RECORD, values)
 
 
 def renamed(call: ToolCall, call_id: str) -> ToolCall:

@@ -51,10 +51,22 @@ DEFAULT_SUGGESTIONS: dict[str, str] = {
 }
 """What a model can do about each error code, for tools that raise `ToolError` without a suggestion."""
 
+_new = object.__new__
+_set = object.__setattr__
+
 
 def ok(data: Any = None) -> OkEnvelope:
-    """`{ok: true, data}`; `data` must already be JSON values."""
-    return OkEnvelope(data=data)
+    """`{ok: true, data}`; `data` must already be JSON values.
+
+    Made as `OkEnvelope(data=data)` makes it, without running its validator: `data` is `Any` and `ok` its
+    default, so validation would check nothing (~0.8 µs a call saved; `tests/test_envelopes.py` compares
+    the two)."""
+    made = _new(OkEnvelope)
+    _set(made, "__dict__", {"ok": True, "data": data})
+    _set(made, "__pydantic_fields_set__", {"data"})
+    _set(made, "__pydantic_extra__", None)
+    _set(made, "__pydantic_private__", None)
+    return made
 
 
 def needs(fields: Mapping[str, bool | str]) -> NeedsEnvelope:

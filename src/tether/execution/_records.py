@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from tether import _wire
 from tether.execution._run import Run
 from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolCall, ToolCallRecord, ToolSpec
 
-__all__ = ["CallReport", "Recorder", "kalygo_record"]
+__all__ = ["CallReport", "Recorder", "kalygo_record", "tool_type"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +40,11 @@ class Recorder(Protocol):
 def kalygo_record(report: CallReport) -> ToolCallRecord:
     """Kalygo's `{toolType, toolName, input, output}` for a call; `toolType` from the spec's metadata
     (`toolType`), else its category, else `"function"`."""
-    spec = report.spec
-    tool_type = "unknown"
-    if spec is not None:
-        tool_type = str(spec.metadata.get("toolType") or spec.category or "function")
-    return ToolCallRecord(
-        toolType=tool_type, toolName=report.call.name, input=report.arguments, output=report.output
-    )
+    return _wire.record(tool_type(report.spec), report.call.name, report.arguments, report.output)
+
+
+def tool_type(spec: ToolSpec | None) -> str:
+    """Kalygo's `toolType` for calls to a tool with this spec (`None`: no such tool)."""
+    if spec is None:
+        return "unknown"
+    return str(spec.metadata.get("toolType") or spec.category or "function")

@@ -99,7 +99,7 @@ class MemoryJournal:
     def lookup(self, idempotency_key: str) -> Lookup:
         intent = self._latest_intent.get(idempotency_key)
         if intent is None:
-            return Lookup("new")
+            return _NEW
         assert intent.id is not None
         return completed(intent, self._completion.get(intent.id))
 
@@ -132,6 +132,10 @@ class MemoryJournal:
                 return None
             index = entry_id - (self._entries[0].id or 0)
             return self._entries[index] if 0 <= index < len(self._entries) else None
+
+
+_NEW = Lookup("new")
+"""What `lookup` finds for a key never seen, made once (a frozen dataclass costs ~1 µs to make)."""
 
 
 def completed(intent: JournalEntry, completion: JournalEntry | None) -> Lookup:

@@ -8,14 +8,18 @@ from typing import Any, Protocol
 import pydantic_core
 
 from tether.execution._decisions import Decision
+from tether.execution._plain import plain_arguments
 from tether.execution._policy import Policy
 from tether.execution._run import Run
 from tether.store import JournalEntry
-from tether.store.internal import RateToken, storable
+from tether.store.internal import RateToken, storable, storable_text
 from tether.tools import Tool, ValidatedCall, redact
 from tether.types import ToolCall
 
-__all__ = ["Attempt", "Guard", "applies"]
+__all__ = ["Attempt", "Columns", "Guard", "applies"]
+
+Columns = tuple[str, str, "str | None", tuple[dict[str, Any], ...], bool]
+"""A call's `call_id`, `tool`, `why`, `repairs` and `repaired` journal columns (`Attempt.columns`)."""
 
 
 @dataclass(slots=True)
@@ -37,6 +41,39 @@ class Attempt:
     """The rate-limit token the rate-limit guard left for the journal to take in the transaction that writes
     the intent (when the buckets are the journal's own): one commit fewer a call."""
     _arguments: tuple[ToolCall, dict[str, Any]] | None = field(default=None, init=False, repr=False)
+    _columns: tuple[ToolCall, Columns] | None = field(default=None, init=False, repr=False)
+
+    def columns(self) -> Columns:
+        """The call's id, tool name, `why` and repairs as every journal entry of it keeps them (worked out
+        once per version of the call): a model's strings as they are, unless not plain ASCII (checked in C,
+        as the usual case must cost nothing) or longer than their column."""
+        cached = self._columns
+        call = self.call
+        if cached is not None and cached[0] is call:
+            return cached[1]
+        why = call.why if call.why is not None else call.arguments.get("why")
+        call_id, name = call.id, call.name
+        if (
+            not (call_id.isascii() and name.isascii())
+            or len(call_id) + len(name) > 256
+            or "\x00" in call_id
+            or "\x00" in name
+        ):
+            call_id, name = _column_text(call_id, 256), _column_text(name, 256)
+        if not isinstance(why, str):
+            why = None
+        elif not (why.isascii() and "\x00" not in why):
+            why = storable_text(why)
+        repairs = call.repairs
+        columns: Columns = (
+            call_id,
+            name,
+            why,
+            tuple(r.model_dump(mode="json") for r in repairs) if repairs else (),
+            bool(repairs),
+        )
+        self._columns = (call, columns)
+        return columns
 
     def arguments(self) -> dict[str, Any]:
         """The call's arguments as the journal and the records keep them: JSON any journal can hold, with
@@ -45,11 +82,15 @@ class Attempt:
         if cached is not None and cached[0] is self.call:
             return cached[1]
         schema = self.tool.spec.input_schema if self.tool is not None else None
-        try:
-            jsonable = pydantic_core.to_jsonable_python(self.call.arguments, fallback=repr)
-        except ValueError:  # nested too deeply for pydantic: `storable` cuts it off
-            jsonable = self.call.arguments
-        arguments: dict[str, Any] = storable(redact(jsonable, schema))
+        given = self.call.arguments
+        if plain_arguments(given):  # JSON and storable as they are: a copy, redacted if the schema says so
+            arguments: dict[str, Any] = redact(dict(given), schema)
+        else:
+            try:
+                jsonable = pydantic_core.to_jsonable_python(given, fallback=repr)
+            except ValueError:  # nested too deeply for pydantic: `storable` cuts it off
+                jsonable = given
+            arguments = storable(redact(jsonable, schema))
         self._arguments = (self.call, arguments)
         return arguments
 
@@ -73,3 +114,9 @@ def applies(guard: Guard, tool: Tool[..., Any] | None, policy: Policy) -> bool:
     if test is None:
         return tool is not None
     return bool(test(tool, policy))
+
+
+def _column_text(value: str, limit: int) -> str:
+    """A model's string for a journal column: storable, and within the column's length."""
+    value = storable_text(value)
+    return value if len(value) <= limit else value[: limit - 1] + "…"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import json.encoder
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -36,28 +37,48 @@ def idempotency_key(call: ToolCall, spec: ToolSpec, *, principal: str | None, sc
         basis: list[Any] = ["fields", spec.name, principal, values]
     else:
         basis = ["call", scope, call.id, spec.name, call.arguments]
-    text = _CANONICAL.encode(basis)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return hashlib.sha256(_canonical(basis).encode()).hexdigest()[:32]
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=repr)
-"""`json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)`, without making an encoder a call
-(keys written before must stay the same: the journal matches repeats by them)."""
+def _canonical_json() -> Callable[[Any], str]:
+    """`json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)`: the text keys written before
+    were hashed from, which must stay the same (the journal matches repeats by them). `json.dumps` makes a C
+    encoder on every call (~1 µs of a key's ~2.7); this one is made once. It keeps no state between calls
+    (no table of containers being written, so threads may share it): a circular value, which the schema
+    guard refuses before any key is made, would end in `RecursionError` rather than `ValueError`."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # an interpreter without `_json`: the pure-Python encoder, made once too
+        return json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=repr).encode
+    encode = make(None, repr, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, True)
+    return lambda value: "".join(encode(value, 0))
+
+
+_canonical = _canonical_json()
 
 
 class IdempotencyGuard:
     """Claims the call's key, first in `in_flight` (this process) and then in the journal (atomically, for
-    every process sharing it, writing the call's intent); the executor releases `in_flight` afterwards."""
+    every process sharing it, writing the call's intent); the executor releases `in_flight` afterwards.
+
+    `claim_now` and `lookup_now`, when given, do the same as `claim` and `lookup` without waiting (a journal
+    in memory): the executor then decides through `check_now`, with no coroutine a call. `claim_now` returns
+    None when the write has to wait after all (e.g. a rate-limit token to take with it): `check` does it.
+    """
 
     def __init__(
         self,
         claim: Callable[[Attempt], Awaitable[Lookup]],
         lookup: Callable[[str], Awaitable[Lookup]],
         in_flight: set[str],
+        *,
+        claim_now: Callable[[Attempt], Lookup | None] | None = None,
+        lookup_now: Callable[[str], Lookup] | None = None,
     ):
         self._claim = claim
         self._lookup = lookup
         self._in_flight = in_flight
+        self._claim_now = claim_now
+        self._lookup_now = lookup_now
 
     def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
         """Read-only tools without declared fields are never keyed (see the module's docstring)."""
@@ -65,25 +86,50 @@ class IdempotencyGuard:
             return False
         return tool.spec.side_effects != "none" or bool(tool.spec.idempotency_fields)
 
-    async def check(self, attempt: Attempt) -> Decision:
-        tool, key = attempt.tool, attempt.idempotency_key
-        assert tool is not None, "the unknown-tool guard runs first"
+    def check_now(self, attempt: Attempt) -> Decision | None:
+        """The decision without waiting when the journal answers at once; None to await `check`."""
+        claim_now, lookup_now = self._claim_now, self._lookup_now
+        if claim_now is None or lookup_now is None:
+            return None
+        key = attempt.idempotency_key
         if not attempt.policy.idempotency or key is None:
-            return Allow()
+            return _ALLOW
+        if key in self._in_flight:
+            return _running(attempt, lookup_now(key))
+        self._in_flight.add(key)
+        try:
+            found = claim_now(attempt)
+        except BaseException:
+            self._in_flight.discard(key)
+            raise
+        if found is None:  # it has to wait: `check` claims it
+            self._in_flight.discard(key)
+            return None
+        return self._claimed(attempt, key, found)
+
+    async def check(self, attempt: Attempt) -> Decision:
+        key = attempt.idempotency_key
+        assert attempt.tool is not None, "the unknown-tool guard runs first"
+        if not attempt.policy.idempotency or key is None:
+            return _ALLOW
         if key in self._in_flight:  # a repeat of a completed call is answered even while another is claiming
-            found = await self._lookup(key)
-            if found.status == "done" and replays(found.envelope, tool.spec.side_effects):
-                return _replay(attempt, found)
-            return _conflict(tool.name, "the same call is already running")
+            return _running(attempt, await self._lookup(key))
         self._in_flight.add(key)
         try:
             found = await self._claim(attempt)
         except BaseException:
             self._in_flight.discard(key)
             raise
+        return self._claimed(attempt, key, found)
+
+    def _claimed(self, attempt: Attempt, key: str, found: Lookup) -> Decision:
+        """The decision once the claim is made: it went through (the intent is written) or `found` says why
+        not."""
         if attempt.intent is not None:
-            return Allow()
+            return _ALLOW
         self._in_flight.discard(key)
+        tool = attempt.tool
+        assert tool is not None, "the unknown-tool guard runs first"
         if found.status == "done":  # the claim did not go through: its result answers repeats
             return _replay(attempt, found)
         intent = found.intent
@@ -101,6 +147,19 @@ class IdempotencyGuard:
             ),
             details={"in_doubt": True, "intent_id": intent_id},
         )
+
+
+_ALLOW = Allow()
+
+
+def _running(attempt: Attempt, found: Lookup) -> Decision:
+    """A call whose key another call of this process holds: the recorded result if that one is done and its
+    result answers repeats, else `CONFLICT`."""
+    tool = attempt.tool
+    assert tool is not None, "the unknown-tool guard runs first"
+    if found.status == "done" and replays(found.envelope, tool.spec.side_effects):
+        return _replay(attempt, found)
+    return _conflict(tool.name, "the same call is already running")
 
 
 def _replay(attempt: Attempt, found: Lookup) -> Decision:

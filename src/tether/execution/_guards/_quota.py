@@ -13,6 +13,8 @@ from tether.types import ErrorCode
 
 __all__ = ["QuotaGuard"]
 
+_ALLOW = Allow()
+
 
 class QuotaGuard:
     """Counts a call against the run's quota when it passes; output bytes are added by the executor."""
@@ -28,8 +30,10 @@ class QuotaGuard:
         run, policy = attempt.run, attempt.policy
         if run.started_at is None:
             run.started_at = time.monotonic()
+        most, own = policy.max_calls_per_run, run.max_calls  # the lower applies
+        if own is not None and (most is None or own < most):
+            most = own
         exceeded: str | None = None
-        most = min((m for m in (policy.max_calls_per_run, run.max_calls) if m is not None), default=None)
         if most is not None and run.calls >= most:
             exceeded = f"this run may make at most {most} tool calls"
         elif (
@@ -41,7 +45,7 @@ class QuotaGuard:
             exceeded = f"this run may start tool calls for at most {policy.max_wall_time_s_per_run:g} s"
         if exceeded is None:
             run.calls += 1
-            return Allow()
+            return _ALLOW
         return refusal(
             ErrorCode.QUOTA_EXCEEDED,
             f"Quota exceeded: {exceeded}.",

@@ -12,6 +12,8 @@ from tether.types import ErrorCode
 
 __all__ = ["RepairedCallGuard"]
 
+_ALLOW = Allow()
+
 
 class RepairedCallGuard:
     """Refuses repaired calls according to `Policy.repaired_calls`, ignoring `Policy.tolerated_repairs`."""
@@ -28,14 +30,17 @@ class RepairedCallGuard:
         """The decision, without waiting (the executor calls this, not `check`)."""
         tool = attempt.tool
         assert tool is not None, "the unknown-tool guard runs first"
+        given = attempt.call.repairs
+        if not given:  # the usual call, as the model wrote it
+            return _ALLOW
         policy = attempt.policy
         if policy.repaired_calls == "allow":
-            return Allow()
+            return _ALLOW
         if policy.repaired_calls == "refuse_mutating" and tool.spec.side_effects != "mutating":
-            return Allow()
-        repairs = [r for r in attempt.call.repairs if r.kind not in policy.tolerated_repairs]
+            return _ALLOW
+        repairs = [r for r in given if r.kind not in policy.tolerated_repairs]
         if not repairs:
-            return Allow()
+            return _ALLOW
         listed = "; ".join(f"{r.path}: {r.message}" if r.path else r.message for r in repairs)
         return refusal(
             ErrorCode.INVALID_ARGS,
