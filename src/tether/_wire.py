@@ -21,6 +21,8 @@ from tether.types import (
     ChainStartEvent,
     ChatModelStartEvent,
     ChatModelStreamEvent,
+    Provenance,
+    Repair,
     ToolCall,
     ToolCallRecord,
     ToolEndEvent,
@@ -31,11 +33,14 @@ from tether.types import (
 
 __all__ = [
     "assistant_message",
+    "built",
     "chain_end",
     "chain_start",
     "model_start",
     "model_stream",
+    "provenance",
     "renamed",
+    "tool_call",
     "tool_end",
     "tool_result",
     "tool_start",
@@ -58,6 +63,10 @@ def _built(cls: type[M], fields_set: frozenset[str], values: dict[str, Any]) -> 
     return made
 
 
+built = _built
+"""`built(cls, fields_set, values)`: a `cls` holding `values` (every field, in declaration order, each already
+valid), as validating `cls(**{k: values[k] for k in fields_set})` makes it: for a package's own wire types."""
+
 _RUN = frozenset(("run_id",))
 _RUN_DATA_CALL = frozenset(("run_id", "data", "call"))
 _RUN_CALL_ID_ENVELOPE = frozenset(("run_id", "call_id", "envelope"))
@@ -67,6 +76,8 @@ _CHAIN_END = frozenset(("run_id", "data", "toolCalls", "reason"))
 _CALL_NAME_ENVELOPE = frozenset(("call_id", "name", "envelope"))
 _ASSISTANT = frozenset(("content", "reasoning", "tool_calls", "raw"))
 _CONTENT = frozenset(("content",))
+_CALL = frozenset(("id", "name", "arguments", "provenance"))
+_PROVENANCE = frozenset(("dialect", "span", "repairs"))
 
 
 def chain_start(run_id: str) -> ChainStartEvent:
@@ -134,6 +145,40 @@ def assistant_message(
 def user_message(content: str) -> UserMessage:
     """`UserMessage(content=content)`."""
     return _built(UserMessage, _CONTENT, {"kind": "user", "content": content})
+
+
+def tool_call(call_id: str, name: str, arguments: dict[str, Any], provenance: Provenance) -> ToolCall | None:
+    """`ToolCall(id=call_id, name=name, arguments=arguments, provenance=provenance)` (its own copy of
+    `arguments`, as validation makes), or None when a value is not one validation would keep as it is (a
+    key that is not a `str`): the caller then validates, and reports what is wrong."""
+    if type(arguments) is not dict or type(name) is not str or type(call_id) is not str:
+        return None
+    for key in arguments:
+        if type(key) is not str:
+            return None
+    values = {
+        "id": call_id,
+        "name": name,
+        "arguments": dict(arguments),
+        "why": None,
+        "priority": None,
+        "annotations": (),
+        "provenance": provenance,
+    }
+    return _built(ToolCall, _CALL, values)
+
+
+def provenance(dialect: str, span: tuple[int, int] | None, repairs: Sequence[Repair]) -> Provenance | None:
+    """`Provenance(dialect=dialect, span=span, repairs=tuple(repairs))`, or None when `span` is not None or
+    a pair of `int`s, or a repair is not a `Repair`: the caller then validates."""
+    if span is not None and (
+        type(span) is not tuple or len(span) != 2 or type(span[0]) is not int or type(span[1]) is not int
+    ):
+        return None
+    for repair in repairs:
+        if type(repair) is not Repair:
+            return None
+    return _built(Provenance, _PROVENANCE, {"dialect": dialect, "span": span, "repairs": tuple(repairs)})
 
 
 def renamed(call: ToolCall, call_id: str) -> ToolCall:
