@@ -13,7 +13,7 @@ from tether.dialects import (
     stream_parser,
 )
 from tether.exceptions import UserError
-from tether.models import Finish, ReasoningChunk, TextChunk, ToolCallChunk, Usage
+from tether.models import Finish, ReasoningChunk, TextChunk, ToolCallChunk, ToolCallDone, Usage
 from tether.types import Provenance, ToolCall
 
 
@@ -215,3 +215,39 @@ async def test_a_responses_api_turns_usage_counts_towards_max_tokens() -> None:
                           native_dialect="openai")  # fmt: skip
     result = await Agent(model, [add], dialect="openai", limits=Limits(max_tokens=40)).run("2+3?")
     assert result.reason == "max_tokens"  # 50 reported tokens, where the characters alone count ~10
+
+
+def test_a_call_stated_whole_reads_as_the_same_events_as_its_pieces_streamed() -> None:
+    whole, pieces = stream_parser("openai"), stream_parser("openai")
+    events = whole.feed_event(ToolCallDone("item:1", "c1", "add", '{"a": 2, "b": 3}'))
+    events += whole.feed_event(ToolCallDone("item:2", "c1", "add", '{"a": 2, "b": '))  # repaired
+    events += whole.feed_event(ToolCallDone("item:3", None, "add", {"a": 1}))  # arguments already parsed
+    events += whole.feed_event(ToolCallDone("item:4", "c4", "add", "[1]"))  # not an object
+    events += whole.feed_event(ToolCallDone("item:5", "c5", "add"))
+    streamed: list[Any] = []
+    for index, (call_id, arguments) in enumerate(
+        [("c1", '{"a": 2, "b": 3}'), ("c1", '{"a": 2, "b": '), (None, {"a": 1}), ("c4", "[1]"), ("c5", None)],
+        1,
+    ):
+        streamed += pieces.feed_event(ToolCallChunk(f"item:{index}", call_id, "add"))
+        if isinstance(arguments, str):
+            streamed += pieces.feed_event(ToolCallChunk(f"item:{index}", arguments=arguments))
+            arguments = None
+        streamed += pieces.feed_event(ToolCallDone(f"item:{index}", arguments=arguments))
+    assert events == streamed
+    assert [type(e).__name__ for e in events] == [
+        "CallStarted", "CallDelta", "CallCompleted",
+        "CallStarted", "CallDelta", "CallCompleted",
+        "CallStarted", "CallCompleted",
+        "CallStarted", "CallDelta", "CallFailed",
+        "CallStarted", "CallCompleted",
+    ]  # fmt: skip
+    whole.close()
+    pieces.close()
+    assert whole.result == pieces.result
+    assert [(c.id, c.arguments, c.repaired) for c in whole.result.calls] == [
+        ("c1", {"a": 2, "b": 3}, False),
+        ("c1_2", {"a": 2}, True),
+        ("call_0", {"a": 1}, False),
+        ("c5", {}, False),
+    ]
