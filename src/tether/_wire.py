@@ -51,15 +51,19 @@ M = TypeVar("M", bound=BaseModel)
 
 _new = object.__new__
 _set = object.__setattr__
+# BaseModel's slots, set through their descriptors (a third cheaper than `object.__setattr__` by name)
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _built(cls: type[M], fields_set: frozenset[str], values: dict[str, Any]) -> M:
     """A `cls` holding `values` (every field, each already valid), as validation would have made it."""
     made = _new(cls)
     _set(made, "__dict__", values)
-    _set(made, "__pydantic_fields_set__", set(fields_set))
-    _set(made, "__pydantic_extra__", None)
-    _set(made, "__pydantic_private__", None)
+    _set_fields_set(made, set(fields_set))
+    _set_extra(made, None)
+    _set_private(made, None)
     return made
 
 
@@ -183,11 +187,13 @@ def provenance(dialect: str, span: tuple[int, int] | None, repairs: Sequence[Rep
 
 def renamed(call: ToolCall, call_id: str) -> ToolCall:
     """`call.model_copy(update={"id": call_id})`: the same call under another id."""
-    values = dict(call.__dict__)
+    values = call.__dict__.copy()
     values["id"] = call_id
+    fields_set = set(call.__pydantic_fields_set__)
+    fields_set.add("id")
     made = _new(ToolCall)
     _set(made, "__dict__", values)
-    _set(made, "__pydantic_fields_set__", {*call.model_fields_set, "id"})
-    _set(made, "__pydantic_extra__", None)
-    _set(made, "__pydantic_private__", None)
+    _set_fields_set(made, fields_set)
+    _set_extra(made, None)
+    _set_private(made, None)
     return made
