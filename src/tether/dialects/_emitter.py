@@ -129,7 +129,7 @@ class Emitter:
 
     def started(self, call_id: str, name: str) -> None:
         """Announce a call whose name is known before its arguments are complete."""
-        self.events.append(CallStarted(id=call_id, name=name))
+        self.events.append(CallStarted(call_id, name))
 
     def delta(self, call_id: str, arguments_delta: str) -> None:
         """More of an announced call's arguments, as JSON text."""
@@ -178,7 +178,7 @@ class Emitter:
         self.calls.append(tool_call)
         if self.first_call_at is None:
             self.first_call_at = span[0] if span else self.fed
-        self.events.append(CallCompleted(call=tool_call))
+        self.events.append(CallCompleted(tool_call))
         return tool_call
 
     def fail(

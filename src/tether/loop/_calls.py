@@ -141,7 +141,9 @@ class Calls:
         """A call has its envelope: `on_tool_end`, then what it asks for (input, speech, chat, a page)."""
         events, run_id = self.events, self.run.id
         await events.emit(_wire.tool_end(run_id, call.id, envelope))
-        if isinstance(envelope, NeedsEnvelope):
+        if type(envelope) is not OkEnvelope and isinstance(
+            envelope, NeedsEnvelope
+        ):  # (the ABC check, rarely)
             await events.emit(NeedsEvent(run_id=run_id, call_id=call.id, needs=envelope.needs))
         if call.name not in CORE_TOOL_NAMES:
             return
