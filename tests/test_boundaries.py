@@ -127,7 +127,7 @@ LAYERS: dict[str, set[str]] = {
     "store": {"types", "exceptions"},
     # tools -> mcp: a YAML tool bound to `mcp_server:` imports the MCP client on use (the `mcp` extra)
     "tools": {"types", "exceptions", "_literals", "sandbox", "mcp"},
-    "dialects": {"types", "exceptions", "_literals", "tools"},
+    "dialects": {"types", "exceptions", "_literals", "_wire", "tools"},
     "models": {"types", "exceptions", "tools", "dialects"},
     "execution": {"types", "exceptions", "_wire", "envelopes", "store", "tools"},
     "builtin": {"types", "exceptions", "envelopes", "sandbox", "tools"},

@@ -107,3 +107,55 @@ def test_a_record_equals_its_validated_construction_with_its_own_input(output: A
     assert built.input is not arguments  # copied, as validation copies a dict
     with pytest.raises(ValueError, match="frozen"):
         built.toolName = "other"
+
+
+def test_a_call_and_its_provenance_equal_their_validated_construction() -> None:
+    plain = Provenance(dialect="openai")
+    for arguments in ({}, {"a": 1, "b": [2, {"c": None}]}, {"ünï": "cödé"}):
+        built = _wire.tool_call("c1", "add", arguments, plain)
+        assert built is not None
+        same(built, ToolCall(id="c1", name="add", arguments=arguments, provenance=plain))
+        assert built.arguments is not arguments  # its own copy, as validation makes
+    for span, repairs in (((0, 9), [Repair(kind="coerced", message="m")]), (None, ()), ((3, 3), [])):
+        made = _wire.provenance("hermes", span, repairs)
+        assert made is not None
+        same(made, Provenance(dialect="hermes", span=span, repairs=tuple(repairs)))
+        built = _wire.tool_call("c1", "add", {"a": 1}, made)
+        assert built is not None
+        same(built, ToolCall(id="c1", name="add", arguments={"a": 1}, provenance=made))
+
+
+def test_values_validation_would_change_or_refuse_are_left_to_validation() -> None:
+    plain = Provenance(dialect="openai")
+    assert _wire.tool_call("c1", "add", {1: "x"}, plain) is None  # pyright: ignore[reportArgumentType]
+    assert _wire.tool_call("c1", None, {}, plain) is None  # pyright: ignore[reportArgumentType]
+    assert _wire.tool_call("c1", "add", [("a", 1)], plain) is None  # pyright: ignore[reportArgumentType]
+    assert _wire.provenance("d", [0, 1], ()) is None  # pyright: ignore[reportArgumentType]
+    assert _wire.provenance("d", (0, True), ()) is None
+    assert _wire.provenance("d", (0, 1, 2), ()) is None  # pyright: ignore[reportArgumentType]
+    assert _wire.provenance("d", None, [{"kind": "k", "message": "m"}]) is None  # pyright: ignore[reportArgumentType]
+
+
+def test_a_parse_result_built_equals_its_validated_construction() -> None:
+    from tether.dialects import ParseError, ParseResult, parse
+
+    fields = frozenset(("dialect", "calls", "content", "reasoning", "errors"))
+    errors = [ParseError(message="bad", dialect="hermes", span=(1, 2), raw="x")]
+    for calls, reasoning, errs in (([CALL], "thought", errors), ([], None, [])):
+        values: dict[str, Any] = {
+            "dialect": "hermes",
+            "calls": calls,
+            "content": "hi",
+            "reasoning": reasoning,
+            "errors": errs,
+        }
+        same(_wire.built(ParseResult, fields, values), ParseResult(**values))
+    # and what a parser returns is what validation makes of the same values
+    result = parse(
+        '<tool_call>{"name": "add", "arguments": {"a": 1}}</tool_call> <tool_call>{"name": 3}</tool_call>'
+    )
+    assert result.calls
+    assert result.errors
+    same(result, ParseResult(**{k: getattr(result, k) for k in fields}))
+    for call in result.calls:
+        same(call, ToolCall(**{k: getattr(call, k) for k in call.model_fields_set}))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -542,14 +543,21 @@ class _Parser:
 
 _FAST_STARTS = frozenset('{["-0123456789tfn')
 _DECODER = json.JSONDecoder(parse_constant=_refuse)
+_SCAN = cast(Callable[[str, int], tuple[Any, int]], _DECODER.scan_once)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+_JSON_SPACE = " \t\n\r"
 
 
 def strict_object(text: str) -> dict[str, Any] | None:
     """`text` as a JSON object when it is exactly one in strict JSON (read at C speed), else None: then
     `loads` reads it, repairing what it must. What models and providers usually send takes this path."""
     try:
-        value = _DECODER.decode(text)
-    except (ValueError, RecursionError):
+        if text[:1] == "{":  # the usual case: the C scanner alone (`decode` adds two regex matches)
+            value, end = _SCAN(text, 0)
+            if end != len(text) and text[end:].strip(_JSON_SPACE):
+                return None  # more after the object
+        else:
+            value = _DECODER.decode(text)
+    except (ValueError, RecursionError, StopIteration):
         return None
     return cast(dict[str, Any], value) if isinstance(value, dict) else None
 

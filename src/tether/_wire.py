@@ -21,6 +21,8 @@ from tether.types import (
     ChainStartEvent,
     ChatModelStartEvent,
     ChatModelStreamEvent,
+    Provenance,
+    Repair,
     ToolCall,
     ToolCallRecord,
     ToolEndEvent,
@@ -31,12 +33,15 @@ from tether.types import (
 
 __all__ = [
     "assistant_message",
+    "built",
     "chain_end",
     "chain_start",
     "model_start",
     "model_stream",
+    "provenance",
     "record",
     "renamed",
+    "tool_call",
     "tool_end",
     "tool_result",
     "tool_start",
@@ -47,17 +52,25 @@ M = TypeVar("M", bound=BaseModel)
 
 _new = object.__new__
 _set = object.__setattr__
+# BaseModel's slots, set through their descriptors (a third cheaper than `object.__setattr__` by name)
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _built(cls: type[M], fields_set: frozenset[str], values: dict[str, Any]) -> M:
     """A `cls` holding `values` (every field, each already valid), as validation would have made it."""
     made = _new(cls)
     _set(made, "__dict__", values)
-    _set(made, "__pydantic_fields_set__", set(fields_set))
-    _set(made, "__pydantic_extra__", None)
-    _set(made, "__pydantic_private__", None)
+    _set_fields_set(made, set(fields_set))
+    _set_extra(made, None)
+    _set_private(made, None)
     return made
 
+
+built = _built
+"""`built(cls, fields_set, values)`: a `cls` holding `values` (every field, in declaration order, each already
+valid), as validating `cls(**{k: values[k] for k in fields_set})` makes it: for a package's own wire types."""
 
 _RUN = frozenset(("run_id",))
 _RUN_DATA_CALL = frozenset(("run_id", "data", "call"))
@@ -69,6 +82,8 @@ _CALL_NAME_ENVELOPE = frozenset(("call_id", "name", "envelope"))
 _ASSISTANT = frozenset(("content", "reasoning", "tool_calls", "raw"))
 _CONTENT = frozenset(("content",))
 _RECORD = frozenset(("toolType", "toolName", "input", "output"))
+_CALL = frozenset(("id", "name", "arguments", "provenance"))
+_PROVENANCE = frozenset(("dialect", "span", "repairs"))
 
 
 def chain_start(run_id: str) -> ChainStartEvent:
@@ -145,13 +160,49 @@ def record(tool_type: str, tool_name: str, arguments: dict[str, Any], output: An
     return _built(ToolCallRecord, _RECORD, values)
 
 
+def tool_call(call_id: str, name: str, arguments: dict[str, Any], provenance: Provenance) -> ToolCall | None:
+    """`ToolCall(id=call_id, name=name, arguments=arguments, provenance=provenance)` (its own copy of
+    `arguments`, as validation makes), or None when a value is not one validation would keep as it is (a
+    key that is not a `str`): the caller then validates, and reports what is wrong."""
+    if type(arguments) is not dict or type(name) is not str or type(call_id) is not str:
+        return None
+    for key in arguments:
+        if type(key) is not str:
+            return None
+    values = {
+        "id": call_id,
+        "name": name,
+        "arguments": dict(arguments),
+        "why": None,
+        "priority": None,
+        "annotations": (),
+        "provenance": provenance,
+    }
+    return _built(ToolCall, _CALL, values)
+
+
+def provenance(dialect: str, span: tuple[int, int] | None, repairs: Sequence[Repair]) -> Provenance | None:
+    """`Provenance(dialect=dialect, span=span, repairs=tuple(repairs))`, or None when `span` is not None or
+    a pair of `int`s, or a repair is not a `Repair`: the caller then validates."""
+    if span is not None and (
+        type(span) is not tuple or len(span) != 2 or type(span[0]) is not int or type(span[1]) is not int
+    ):
+        return None
+    for repair in repairs:
+        if type(repair) is not Repair:
+            return None
+    return _built(Provenance, _PROVENANCE, {"dialect": dialect, "span": span, "repairs": tuple(repairs)})
+
+
 def renamed(call: ToolCall, call_id: str) -> ToolCall:
     """`call.model_copy(update={"id": call_id})`: the same call under another id."""
-    values = dict(call.__dict__)
+    values = call.__dict__.copy()
     values["id"] = call_id
+    fields_set = set(call.__pydantic_fields_set__)
+    fields_set.add("id")
     made = _new(ToolCall)
     _set(made, "__dict__", values)
-    _set(made, "__pydantic_fields_set__", {*call.model_fields_set, "id"})
-    _set(made, "__pydantic_extra__", None)
-    _set(made, "__pydantic_private__", None)
+    _set_fields_set(made, fields_set)
+    _set_extra(made, None)
+    _set_private(made, None)
     return made

@@ -13,7 +13,7 @@ from tether.dialects import (
     stream_parser,
 )
 from tether.exceptions import UserError
-from tether.models import Finish, ReasoningChunk, TextChunk, ToolCallChunk
+from tether.models import Finish, ReasoningChunk, TextChunk, ToolCallChunk, ToolCallDone, Usage
 from tether.types import Provenance, ToolCall
 
 
@@ -164,3 +164,90 @@ def test_a_text_dialect_reads_typed_text_and_reasoning_and_refuses_a_bare_string
     assert (p.result.reasoning, [c.arguments for c in p.result.calls]) == ("Adding.", [{"a": 1}])
     with pytest.raises(UserError, match=r"TextChunk\(text\)"):
         stream_parser("hermes").feed_event("raw text")
+
+
+def test_the_responses_api_reports_usage_as_chat_completions_does() -> None:
+    read = get_dialect("openai").model_events
+    usage: dict[str, Any] = {
+        "input_tokens": 12,
+        "output_tokens": 7,
+        "total_tokens": 19,
+        "output_tokens_details": {},
+    }
+    completed: dict[str, Any] = {
+        "type": "response.completed",
+        "response": {"id": "resp_1", "status": "completed", "usage": usage},
+    }
+    assert read(completed) == [Finish("completed"), Usage(12, 7)]
+    assert read({"type": "response.completed", "response": {"id": "resp_1"}}) == [Finish("completed")]
+    assert read({"type": "response.completed"}) == [Finish("completed")]
+    whole: dict[str, Any] = {"object": "response", "output": [{"type": "message", "content": [{"type": "output_text", "text": "5"}]}],
+             "usage": usage}  # fmt: skip
+    assert read(whole) == [TextChunk("5"), Usage(12, 7)]
+    chat: dict[str, Any] = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}}  # fmt: skip
+    assert read(chat) == [Finish("stop"), Usage(12, 7)]
+    # an odd usage (not an object, counts not integers) is no report rather than a failure
+    assert read({"type": "response.completed", "response": {"usage": "many"}}) == [Finish("completed")]
+    assert read({"type": "response.completed", "response": {"usage": {"output_tokens": "7"}}}) == [
+        Finish("completed"),
+        Usage(0, 0),
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_responses_api_turns_usage_counts_towards_max_tokens() -> None:
+    from tether import Agent, Limits, ScriptedModel
+
+    async def add(a: int, b: int) -> int:
+        """Add.
+
+        Args:
+            a: One.
+            b: Two.
+        """
+        return a + b
+
+    call = {"type": "response.output_item.done",
+            "item": {"type": "function_call", "id": "fc1", "call_id": "c1", "name": "add", "arguments": '{"a": 2, "b": 3}'}}  # fmt: skip
+    done = {"type": "response.completed", "response": {"usage": {"input_tokens": 5, "output_tokens": 50}}}
+    model = ScriptedModel([[call, done], [{"type": "response.output_text.delta", "delta": "5"}, done]],
+                          native_dialect="openai")  # fmt: skip
+    result = await Agent(model, [add], dialect="openai", limits=Limits(max_tokens=40)).run("2+3?")
+    assert result.reason == "max_tokens"  # 50 reported tokens, where the characters alone count ~10
+
+
+def test_a_call_stated_whole_reads_as_the_same_events_as_its_pieces_streamed() -> None:
+    whole, pieces = stream_parser("openai"), stream_parser("openai")
+    events = whole.feed_event(ToolCallDone("item:1", "c1", "add", '{"a": 2, "b": 3}'))
+    events += whole.feed_event(ToolCallDone("item:2", "c1", "add", '{"a": 2, "b": '))  # repaired
+    events += whole.feed_event(ToolCallDone("item:3", None, "add", {"a": 1}))  # arguments already parsed
+    events += whole.feed_event(ToolCallDone("item:4", "c4", "add", "[1]"))  # not an object
+    events += whole.feed_event(ToolCallDone("item:5", "c5", "add"))
+    streamed: list[Any] = []
+    for index, (call_id, arguments) in enumerate(
+        [("c1", '{"a": 2, "b": 3}'), ("c1", '{"a": 2, "b": '), (None, {"a": 1}), ("c4", "[1]"), ("c5", None)],
+        1,
+    ):
+        streamed += pieces.feed_event(ToolCallChunk(f"item:{index}", call_id, "add"))
+        if isinstance(arguments, str):
+            streamed += pieces.feed_event(ToolCallChunk(f"item:{index}", arguments=arguments))
+            arguments = None
+        streamed += pieces.feed_event(ToolCallDone(f"item:{index}", arguments=arguments))
+    assert events == streamed
+    assert [type(e).__name__ for e in events] == [
+        "CallStarted", "CallDelta", "CallCompleted",
+        "CallStarted", "CallDelta", "CallCompleted",
+        "CallStarted", "CallCompleted",
+        "CallStarted", "CallDelta", "CallFailed",
+        "CallStarted", "CallCompleted",
+    ]  # fmt: skip
+    whole.close()
+    pieces.close()
+    assert whole.result == pieces.result
+    assert [(c.id, c.arguments, c.repaired) for c in whole.result.calls] == [
+        ("c1", {"a": 2, "b": 3}, False),
+        ("c1_2", {"a": 2}, True),
+        ("call_0", {"a": 1}, False),
+        ("c5", {}, False),
+    ]

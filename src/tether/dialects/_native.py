@@ -83,7 +83,7 @@ class NativeParser(StreamParser):
             )
         try:
             if type(event) in _TYPED:  # the usual case first: an ABC check costs more than the rest
-                self.apply(cast(ModelChunk, event))
+                self.apply(event)
                 return events
             if type(event) is not dict:
                 if hasattr(event, "model_dump"):
@@ -152,8 +152,12 @@ class NativeParser(StreamParser):
                 self._begins(event.index, event.id)
             self.add_arguments(self.pending(event.index, event.id, event.name), event.arguments)
         elif type(event) is ToolCallDone:
-            if event.index not in self._pending and event.id is event.name is event.arguments is None:
-                return  # the end of a block that was no call (Anthropic ends text blocks too)
+            if event.index not in self._pending:
+                if event.name:  # a call stated whole (the usual case): nothing to assemble
+                    self._whole(event)
+                    return
+                if event.id is event.arguments is None and event.name is None:
+                    return  # the end of a block that was no call (Anthropic ends text blocks too)
             call = self.pending(event.index, event.id, event.name)
             arguments = event.arguments
             if arguments is not None and not call.parts and call.arguments is None:
@@ -207,31 +211,50 @@ class NativeParser(StreamParser):
         if not call.name:
             self._emit.fail("a tool call without a name", None, "".join(call.parts), call_id=call.id)
             return
-        repairs: list[Repair] = []
-        if call.arguments is not None:
-            args = call.arguments
+        self._complete(call.id, call.name, call.arguments, "".join(call.parts), call.announced)
+
+    def _whole(self, event: ToolCallDone) -> None:
+        """A call the provider states whole, not streamed before: announced, then complete, as if its pieces
+        had streamed (`CallStarted`, its arguments' text as one `CallDelta`, `CallCompleted`)."""
+        emit, name = self._emit, cast(str, event.name)
+        call_id = emit.new_id(event.id)
+        emit.started(call_id, name)
+        arguments = event.arguments
+        if arguments is None or isinstance(arguments, str):
+            if arguments:
+                emit.delta(call_id, arguments)
+            self._complete(call_id, name, None, arguments or "", announced=True)
         else:
-            text = "".join(call.parts)
-            if not text.strip():
-                args = {}
-            elif (strict := strict_object(text)) is not None:  # what providers send: no repair needed
-                args = strict
-            else:
-                parsed = loads(text)
-                value: Any = parsed.value
-                if not parsed.ok or not isinstance(value, dict):
-                    self._emit.fail(
-                        f"arguments are not a JSON object: {parsed.error or type(value).__name__}",
-                        None,
-                        text,
-                        call_id=call.id,
-                    )
-                    return
-                args, repairs = cast(dict[str, Any], value), parsed.repairs
-        if not call.announced:
-            self._emit.started(call.id, call.name)
-            self._emit.delta(call.id, json.dumps(args, ensure_ascii=False))
-        self._emit.call(call.name, args, None, repairs, call_id=call.id, announced=True)
+            self._complete(call_id, name, dict(arguments), "", announced=True)
+
+    def _complete(
+        self, call_id: str, name: str, arguments: dict[str, Any] | None, text: str, announced: bool
+    ) -> None:
+        """A call is complete: its arguments given whole, or read from their JSON `text`; one not announced yet
+        is announced now, with its arguments as JSON."""
+        repairs: list[Repair] = []
+        if arguments is not None:
+            args = arguments
+        elif not text.strip():
+            args = {}
+        elif (strict := strict_object(text)) is not None:  # what providers send: no repair needed
+            args = strict
+        else:
+            parsed = loads(text)
+            value: Any = parsed.value
+            if not parsed.ok or not isinstance(value, dict):
+                self._emit.fail(
+                    f"arguments are not a JSON object: {parsed.error or type(value).__name__}",
+                    None,
+                    text,
+                    call_id=call_id,
+                )
+                return
+            args, repairs = cast(dict[str, Any], value), parsed.repairs
+        if not announced:
+            self._emit.started(call_id, name)
+            self._emit.delta(call_id, json.dumps(args, ensure_ascii=False))
+        self._emit.call(name, args, None, repairs, call_id=call_id, announced=True)
 
     def finish_all(self) -> None:
         for key in list(self._pending):

@@ -59,9 +59,10 @@ def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
         usage = _d(event.get("usage"))
         if usage:
             out.append(Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))))
-    elif "output" in event and isinstance(event["output"], list):
+    elif "output" in event and isinstance(event["output"], list):  # a whole Responses API response
         for item in _l(event["output"]):
             _item(_d(item), out)
+        _response_usage(event, out)
     elif isinstance(event.get("type"), str) and str(event["type"]).startswith("response."):
         _response_event(event, out)
     elif "tool_calls" in event or "role" in event:
@@ -156,6 +157,14 @@ def _response_event(e: Mapping[str, Any], out: list[ModelChunk]) -> None:
         out.append(TextChunk(str(e.get("delta") or "")))
     elif kind == "response.completed":
         out.append(Finish("completed"))
+        _response_usage(_d(e.get("response")), out)
+
+
+def _response_usage(response: Mapping[str, Any], out: list[ModelChunk]) -> None:
+    """A Responses API response's `usage` (`input_tokens`, `output_tokens`), as Chat Completions' is read."""
+    usage = _d(response.get("usage"))
+    if usage:
+        out.append(Usage(_int(usage.get("input_tokens")), _int(usage.get("output_tokens"))))
 
 
 class _Parser(NativeParser):

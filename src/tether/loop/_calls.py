@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from tether import _wire, envelopes
-from tether.execution import Run
+from tether.execution import Executor, Run
 from tether.loop._core import CORE_TOOL_NAMES
 from tether.loop._events import Events
 from tether.loop._speech import Speaker
@@ -107,6 +107,13 @@ class Calls:
                     self.speaker.book(call)
                 await self.events.emit(_wire.tool_start(self.run.id, _describe(call), call))
 
+            if len(later) == 1:  # the usual case: one call, straight to its executor (nothing to order)
+                call = later[0]
+                envelope = await self._executor(call).execute(_journaled(later, self.turn)[0], self.run)
+                answered[call.id] = envelope
+                await self.finish(call, envelope)
+                return [answered[c.id] for c in calls]
+
             async def done(index: int, envelope: AnyEnvelope) -> None:
                 answered[later[index].id] = envelope
                 await self.finish(later[index], envelope)
@@ -134,7 +141,9 @@ class Calls:
         """A call has its envelope: `on_tool_end`, then what it asks for (input, speech, chat, a page)."""
         events, run_id = self.events, self.run.id
         await events.emit(_wire.tool_end(run_id, call.id, envelope))
-        if isinstance(envelope, NeedsEnvelope):
+        if type(envelope) is not OkEnvelope and isinstance(
+            envelope, NeedsEnvelope
+        ):  # (the ABC check, rarely)
             await events.emit(NeedsEvent(run_id=run_id, call_id=call.id, needs=envelope.needs))
         if call.name not in CORE_TOOL_NAMES:
             return
@@ -155,11 +164,16 @@ class Calls:
         if call.name == "say":  # before any await: streamed calls start in the order they were said
             self.speaker.book(call)
         await self.events.emit(_wire.tool_start(self.run.id, _describe(call), call))
-        agent = self.agent
-        executor = agent.core_executor if call.name in agent.core_routed else None
-        envelope = await (executor or agent.executor).execute(_journaled([call], self.turn)[0], self.run)
+        envelope = await self._executor(call).execute(_journaled([call], self.turn)[0], self.run)
         self.answered[call.id] = envelope
         await self.finish(call, envelope)
+
+    def _executor(self, call: ToolCall) -> Executor:
+        """The executor that runs `call`: the agent's, or the loop's for a core tool the agent's lacks."""
+        agent = self.agent
+        if agent.core_executor is not None and call.name in agent.core_routed:
+            return agent.core_executor
+        return agent.executor
 
     async def _execute_all(self, calls: list[ToolCall], on_result: OnResult) -> None:
         """A batch through the agent's executor, and the core tools it does not have through the loop's."""

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 from tether.loop._termination import End, TurnResult
-from tether.types import ErrorCode, ErrorEnvelope
+from tether.types import ErrorCode, ErrorEnvelope, OkEnvelope
 
 __all__ = ["Budget", "LimitReached", "Limits"]
 
@@ -122,7 +122,11 @@ class Budget:
     def refused(self, turn: TurnResult) -> End | None:
         """The end of the run when a tool has been refused more often than the retry budget allows."""
         for call, envelope in zip(turn.calls, turn.envelopes, strict=True):
-            if isinstance(envelope, ErrorEnvelope) and envelope.error.code != ErrorCode.QUOTA_EXCEEDED:
+            if type(envelope) is OkEnvelope or not isinstance(
+                envelope, ErrorEnvelope
+            ):  # (no ABC check if ok)
+                continue
+            if envelope.error.code != ErrorCode.QUOTA_EXCEEDED:
                 count = self.refusals[call.name] = self.refusals.get(call.name, 0) + 1
                 if count > self.limits.retry_budget:
                     problem = f"{call.name} was refused {count} times in this run; stopping."

@@ -24,12 +24,11 @@ from tether import _wire
 from tether.dialects import (
     CallCompleted,
     CallDelta,
-    ParseEvent,
     ReasoningDelta,
     StreamParser,
     TextDelta,
     ToolIndex,
-    stream_parser,
+    get_dialect,
 )
 from tether.exceptions import ModelError, UserError
 from tether.execution import Run
@@ -88,6 +87,7 @@ class AgentRun:
         self.specs = agent.toolset.specs()
         self.system_message = agent.system_message(self.specs)
         self.tool_index = ToolIndex(self.specs)
+        self.dialect = get_dialect(agent.dialect)
         self.context = context_sources(agent.toolset)
         """What tools add to the system prompt before each model turn (memory.advise's working set)."""
         self.conversation = Conversation((), session, agent.dialect, agent.native)
@@ -161,7 +161,9 @@ class AgentRun:
         agent, calls, conversation = self.agent, self.calls, self.conversation
         calls.begin(calls.turn + 1)
         await self.events.emit(_wire.model_start(self.run_id, self.run_state.records))
-        parser = stream_parser(agent.dialect, self.tool_index, reasoning_open=agent.reasoning_open)
+        parser = self.dialect.stream_parser(self.tool_index)
+        if agent.reasoning_open:
+            parser.open_reasoning()
         request = ModelRequest(
             messages=conversation.for_model(),
             tools=self.specs if agent.native else (),
@@ -235,7 +237,7 @@ class AgentRun:
                 if type(chunk) is Usage:  # the provider's count replaces the estimate from characters
                     budget.reported(chunk.output_tokens)
                 events = parser.feed_event(chunk)
-            ready: list[ToolCall] = []
+            ready: list[ToolCall] | None = None
             for event in events:
                 if type(event) is TextDelta:
                     if text is None:  # any other event: count what the model wrote in it
@@ -244,12 +246,17 @@ class AgentRun:
                         await self.events.show(_wire.model_stream(self.run_id, event.text))
                 elif type(event) is CallCompleted:
                     if calls.streamable(event.call):
+                        if ready is None:
+                            ready = []
                         ready.append(event.call)
-                elif text is None:
-                    written += _written(event)
+                elif text is None:  # the model's own writing: argument fragments and reasoning
+                    if type(event) is CallDelta:
+                        written += len(event.arguments_delta)
+                    elif type(event) is ReasoningDelta:
+                        written += len(event.text)
             if written:
                 budget.wrote(written)
-            if ready:
+            if ready is not None:
                 return ready
 
     # ------------------------------------------------------------------------------------------ step 4
@@ -365,13 +372,6 @@ async def _next(stream: AsyncIterator[ModelChunk]) -> ModelChunk | None:
         raise
     except Exception as e:
         raise _ModelFailed(e) from e
-
-
-def _written(event: ParseEvent) -> int:
-    """Characters of model output in a parse event: its text, reasoning or argument fragment."""
-    if isinstance(event, TextDelta | ReasoningDelta):
-        return len(event.text)
-    return len(event.arguments_delta) if isinstance(event, CallDelta) else 0
 
 
 def _results(calls: Sequence[ToolCall], envelopes: Sequence[AnyEnvelope]) -> list[ToolResultMessage]:
