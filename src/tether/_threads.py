@@ -31,8 +31,9 @@ __all__ = ["IDLE_S", "LIMIT", "run_in_worker"]
 
 T = TypeVar("T")
 
-LIMIT = 40
-"""Worker threads busy at once (anyio's default too); more jobs wait for one to be free."""
+LIMIT = 64
+"""Worker threads busy at once, as many as the executor's default `Policy.max_concurrency` runs calls at once
+(anyio's default is 40): more jobs wait for one to be free."""
 IDLE_S = 10.0
 """Seconds a worker waits for work before it leaves."""
 
