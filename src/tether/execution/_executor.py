@@ -638,11 +638,13 @@ def _settled(
     what the output schema marks secret redacted from its data."""
     if type(envelope) is OkEnvelope and plain_scalar(envelope.data):  # the usual result: JSON, storable
         data: dict[str, Any] = {"ok": True, "data": envelope.data}
-    else:
-        raw: dict[str, Any] = _jsonable(envelope)
-        data = storable(raw)
-        if data is not raw or (isinstance(envelope, OkEnvelope) and data["data"] != envelope.data):
-            envelope = envelopes.from_json(data)  # e.g. NaN, which JSON (so the journal) has as null
+        if output_schema:
+            data["data"] = redact(data["data"], output_schema)
+        return envelope, data
+    raw: dict[str, Any] = _jsonable(envelope)
+    data = storable(raw)
+    if data is not raw or (isinstance(envelope, OkEnvelope) and data["data"] != envelope.data):
+        envelope = envelopes.from_json(data)  # e.g. NaN, which JSON (so the journal) has as null
     if output_schema and isinstance(envelope, OkEnvelope):
         data["data"] = redact(data.get("data"), output_schema)  # `data` is a fresh copy: no one else holds it
     return envelope, data

@@ -133,6 +133,8 @@ async def finish(
 
 def returned(tool: Tool[..., Any], result: Any) -> ToolResult:
     """What a tool's return value comes to: the envelope it returned, or its value as JSON in an ok one."""
+    if plain_scalar(result):  # the usual result, and never an envelope: no instance checks (pydantic's
+        return ToolResult(envelopes.ok(result))  # metaclass makes each cost ~0.2 µs)
     if isinstance(result, NeedsEnvelope | ErrorEnvelope):
         return ToolResult(result)
     data = result.data if isinstance(result, OkEnvelope) else result
