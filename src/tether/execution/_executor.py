@@ -148,20 +148,107 @@ class Executor:
     # ------------------------------------------------------------------------------------------ public
 
     async def execute(self, call: ToolCall, run: Run | None = None) -> AnyEnvelope:
-        """Answer one call with exactly one envelope; never raises on anything the model or a tool does."""
+        """Answer one call with exactly one envelope; never raises on anything the model or a tool does.
+
+        The whole call runs in this one coroutine (the guards, the journal, the tool and its result): one
+        coroutine fewer a call than a helper's, and every wake-up of a tool that waits goes through each
+        coroutine it is awaited from."""
         run = run if run is not None else Run()
-        self._writer.calls += 1  # while calls overlap, their journal writes share transactions
+        writer = self._writer
+        writer.calls += 1  # while calls overlap, their journal writes share transactions
         try:
-            return await self._execute(call, run)
+            tool = self.toolset.get(call.name)
+            plan = self._plan(tool)
+            attempt = Attempt(call, tool, run, plan.policy)
+            answered: bool | None = None  # whether the journal answers the call: then no domain guard asks
+            for guard, check_now, domain in plan.steps:
+                if domain:
+                    if answered is None:
+                        answered = await self._answered(attempt)
+                    if answered:
+                        continue
+                decision = None if check_now is None else check_now(attempt)
+                if decision is None:
+                    try:
+                        decision = await guard.check(attempt)
+                    except RateLimited as limited:  # the claim took the rate-limit token: there was none
+                        decision = self._rate_limited(attempt, limited)
+                if isinstance(decision, Allow):
+                    validated = decision.validated
+                    if validated is not None:
+                        attempt.validated = validated
+                        attempt.call = validated.call
+                        if plan.keyed:
+                            attempt.idempotency_key = self._key(attempt)
+                    continue
+                return await self._refused(attempt, decision)
+            assert tool is not None, "the unknown-tool guard refuses the rest"
+            intent = attempt.intent
+            if intent is None:  # not claimed: the intent, with its token
+                intent = self._entry("intent", attempt, attempt.arguments(), None)
+                try:
+                    if self._direct and attempt.rate_token is None:
+                        intent = attempt.intent = self.journal.append(intent)
+                    else:
+                        intent = attempt.intent = await writer.append(intent, attempt.rate_token)
+                except RateLimited as limited:
+                    return await self._refused(attempt, self._rate_limited(attempt, limited))
+            elif answered:  # the journal's answer changed meanwhile and the call runs after all: ask first
+                refused = await self._ask_after_claim(attempt, plan)
+                if refused is not None:
+                    return refused
+            arguments = attempt.arguments()
+            key = attempt.idempotency_key
+            try:  # the tool, then its result
+                running = self._running
+                running.add(intent.id)
+                started = time.perf_counter()
+                try:
+                    prepared = self._arguments_for(attempt, tool, plan)
+                    if isinstance(prepared, ToolResult):
+                        outcome = prepared
+                    elif plan.starts_now:  # async, in this process: run to its first wait, then await
+                        outcome = start(tool, prepared)
+                        if isinstance(outcome, Waiting):
+                            deadlines = self._deadlines_here()
+                            timeout_s = plan.timeout_s
+                            outcome = await finish(
+                                tool, outcome, timeout_s=timeout_s, started=started, deadlines=deadlines
+                            )
+                    else:
+                        outcome = await invoke(tool, prepared, timeout_s=plan.timeout_s)
+                finally:
+                    running.discard(intent.id)
+                duration_ms = (time.perf_counter() - started) * 1000
+                outcome, envelope_json = _settle(tool, outcome, plan)
+                result = _result_entry(intent, envelope_json, outcome.traceback, duration_ms)
+                if self._direct:
+                    self.journal.append(result)
+                else:
+                    await writer.append(result)
+            finally:
+                if key is not None:
+                    self._in_flight.discard(key)
+            envelope = outcome.envelope
+            if plan.counts_output and isinstance(envelope, OkEnvelope):
+                run.output_bytes += len(pydantic_core.to_json(envelope.data, fallback=repr))
+            if not self._recorders:  # the record alone: no report to make
+                output = envelope_json.get("data") if envelope.ok else envelope_json
+                run.records.append(_wire.record(plan.tool_type, attempt.call.name, arguments, output))
+                return envelope
+            report = self._record(attempt, "ran", envelope, arguments, envelope_json, duration_ms)
+            if report is not None:
+                await self._tell(report)
+            return envelope
         except Exception:  # a bug of ours must not reach the model as an exception either
             envelope = _internal_error(call.name)
             attempt = Attempt(call, None, run, self.policy)
             entry = self._entry("refusal", attempt, {}, _jsonable(envelope), trace=traceback.format_exc())
             with contextlib.suppress(Exception):  # the journal itself may be what failed
-                await self._writer.append(entry)
+                await writer.append(entry)
             return envelope
         finally:
-            self._writer.calls -= 1
+            writer.calls -= 1
 
     async def execute_all(
         self,
@@ -245,89 +332,6 @@ class Executor:
         plan = self._plans[id(tool)] = _Plan(tool, self.policy, self.guards, self._domain_guards)
         return plan
 
-    async def _execute(self, call: ToolCall, run: Run) -> AnyEnvelope:
-        tool = self.toolset.get(call.name)
-        plan = self._plan(tool)
-        attempt = Attempt(call, tool, run, plan.policy)
-        answered: bool | None = None  # whether the journal answers the call, so that no domain guard asks
-        for guard, check_now, domain in plan.steps:
-            if domain:
-                if answered is None:
-                    answered = await self._answered(attempt)
-                if answered:
-                    continue
-            decision = None if check_now is None else check_now(attempt)
-            if decision is None:
-                try:
-                    decision = await guard.check(attempt)
-                except RateLimited as limited:  # the claim took the rate-limit guard's token: there was none
-                    decision = self._rate_limited(attempt, limited)
-            if isinstance(decision, Allow):
-                if decision.validated is not None:
-                    attempt.validated = decision.validated
-                    attempt.call = decision.validated.call
-                    if plan.keyed:
-                        attempt.idempotency_key = self._key(attempt)
-                continue
-            return await self._refused(attempt, decision)
-        assert tool is not None, "the unknown-tool guard refuses the rest"
-        if attempt.intent is None:  # not claimed: the intent, with its token
-            intent = self._entry("intent", attempt, attempt.arguments(), None)
-            try:
-                if self._direct and attempt.rate_token is None:
-                    attempt.intent = self.journal.append(intent)
-                else:
-                    attempt.intent = await self._writer.append(intent, attempt.rate_token)
-            except RateLimited as limited:
-                return await self._refused(attempt, self._rate_limited(attempt, limited))
-        elif answered:  # the journal's answer changed meanwhile and the call runs after all: ask first
-            refused = await self._ask_after_claim(attempt, plan)
-            if refused is not None:
-                return refused
-        # the tool, then its result: in this coroutine rather than one more a call (~0.5 µs, and every wake-up
-        # of a tool that waits goes through each coroutine it is awaited from)
-        intent = attempt.intent
-        arguments = attempt.arguments()
-        try:
-            self._running.add(intent.id)
-            started = time.perf_counter()
-            try:
-                prepared = self._arguments_for(attempt, tool, plan)
-                if isinstance(prepared, ToolResult):
-                    outcome = prepared
-                elif plan.starts_now:  # async, in this process: run to its first wait, and only then await
-                    outcome = start(tool, prepared)
-                    if isinstance(outcome, Waiting):
-                        deadlines = self._deadlines_here()
-                        outcome = await finish(
-                            tool, outcome, timeout_s=plan.timeout_s, started=started, deadlines=deadlines
-                        )
-                else:
-                    outcome = await invoke(tool, prepared, timeout_s=plan.timeout_s)
-            finally:
-                self._running.discard(intent.id)
-            duration_ms = (time.perf_counter() - started) * 1000
-            outcome, envelope_json = self._settle(tool, outcome)
-            result = _result_entry(intent, envelope_json, outcome.traceback, duration_ms)
-            if self._direct:
-                self.journal.append(result)
-            else:
-                await self._writer.append(result)
-        finally:
-            if attempt.idempotency_key is not None:
-                self._in_flight.discard(attempt.idempotency_key)
-        envelope = outcome.envelope
-        if self.policy.max_output_bytes_per_run is not None and isinstance(envelope, OkEnvelope):
-            run.output_bytes += len(pydantic_core.to_json(envelope.data, fallback=repr))
-        if not self._recorders:  # the record alone: no report to make
-            output = envelope_json.get("data") if envelope.ok else envelope_json
-            run.records.append(_wire.record(plan.tool_type, attempt.call.name, arguments, output))
-            return envelope
-        report = self._record(attempt, "ran", envelope, arguments, envelope_json, duration_ms)
-        if report is not None:
-            await self._tell(report)
-        return envelope
-
     def _deadlines_here(self) -> Deadlines:
         """The executor's `Deadlines` on the running loop (made anew when it runs on another)."""
         deadlines = self._deadlines
@@ -405,18 +409,6 @@ class Executor:
             return tool.call_arguments(validated, context)
         except Exception:
             return ToolResult(_internal_error(tool.name), traceback.format_exc())
-
-    @staticmethod
-    def _settle(tool: Tool[..., Any], outcome: ToolResult) -> tuple[ToolResult, dict[str, Any]]:
-        """The tool's outcome as the journal and the model get it, and its envelope's JSON (`_settled`)."""
-        try:
-            envelope, envelope_json = _settled(outcome.envelope, tool.spec.output_schema)
-            if envelope is not outcome.envelope:
-                outcome = ToolResult(envelope, outcome.traceback)
-        except Exception:  # the intent must get a result all the same, or it stays in doubt
-            outcome = ToolResult(_internal_error(tool.name), traceback.format_exc())
-            envelope_json = _jsonable(outcome.envelope)
-        return outcome, envelope_json
 
     # ------------------------------------------------------------------------------------------ helpers
 
@@ -535,7 +527,10 @@ class _Plan:
     with its `check_now`: no coroutine a guard a call) and what running the tool takes, so that the usual
     call goes straight through."""
 
-    __slots__ = ("keyed", "plain_kwargs", "policy", "starts_now", "steps", "timeout_s", "tool", "tool_type")
+    __slots__ = (
+        *("counts_output", "keyed", "output_schema", "plain_kwargs", "policy", "starts_now", "steps"),
+        *("timeout_s", "tool", "tool_type"),
+    )
 
     def __init__(
         self,
@@ -567,6 +562,9 @@ class _Plan:
         """An async tool run in this process: called, and awaited only if it waits (`_invoke.start`)."""
         self.plain_kwargs = tool is not None and tool.function is not None and tool.context_parameter is None
         """The validator's typed values are the keyword arguments as they are (no context to add)."""
+        self.output_schema = spec.output_schema if spec is not None else None
+        self.counts_output = policy.max_output_bytes_per_run is not None
+        """Whether the run's output bytes are counted (for the quota guard)."""
 
 
 def _result_entry(
@@ -628,6 +626,18 @@ def _sequential(tool: Tool[..., Any] | None) -> bool:
 
 def _jsonable(value: Any) -> Any:
     return pydantic_core.to_jsonable_python(value, fallback=repr)
+
+
+def _settle(tool: Tool[..., Any], outcome: ToolResult, plan: _Plan) -> tuple[ToolResult, dict[str, Any]]:
+    """The tool's outcome as the journal and the model get it, and its envelope's JSON (`_settled`)."""
+    try:
+        envelope, envelope_json = _settled(outcome.envelope, plan.output_schema)
+        if envelope is not outcome.envelope:
+            outcome = ToolResult(envelope, outcome.traceback)
+    except Exception:  # the intent must get a result all the same, or it stays in doubt
+        outcome = ToolResult(_internal_error(tool.name), traceback.format_exc())
+        envelope_json = _jsonable(outcome.envelope)
+    return outcome, envelope_json
 
 
 def _settled(
