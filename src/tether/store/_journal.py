@@ -79,13 +79,16 @@ class MemoryJournal:
         with self._lock:
             entry.id = self._next_id
             self._next_id += 1
-            self._entries.append(entry)
-            if entry.kind == "intent" and entry.idempotency_key is not None:
-                self._latest_intent[entry.idempotency_key] = entry
-            elif entry.kind in ("result", "resolution") and entry.intent_id is not None:
+            entries = self._entries
+            entries.append(entry)
+            kind = entry.kind
+            if kind == "intent":
+                if entry.idempotency_key is not None:
+                    self._latest_intent[entry.idempotency_key] = entry
+            elif (kind == "result" or kind == "resolution") and entry.intent_id is not None:
                 self._completion[entry.intent_id] = entry
-            while len(self._entries) > self.max_entries:
-                self._forget(self._entries.popleft())
+            while len(entries) > self.max_entries:
+                self._forget(entries.popleft())
             return entry
 
     def _forget(self, old: JournalEntry) -> None:
