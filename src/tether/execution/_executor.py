@@ -630,6 +630,11 @@ def _jsonable(value: Any) -> Any:
 
 def _settle(tool: Tool[..., Any], outcome: ToolResult, plan: _Plan) -> tuple[ToolResult, dict[str, Any]]:
     """The tool's outcome as the journal and the model get it, and its envelope's JSON (`_settled`)."""
+    envelope = outcome.envelope
+    if type(envelope) is OkEnvelope and plain_scalar(envelope.data):  # `_settled`'s usual case, inlined
+        data = envelope.data
+        schema = plan.output_schema
+        return outcome, {"ok": True, "data": redact(data, schema) if schema else data}
     try:
         envelope, envelope_json = _settled(outcome.envelope, plan.output_schema)
         if envelope is not outcome.envelope:
