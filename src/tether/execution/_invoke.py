@@ -1,6 +1,7 @@
 """Running one tool under its timeout and turning whatever happens into exactly one envelope.
 
-Async tools are awaited (the timeout's clock starts only if one waits); sync tools run in a worker thread,
+Async tools are called and run to their first wait (`start`), and only one that waits is awaited, under a
+timer armed then (`finish`; its deadline counts from the call); sync tools run in a worker thread,
 except those declared `inline` (functions known never to block), which are called on the event loop;
 tools whose sandbox asks for `isolation="process"` run in a child process. On timeout an async tool is
 cancelled and an isolated one killed with its process group; a sync tool in a thread cannot be stopped
@@ -120,7 +121,8 @@ async def finish(
     deadlines: Deadlines | None = None,
 ) -> ToolResult:
     """Await the rest of a tool `start` left waiting, within `timeout_s` of `started` (`time.perf_counter()`
-    before it was called, the clock of the event loop's own on Linux: both CLOCK_MONOTONIC)."""
+    just before it was called: the time its first step took counts, as with a deadline set before the call;
+    only that difference is used, so the two clocks need not be the same)."""
     loop = asyncio.get_running_loop()
     deadline = None
     if timeout_s is not None:
