@@ -156,8 +156,16 @@ def user_message(content: str) -> UserMessage:
 def record(tool_type: str, tool_name: str, arguments: dict[str, Any], output: Any) -> ToolCallRecord:
     """`ToolCallRecord(toolType=tool_type, toolName=tool_name, input=arguments, output=output)`; `arguments`
     is copied, as validation copies a dict."""
-    values = {"toolType": tool_type, "toolName": tool_name, "input": dict(arguments), "output": output}
-    return _built(ToolCallRecord, _RECORD, values)
+    made = _new(ToolCallRecord)  # `_built`, inlined: a record a call
+    _set(
+        made,
+        "__dict__",
+        {"toolType": tool_type, "toolName": tool_name, "input": dict(arguments), "output": output},
+    )
+    _set_fields_set(made, set(_RECORD))
+    _set_extra(made, None)
+    _set_private(made, None)
+    return made
 
 
 def tool_call(call_id: str, name: str, arguments: dict[str, Any], provenance: Provenance) -> ToolCall | None:

@@ -198,3 +198,58 @@ async def test_journal_entries_are_made_by_position_and_equal_those_made_by_name
         seen.append([comparable(e) for e in entries])
     assert seen[0] == seen[1]
     assert seen[0][0]["why"] == "Reserve a room for the offsite"
+
+
+async def test_a_result_entry_keeps_its_intents_columns_as_the_entry_made_by_name_would() -> None:
+    """The result entry is made from its intent's values (the same call, run and arguments): equal to one
+    made afresh from the attempt, as every result entry was before."""
+    from tether.execution import _executor
+    from tether.execution._guards import Attempt
+
+    journal = MemoryJournal()
+    executor = Executor(Toolset(book, look), journal=journal)
+    run = Run(principal=Principal("u1"), session_id="s1")
+    for c in CALLS[:3]:
+        await executor.execute(c, run)
+    entries = journal.entries()
+    for result in (e for e in entries if e.kind == "result"):
+        intent = journal.entry(result.intent_id or 0)
+        assert intent is not None
+        tool = executor.toolset.get(intent.tool)
+        the_call = next(c for c in CALLS if c.id == intent.call_id)
+        validated = tool.validate_call(the_call) if tool is not None else None
+        attempt = Attempt(validated.call if validated else the_call, tool, run, executor.policy)
+        attempt.idempotency_key = intent.idempotency_key
+        assert result.envelope is not None
+        by_name = executor._entry(  # pyright: ignore[reportPrivateUsage]
+            "result", attempt, attempt.arguments(), result.envelope, None, result.duration_ms, intent.id
+        )
+        by_name.created_at, by_name.id = result.created_at, result.id
+        assert result == by_name
+        made = _executor._result_entry(intent, result.envelope, None, result.duration_ms or 0.0)  # pyright: ignore[reportPrivateUsage]
+        made.created_at, made.id = result.created_at, result.id
+        assert made == result
+
+
+def test_the_schema_guards_allow_is_the_dataclass_s_own() -> None:
+    from tether.execution import Allow
+    from tether.execution._decisions import allowed
+
+    validated = look.validate_call(ToolCall(id="c1", name="look", arguments={"room": "Red"}))
+    made = allowed(validated)
+    assert type(made) is Allow
+    assert made == Allow(validated=validated)
+    assert made.validated is validated
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.validated = None  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_a_valid_call_s_validated_call_is_the_named_tuple_validation_makes() -> None:
+    from tether.tools import ValidatedCall
+
+    the_call = ToolCall(id="c1", name="look", arguments={"room": "Red"})
+    validated = look.validate_call(the_call)
+    assert type(validated) is ValidatedCall
+    assert validated == ValidatedCall(the_call, (), {"room": "Red"})
+    assert validated.ok
+    assert validated.call is the_call

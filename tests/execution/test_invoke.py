@@ -415,3 +415,26 @@ def test_inline_is_refused_where_it_cannot_hold() -> None:
         tool(inline=True, sandbox=SandboxPolicy(isolation="process"))(returns)
     with pytest.raises(UserError, match="inline=True"):
         Tool(ToolSpec(name="declared"), inline=True)
+
+
+@tool(side_effects="none", sandbox=SandboxPolicy(timeout_ms=100))
+async def slow_start_then_nap() -> str:
+    busy_until = time.perf_counter() + 0.15  # its first step, before it ever waits, outlasts the timeout
+    while time.perf_counter() < busy_until:
+        pass
+    await asyncio.sleep(0.08)  # would finish within the timeout, were the first step not counted
+    return "done"
+
+
+@tool(side_effects="none")
+async def answers_at_once() -> str:
+    return "at once"
+
+
+async def test_the_timeout_counts_a_tools_first_step_though_its_timer_starts_only_once_it_waits() -> None:
+    timed_out = await Executor(Toolset(slow_start_then_nap)).execute(call("slow_start_then_nap"))
+    assert isinstance(timed_out, ErrorEnvelope)
+    assert timed_out.error.code == "TIMEOUT"
+    executor = Executor(Toolset(answers_at_once))
+    assert await executor.execute(call("answers_at_once")) == OkEnvelope(data="at once")
+    assert executor._deadlines is None  # pyright: ignore[reportPrivateUsage] - no timer: it never waited

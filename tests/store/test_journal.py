@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import random
+
+import pytest
+
 from tether.store import JournalEntry, Lookup, MemoryJournal
 
 
@@ -34,3 +38,66 @@ def test_the_oldest_entries_are_forgotten_beyond_the_limit() -> None:
     assert journal.lookup("c").status == "done"
     assert journal.entry(1) is None
     assert journal.entry(6) is not None
+
+
+def in_doubt_by_definition(journal: MemoryJournal) -> list[JournalEntry]:
+    """Intents the journal keeps with neither a result nor a resolution among the entries it keeps."""
+    kept = journal.entries()
+    completed = {e.intent_id for e in kept if e.kind in ("result", "resolution")}
+    return [e for e in kept if e.kind == "intent" and e.id not in completed]
+
+
+def lookup_by_definition(journal: MemoryJournal, key: str) -> Lookup:
+    kept = journal.entries()
+    intents = [e for e in kept if e.kind == "intent" and e.idempotency_key == key]
+    if not intents:
+        return Lookup("new")
+    latest = intents[-1]
+    completions = [e for e in kept if e.kind in ("result", "resolution") and e.intent_id == latest.id]
+    if not completions:
+        return Lookup("in_doubt", latest)
+    last = completions[-1]
+    if last.kind == "resolution" and last.envelope is None:
+        return Lookup("new", latest)
+    return Lookup("done", latest, last.envelope)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_in_doubt_and_lookup_answer_what_the_kept_entries_say(seed: int) -> None:
+    """The journal's indexes (open intents; completions of keyed ones) agree with its entries, through
+    keyed and unkeyed calls, results with or without their intent's key, resolutions, intents left open,
+    and the oldest entries forgotten."""
+    rng = random.Random(seed)
+    journal = MemoryJournal(max_entries=rng.choice([5, 12, 1000]))
+    open_intents: list[JournalEntry] = []
+    for step in range(200):
+        action = rng.random()
+        if action < 0.45 or not open_intents:
+            key = rng.choice([None, "a", "b", "c", f"k{step}"])
+            made = JournalEntry(
+                kind="intent", call_id=f"c{step}", tool="t", created_at=0.0, idempotency_key=key
+            )
+            open_intents.append(journal.append(made))
+        else:
+            of = open_intents.pop(rng.randrange(len(open_intents)))
+            kind = "result" if action < 0.85 else "resolution"
+            envelope = (
+                rng.choice([{"ok": True, "data": step}, None]) if kind == "resolution" else {"ok": True}
+            )
+            key = of.idempotency_key if rng.random() < 0.7 else None  # a result may not repeat the key
+            journal.append(
+                JournalEntry(
+                    kind=kind,
+                    call_id=of.call_id,
+                    tool="t",
+                    created_at=0.0,
+                    intent_id=of.id,
+                    idempotency_key=key,
+                    envelope=envelope,
+                )
+            )
+        if rng.random() < 0.1:
+            journal.append(JournalEntry(kind="refusal", call_id=f"r{step}", tool="t", created_at=0.0))
+        assert journal.in_doubt() == in_doubt_by_definition(journal)
+        for key in ("a", "b", "c", f"k{step}"):
+            assert journal.lookup(key) == lookup_by_definition(journal, key)

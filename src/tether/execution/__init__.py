@@ -7,7 +7,8 @@ the first that refuses answers the call:
 2. schema validation    -> `INVALID_ARGS`, listing every problem with its JSON path (safe coercions applied)
 3. `why`                -> `MISSING_WHY` when the tool requires one and it is missing, empty or content-free
 4. principal and scopes -> `UNAUTHORIZED`, `SCOPES_MISSING`
-   then domain guards given to the `Executor` (e.g. `CONNECTION_INACTIVE`)
+   then domain guards given to the `Executor` (e.g. `CONNECTION_INACTIVE`), except for a call the journal
+   will answer (a repeat whose result replays: the idempotency guard below answers it, and nothing runs)
 5. run quotas           -> `QUOTA_EXCEEDED` (calls, output bytes, wall time per `Run`)
 6. repaired-call policy -> `INVALID_ARGS` for a repaired call to a mutating tool (by default)
 7. rate limit           -> `RATE_LIMITED` with `details.retry_after_s` (token bucket per tool and principal,

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from tether import envelopes
 from tether.tools import ValidatedCall
 from tether.types import AnyEnvelope, ErrorCode, ErrorEnvelope
 
-__all__ = ["Allow", "Decision", "Refuse", "Replay", "refusal"]
+__all__ = ["Allow", "Decision", "Refuse", "Replay", "allowed", "refusal"]
+
+_new: Any = object.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +37,16 @@ class Replay:
 
 
 Decision = Allow | Refuse | Replay
+
+_set_validated = Allow.__dict__["validated"].__set__  # the slot's own descriptor, past the frozen check
+
+
+def allowed(validated: ValidatedCall) -> Allow:
+    """`Allow(validated=validated)`, the same value, without the frozen dataclass's `__init__` (~0.2 µs: the
+    schema guard makes one for every call)."""
+    made = _new(Allow)
+    _set_validated(made, validated)
+    return made
 
 
 def refusal(

@@ -33,7 +33,7 @@ from tether.execution._guards import (
     idempotency_key,
     rate_limited,
 )
-from tether.execution._invoke import Deadlines, ToolResult, invoke
+from tether.execution._invoke import Deadlines, ToolResult, Waiting, finish, invoke, start
 from tether.execution._plain import plain_scalar
 from tether.execution._policy import Policy
 from tether.execution._records import CallReport, Recorder, kalygo_record, tool_type
@@ -48,15 +48,23 @@ from tether.store import (
     Outcome,
     RateLimits,
 )
-from tether.store.internal import JournalWriter, RateLimited, resolution, storable, storable_text
+from tether.store.internal import (
+    JournalWriter,
+    RateLimited,
+    replays,
+    resolution,
+    storable,
+    storable_text,
+)
 from tether.tools import Tool, ToolContext, ToolsLike, as_toolset, redact
 from tether.types import AnyEnvelope, ErrorEnvelope, OkEnvelope, ToolCall
 
 __all__ = ["Executor"]
 
 T = TypeVar("T")
-_Step = tuple[Guard, Callable[[Attempt], Decision | None] | None]
-"""A guard, and its `check_now` if it has one: the decision without waiting, or None to await `check`."""
+_Step = tuple[Guard, Callable[[Attempt], Decision | None] | None, bool]
+"""A guard; its `check_now` if it has one (the decision without waiting, or None to await `check`); and
+whether it is a domain guard (given to the executor), which a call the journal answers skips."""
 _HOST = socket.gethostname()
 _ENTRY_ORDER = (
     *("kind", "call_id", "tool", "created_at", "id", "intent_id", "session_id", "run_id", "idempotency_key"),
@@ -115,7 +123,8 @@ class Executor:
         self._deadlines: Deadlines | None = None
         """The timeouts of this executor's async tools, on the loop it last ran on (one timer between them)."""
         self._running: set[int | None] = set()
-        self._plans: dict[int, tuple[Tool[..., Any] | None, tuple[_Step, ...]]] = {}
+        self._plans: dict[int, _Plan] = {}
+        self._domain_guards = tuple(guards)
         self.guards: tuple[Guard, ...] = (
             UnknownToolGuard(toolset),
             SchemaGuard(),
@@ -139,20 +148,107 @@ class Executor:
     # ------------------------------------------------------------------------------------------ public
 
     async def execute(self, call: ToolCall, run: Run | None = None) -> AnyEnvelope:
-        """Answer one call with exactly one envelope; never raises on anything the model or a tool does."""
+        """Answer one call with exactly one envelope; never raises on anything the model or a tool does.
+
+        The whole call runs in this one coroutine (the guards, the journal, the tool and its result): one
+        coroutine fewer a call than a helper's, and every wake-up of a tool that waits goes through each
+        coroutine it is awaited from."""
         run = run if run is not None else Run()
-        self._writer.calls += 1  # while calls overlap, their journal writes share transactions
+        writer = self._writer
+        writer.calls += 1  # while calls overlap, their journal writes share transactions
         try:
-            return await self._execute(call, run)
+            tool = self.toolset.get(call.name)
+            plan = self._plan(tool)
+            attempt = Attempt(call, tool, run, plan.policy)
+            answered: bool | None = None  # whether the journal answers the call: then no domain guard asks
+            for guard, check_now, domain in plan.steps:
+                if domain:
+                    if answered is None:
+                        answered = await self._answered(attempt)
+                    if answered:
+                        continue
+                decision = None if check_now is None else check_now(attempt)
+                if decision is None:
+                    try:
+                        decision = await guard.check(attempt)
+                    except RateLimited as limited:  # the claim took the rate-limit token: there was none
+                        decision = self._rate_limited(attempt, limited)
+                if isinstance(decision, Allow):
+                    validated = decision.validated
+                    if validated is not None:
+                        attempt.validated = validated
+                        attempt.call = validated.call
+                        if plan.keyed:
+                            attempt.idempotency_key = self._key(attempt)
+                    continue
+                return await self._refused(attempt, decision)
+            assert tool is not None, "the unknown-tool guard refuses the rest"
+            intent = attempt.intent
+            if intent is None:  # not claimed: the intent, with its token
+                intent = self._entry("intent", attempt, attempt.arguments(), None)
+                try:
+                    if self._direct and attempt.rate_token is None:
+                        intent = attempt.intent = self.journal.append(intent)
+                    else:
+                        intent = attempt.intent = await writer.append(intent, attempt.rate_token)
+                except RateLimited as limited:
+                    return await self._refused(attempt, self._rate_limited(attempt, limited))
+            elif answered:  # the journal's answer changed meanwhile and the call runs after all: ask first
+                refused = await self._ask_after_claim(attempt, plan)
+                if refused is not None:
+                    return refused
+            arguments = attempt.arguments()
+            key = attempt.idempotency_key
+            try:  # the tool, then its result
+                running = self._running
+                running.add(intent.id)
+                started = time.perf_counter()
+                try:
+                    prepared = self._arguments_for(attempt, tool, plan)
+                    if isinstance(prepared, ToolResult):
+                        outcome = prepared
+                    elif plan.starts_now:  # async, in this process: run to its first wait, then await
+                        outcome = start(tool, prepared)
+                        if isinstance(outcome, Waiting):
+                            deadlines = self._deadlines_here()
+                            timeout_s = plan.timeout_s
+                            outcome = await finish(
+                                tool, outcome, timeout_s=timeout_s, started=started, deadlines=deadlines
+                            )
+                    else:
+                        outcome = await invoke(tool, prepared, timeout_s=plan.timeout_s)
+                finally:
+                    running.discard(intent.id)
+                duration_ms = (time.perf_counter() - started) * 1000
+                outcome, envelope_json = _settle(tool, outcome, plan)
+                result = _result_entry(intent, envelope_json, outcome.traceback, duration_ms)
+                if self._direct:
+                    self.journal.append(result)
+                else:
+                    await writer.append(result)
+            finally:
+                if key is not None:
+                    self._in_flight.discard(key)
+            envelope = outcome.envelope
+            if plan.counts_output and isinstance(envelope, OkEnvelope):
+                run.output_bytes += len(pydantic_core.to_json(envelope.data, fallback=repr))
+            if not self._recorders:  # the record alone: no report to make
+                output = envelope_json.get("data") if envelope.ok else envelope_json
+                run.records.append(_wire.record(plan.tool_type, attempt.call.name, arguments, output))
+                return envelope
+            report = self._record(attempt, "ran", envelope, arguments, envelope_json, duration_ms)
+            if report is not None:
+                await self._tell(report)
+            return envelope
         except Exception:  # a bug of ours must not reach the model as an exception either
             envelope = _internal_error(call.name)
             attempt = Attempt(call, None, run, self.policy)
             entry = self._entry("refusal", attempt, {}, _jsonable(envelope), trace=traceback.format_exc())
             with contextlib.suppress(Exception):  # the journal itself may be what failed
-                await self._writer.append(entry)
+                await writer.append(entry)
             return envelope
         finally:
-            self._writer.calls -= 1
+            writer.calls -= 1
 
     async def execute_all(
         self,
@@ -226,85 +322,56 @@ class Executor:
 
     # ----------------------------------------------------------------------------------------- pipeline
 
-    def _guards_for(self, tool: Tool[..., Any] | None) -> tuple[_Step, ...]:
-        """The guards that could refuse a call to `tool`, worked out once per tool, each with its synchronous
-        `check_now` when it has one (no coroutine a guard a call)."""
+    def _plan(self, tool: Tool[..., Any] | None) -> _Plan:
+        """How calls to `tool` go under the current policy, worked out once (see `_Plan`)."""
         found = self._plans.get(id(tool))
-        if found is not None and found[0] is tool:
-            return found[1]
+        if found is not None and found.tool is tool and found.policy is self.policy:
+            return found
         if len(self._plans) > 4096:  # toolsets that make new tool objects as they go: stay bounded
             self._plans.clear()
-        steps = tuple(
-            (g, getattr(g, "check_now", None)) for g in self.guards if applies(g, tool, self.policy)
-        )
-        self._plans[id(tool)] = (tool, steps)
-        return steps
+        plan = self._plans[id(tool)] = _Plan(tool, self.policy, self.guards, self._domain_guards)
+        return plan
 
-    async def _execute(self, call: ToolCall, run: Run) -> AnyEnvelope:
-        tool = self.toolset.get(call.name)
-        attempt = Attempt(call, tool, run, self.policy)
-        for guard, check_now in self._guards_for(tool):
+    def _deadlines_here(self) -> Deadlines:
+        """The executor's `Deadlines` on the running loop (made anew when it runs on another)."""
+        deadlines = self._deadlines
+        loop = asyncio.get_running_loop()
+        if deadlines is None or deadlines.loop is not loop:
+            deadlines = self._deadlines = Deadlines(loop)
+        return deadlines
+
+    async def _answered(self, attempt: Attempt) -> bool:
+        """Whether the journal answers this call without running it (a repeat of a call whose result
+        replays): then no domain guard asks about it, e.g. the CLI's `--confirm` does not ask the user again
+        about a call that will not run. The idempotency guard still decides, after the other guards."""
+        key = attempt.idempotency_key
+        tool = attempt.tool
+        if key is None or tool is None or not attempt.policy.idempotency:
+            return False
+        found = self.journal.lookup(key) if self._direct else await self._lookup(key)
+        return found.status == "done" and replays(found.envelope, tool.spec.side_effects)
+
+    async def _ask_after_claim(self, attempt: Attempt, plan: _Plan) -> AnyEnvelope | None:
+        """The domain guards a call skipped because the journal was to answer it (`_answered`), asked now
+        that its claim went through after all (the journal changed in between: another process, or an
+        entry forgotten): None if they allow it; else their refusal, its intent settled as not run."""
+        intent = attempt.intent
+        assert intent is not None
+        for guard, check_now, domain in plan.steps:
+            if not domain:
+                continue
             decision = None if check_now is None else check_now(attempt)
             if decision is None:
-                try:
-                    decision = await guard.check(attempt)
-                except RateLimited as limited:  # the claim took the rate-limit guard's token: there was none
-                    decision = self._rate_limited(attempt, limited)
+                decision = await guard.check(attempt)
             if isinstance(decision, Allow):
-                if decision.validated is not None:
-                    attempt.validated = decision.validated
-                    attempt.call = decision.validated.call
-                    attempt.idempotency_key = self._key(attempt)
                 continue
-            return await self._refused(attempt, decision)
-        if attempt.intent is None and attempt.tool is not None:  # not claimed: the intent, with its token
-            intent = self._entry("intent", attempt, attempt.arguments(), None)
             try:
-                if self._direct and attempt.rate_token is None:
-                    attempt.intent = self.journal.append(intent)
-                else:
-                    attempt.intent = await self._writer.append(intent, attempt.rate_token)
-            except RateLimited as limited:
-                return await self._refused(attempt, self._rate_limited(attempt, limited))
-        arguments = attempt.arguments()
-        # the tool, then its result: in this coroutine rather than one more a call (~0.5 µs, and every wake-up
-        # of a tool that waits goes through each coroutine it is awaited from)
-        try:
-            intent = attempt.intent  # written by the idempotency guard's claim, or else just above
-            assert intent is not None
-            assert tool is not None
-            self._running.add(intent.id)
-            started = time.perf_counter()
-            try:
-                prepared = self._arguments_for(attempt, tool)
-                if isinstance(prepared, ToolResult):
-                    outcome = prepared
-                else:
-                    deadlines = self._deadlines
-                    if deadlines is None or deadlines.loop is not asyncio.get_running_loop():
-                        deadlines = self._deadlines = Deadlines(asyncio.get_running_loop())
-                    outcome = await invoke(tool, prepared[0], timeout_s=prepared[1], deadlines=deadlines)
+                await self._writer.append(resolution(intent, envelope=None, note="refused by a guard"))
             finally:
-                self._running.discard(intent.id)
-            duration_ms = (time.perf_counter() - started) * 1000
-            outcome, envelope_json = self._settle(tool, outcome)
-            result = self._entry(
-                "result", attempt, arguments, envelope_json, outcome.traceback, duration_ms, intent.id
-            )
-            if self._direct:
-                self.journal.append(result)
-            else:
-                await self._writer.append(result)
-        finally:
-            if attempt.idempotency_key is not None:
-                self._in_flight.discard(attempt.idempotency_key)
-        envelope = outcome.envelope
-        if self.policy.max_output_bytes_per_run is not None and isinstance(envelope, OkEnvelope):
-            run.output_bytes += len(pydantic_core.to_json(envelope.data, fallback=repr))
-        report = self._record(attempt, "ran", envelope, arguments, envelope_json, duration_ms)
-        if report is not None:
-            await self._tell(report)
-        return envelope
+                if attempt.idempotency_key is not None:
+                    self._in_flight.discard(attempt.idempotency_key)
+            return await self._refused(attempt, decision)
+        return None
 
     async def _refused(self, attempt: Attempt, decision: Refuse | Replay) -> AnyEnvelope:
         """Answer a call a guard refused (`Refuse`, journaled) or answered from the journal (`Replay`)."""
@@ -327,33 +394,21 @@ class Executor:
         assert attempt.rate_token is not None
         return rate_limited(attempt.tool.name, attempt.rate_token.limit, limited.retry_after)
 
-    def _arguments_for(
-        self, attempt: Attempt, tool: Tool[..., Any]
-    ) -> tuple[dict[str, Any], float | None] | ToolResult:
-        """The tool's keyword arguments (its context injected) and its timeout; what failed, if making them did."""
-        validated, call, run = attempt.validated, attempt.call, attempt.run
+    @staticmethod
+    def _arguments_for(attempt: Attempt, tool: Tool[..., Any], plan: _Plan) -> dict[str, Any] | ToolResult:
+        """The tool's keyword arguments (its context injected); what failed, if making them did."""
+        validated = attempt.validated
         assert validated is not None
+        if plan.plain_kwargs and validated.values is not None and not validated.problems:
+            return validated.values  # the validator's own dict, which nothing else holds
+        call, run = attempt.call, attempt.run
         try:
             context = None
             if tool.context_parameter is not None:
                 context = ToolContext(call, run.principal.id, run.principal.scopes, run.session_id, run.deps)
-            kwargs = tool.call_arguments(validated, context)
+            return tool.call_arguments(validated, context)
         except Exception:
             return ToolResult(_internal_error(tool.name), traceback.format_exc())
-        timeout_ms = tool.spec.sandbox.timeout_ms
-        return kwargs, timeout_ms / 1000 if timeout_ms is not None else self.policy.default_timeout_s
-
-    @staticmethod
-    def _settle(tool: Tool[..., Any], outcome: ToolResult) -> tuple[ToolResult, dict[str, Any]]:
-        """The tool's outcome as the journal and the model get it, and its envelope's JSON (`_settled`)."""
-        try:
-            envelope, envelope_json = _settled(outcome.envelope, tool.spec.output_schema)
-            if envelope is not outcome.envelope:
-                outcome = ToolResult(envelope, outcome.traceback)
-        except Exception:  # the intent must get a result all the same, or it stays in doubt
-            outcome = ToolResult(_internal_error(tool.name), traceback.format_exc())
-            envelope_json = _jsonable(outcome.envelope)
-        return outcome, envelope_json
 
     # ------------------------------------------------------------------------------------------ helpers
 
@@ -401,10 +456,7 @@ class Executor:
         outcome: Outcome | None = None
         error_code: str | None = None
         if envelope_json is not None:
-            outcome = _outcome(envelope_json)
-            error: Any = envelope_json.get("error")
-            if isinstance(error, dict):
-                error_code = str(error["code"])  # pyright: ignore[reportUnknownArgumentType]
+            outcome, error_code = _outcome_and_code(envelope_json)
         extra: dict[str, Any] = {}  # what the field's default makes, without `dict[str, Any]()` (~0.3 µs)
         values: tuple[Any, ...] = (
             kind,
@@ -470,6 +522,98 @@ class Executor:
             await anyio.to_thread.run_sync(recorder.record, report)
 
 
+class _Plan:
+    """How calls to one tool go under one policy, worked out once: the guards that could refuse them (each
+    with its `check_now`: no coroutine a guard a call) and what running the tool takes, so that the usual
+    call goes straight through."""
+
+    __slots__ = (
+        *("counts_output", "keyed", "output_schema", "plain_kwargs", "policy", "starts_now", "steps"),
+        *("timeout_s", "tool", "tool_type"),
+    )
+
+    def __init__(
+        self,
+        tool: Tool[..., Any] | None,
+        policy: Policy,
+        guards: Sequence[Guard],
+        domain: Sequence[Guard],
+    ) -> None:
+        self.tool = tool
+        self.policy = policy
+        self.steps: tuple[_Step, ...] = tuple(
+            (g, getattr(g, "check_now", None), any(g is d for d in domain))
+            for g in guards
+            if applies(g, tool, policy)
+        )
+        spec = tool.spec if tool is not None else None
+        self.keyed = spec is not None and (spec.side_effects != "none" or bool(spec.idempotency_fields))
+        """Whether calls get an idempotency key (`Executor._key`)."""
+        self.tool_type = tool_type(spec)
+        """Kalygo's `toolType` for its records."""
+        timeout_ms = spec.sandbox.timeout_ms if spec is not None else None
+        self.timeout_s = timeout_ms / 1000 if timeout_ms is not None else policy.default_timeout_s
+        self.starts_now = (
+            tool is not None
+            and tool.function is not None
+            and tool.is_async
+            and tool.spec.sandbox.isolation != "process"
+        )
+        """An async tool run in this process: called, and awaited only if it waits (`_invoke.start`)."""
+        self.plain_kwargs = tool is not None and tool.function is not None and tool.context_parameter is None
+        """The validator's typed values are the keyword arguments as they are (no context to add)."""
+        self.output_schema = spec.output_schema if spec is not None else None
+        self.counts_output = policy.max_output_bytes_per_run is not None
+        """Whether the run's output bytes are counted (for the quota guard)."""
+
+
+def _result_entry(
+    intent: JournalEntry, envelope_json: dict[str, Any], trace: str | None, duration_ms: float
+) -> JournalEntry:
+    """The result entry of a call whose intent is `intent`: the intent's columns (the same call, run and
+    arguments, which `Executor._entry` would make again), its outcome, when and where it ended."""
+    outcome, error_code = _outcome_and_code(envelope_json)
+    values: tuple[Any, ...] = (
+        "result",
+        intent.call_id,
+        intent.tool,
+        time.time(),  # created_at
+        None,  # id: the journal's to set
+        intent.id,  # intent_id
+        intent.session_id,
+        intent.run_id,
+        intent.idempotency_key,
+        intent.side_effects,
+        intent.principal,
+        intent.why,
+        intent.arguments,
+        intent.annotations,
+        intent.repairs,
+        intent.repaired,
+        outcome,
+        error_code,
+        envelope_json,
+        duration_ms,
+        storable_text(trace) if trace is not None else None,
+        _process["pid"],
+        _HOST,
+        None,  # note
+        {},  # extra
+    )
+    if _ENTRY_IN_ORDER:
+        return JournalEntry(*values)
+    return JournalEntry(**dict(zip(_ENTRY_ORDER, values, strict=True)))
+
+
+def _outcome_and_code(envelope_json: dict[str, Any]) -> tuple[Outcome, str | None]:
+    """An envelope's `outcome` and `error_code` columns."""
+    if envelope_json.get("ok") is True:
+        return "ok", None
+    error: Any = envelope_json.get("error")
+    code = str(error["code"]) if isinstance(error, dict) else None  # pyright: ignore[reportUnknownArgumentType]
+    return ("needs" if envelope_json.get("needs") is not None else "error"), code
+
+
 def _priority(call: ToolCall, tool: Tool[..., Any] | None) -> int:
     if call.priority is not None:
         return call.priority
@@ -484,10 +628,21 @@ def _jsonable(value: Any) -> Any:
     return pydantic_core.to_jsonable_python(value, fallback=repr)
 
 
-def _outcome(envelope_json: dict[str, Any]) -> Outcome:
-    if envelope_json.get("ok") is True:
-        return "ok"
-    return "needs" if envelope_json.get("needs") is not None else "error"
+def _settle(tool: Tool[..., Any], outcome: ToolResult, plan: _Plan) -> tuple[ToolResult, dict[str, Any]]:
+    """The tool's outcome as the journal and the model get it, and its envelope's JSON (`_settled`)."""
+    envelope = outcome.envelope
+    if type(envelope) is OkEnvelope and plain_scalar(envelope.data):  # `_settled`'s usual case, inlined
+        data = envelope.data
+        schema = plan.output_schema
+        return outcome, {"ok": True, "data": redact(data, schema) if schema else data}
+    try:
+        envelope, envelope_json = _settled(outcome.envelope, plan.output_schema)
+        if envelope is not outcome.envelope:
+            outcome = ToolResult(envelope, outcome.traceback)
+    except Exception:  # the intent must get a result all the same, or it stays in doubt
+        outcome = ToolResult(_internal_error(tool.name), traceback.format_exc())
+        envelope_json = _jsonable(outcome.envelope)
+    return outcome, envelope_json
 
 
 def _settled(
@@ -498,11 +653,13 @@ def _settled(
     what the output schema marks secret redacted from its data."""
     if type(envelope) is OkEnvelope and plain_scalar(envelope.data):  # the usual result: JSON, storable
         data: dict[str, Any] = {"ok": True, "data": envelope.data}
-    else:
-        raw: dict[str, Any] = _jsonable(envelope)
-        data = storable(raw)
-        if data is not raw or (isinstance(envelope, OkEnvelope) and data["data"] != envelope.data):
-            envelope = envelopes.from_json(data)  # e.g. NaN, which JSON (so the journal) has as null
+        if output_schema:
+            data["data"] = redact(data["data"], output_schema)
+        return envelope, data
+    raw: dict[str, Any] = _jsonable(envelope)
+    data = storable(raw)
+    if data is not raw or (isinstance(envelope, OkEnvelope) and data["data"] != envelope.data):
+        envelope = envelopes.from_json(data)  # e.g. NaN, which JSON (so the journal) has as null
     if output_schema and isinstance(envelope, OkEnvelope):
         data["data"] = redact(data.get("data"), output_schema)  # `data` is a fresh copy: no one else holds it
     return envelope, data

@@ -1,6 +1,7 @@
 """Running one tool under its timeout and turning whatever happens into exactly one envelope.
 
-Async tools are awaited (the timeout's clock starts only if one waits); sync tools run in a worker thread,
+Async tools are called and run to their first wait (`start`), and only one that waits is awaited, under a
+timer armed then (`finish`; its deadline counts from the call); sync tools run in a worker thread,
 except those declared `inline` (functions known never to block), which are called on the event loop;
 tools whose sandbox asks for `isolation="process"` run in a child process. On timeout an async tool is
 cancelled and an isolated one killed with its process group; a sync tool in a thread cannot be stopped
@@ -19,8 +20,8 @@ import time
 import traceback
 import types
 from collections import deque
-from collections.abc import Coroutine, Generator
-from typing import Any, NamedTuple
+from collections.abc import Callable, Coroutine, Generator
+from typing import Any, NamedTuple, cast
 
 import pydantic_core
 
@@ -32,7 +33,7 @@ from tether.execution._process import run_in_process
 from tether.tools import Tool
 from tether.types import AnyEnvelope, ErrorEnvelope, NeedsEnvelope, OkEnvelope
 
-__all__ = ["Deadlines", "ToolResult", "as_json", "invoke"]
+__all__ = ["Deadlines", "ToolResult", "Waiting", "as_json", "finish", "invoke", "returned", "start"]
 
 
 class ToolResult(NamedTuple):
@@ -56,6 +57,12 @@ async def invoke(
     function = tool.function
     if function is None:
         return _internal(tool.name, "it is declared only, with no implementation in this process", None)
+    if tool.is_async and tool.spec.sandbox.isolation != "process":
+        started = time.perf_counter()
+        first = start(tool, kwargs)
+        if isinstance(first, Waiting):
+            return await finish(tool, first, timeout_s=timeout_s, started=started, deadlines=deadlines)
+        return first
     loop = asyncio.get_running_loop()
     deadline = None if timeout_s is None else loop.time() + timeout_s
     timer: asyncio.Timeout | None = None
@@ -65,35 +72,75 @@ async def invoke(
             timer = asyncio.timeout_at(deadline)
             async with timer:
                 result = await run_in_process(function, kwargs)
-        elif tool.is_async:
-            watch = deadlines if deadlines is not None and deadlines.loop is loop else None
-            result = await _until(function(**kwargs), deadline, watch)
         elif tool.inline:  # declared never to block: called here, without the hop to a worker thread
             result = function(**kwargs)
         else:
             timer = asyncio.timeout_at(deadline)
             async with timer:
                 result = await run_in_worker(functools.partial(function, **kwargs))
+    except BaseException as e:
+        if isinstance(e, TimeoutError) and timer is not None and timer.expired():
+            return _timed_out(tool, timeout_s, stopped=isolated)
+        return _raised(tool, e)
+    return returned(tool, result)
+
+
+_ok = cast("Callable[[type[ToolResult], tuple[AnyEnvelope, None]], ToolResult]", tuple.__new__)  # pyright: ignore[reportUnknownMemberType]
+"""`ToolResult(envelope)` without its Python-level `__new__` (~0.1 µs)."""
+
+
+class Waiting(NamedTuple):
+    """An async tool's coroutine that has yielded to the event loop (`start`): the rest is `finish`'s."""
+
+    coroutine: Coroutine[Any, Any, Any]
+    waiting_on: Any
+
+
+def start(tool: Tool[..., Any], kwargs: dict[str, Any]) -> ToolResult | Waiting:
+    """Call an async tool (not process-isolated, with a function) and run its coroutine to its first wait:
+    its result if it finished without waiting (the usual tool: no coroutine of ours, no timer, nothing to
+    time out, as a tool that never waits cannot be interrupted anyway), else what `finish` goes on with."""
+    function = tool.function
+    assert function is not None, "start is for tools with a function"
+    try:
+        coroutine = function(**kwargs)
+        waiting_on = coroutine.send(None)
+    except StopIteration as done:
+        return returned(tool, done.value)
+    except BaseException as e:
+        return _raised(tool, e)
+    return Waiting(coroutine, waiting_on)
+
+
+async def finish(
+    tool: Tool[..., Any],
+    waiting: Waiting,
+    *,
+    timeout_s: float | None,
+    started: float,
+    deadlines: Deadlines | None = None,
+) -> ToolResult:
+    """Await the rest of a tool `start` left waiting, within `timeout_s` of `started` (`time.perf_counter()`
+    just before it was called: the time its first step took counts, as with a deadline set before the call;
+    only that difference is used, so the two clocks need not be the same)."""
+    loop = asyncio.get_running_loop()
+    deadline = None
+    if timeout_s is not None:
+        deadline = loop.time() + timeout_s - (time.perf_counter() - started)
+    watch = deadlines if deadlines is not None and deadlines.loop is loop else None
+    try:
+        result = await _until(waiting.coroutine, waiting.waiting_on, deadline, watch)
     except _TimedOut:
-        return ToolResult(envelopes.timed_out(tool.name, timeout_s, tool.spec.side_effects, stopped=True))
-    except TimeoutError:
-        if timer is None or not timer.expired():
-            return _internal(tool.name, "it raised TimeoutError", traceback.format_exc())
-        stopped = isolated
-        return ToolResult(envelopes.timed_out(tool.name, timeout_s, tool.spec.side_effects, stopped=stopped))
-    except ToolError as e:
-        return _signal(tool.name, e)
-    except NeedsInput as e:
-        return _signal(tool.name, e)
-    except ToolCrashed as e:
-        return _internal(tool.name, f"it raised {e.type_name}", e.traceback)
-    except (Exception, SystemExit, KeyboardInterrupt) as e:  # a tool's exit() or ^C ends its call only
-        return _internal(tool.name, f"it raised {type(e).__name__}", traceback.format_exc())
-    except asyncio.CancelledError:
-        task = asyncio.current_task()
-        if task is None or task.cancelling():  # the run itself is being cancelled: let it end
-            raise
-        return _internal(tool.name, "it raised CancelledError", traceback.format_exc())
+        return _timed_out(tool, timeout_s, stopped=True)
+    except BaseException as e:
+        return _raised(tool, e)
+    return returned(tool, result)
+
+
+def returned(tool: Tool[..., Any], result: Any) -> ToolResult:
+    """What a tool's return value comes to: the envelope it returned, or its value as JSON in an ok one."""
+    if plain_scalar(result):  # the usual result, and never an envelope: no instance checks (pydantic's
+        return _ok(ToolResult, (envelopes.ok(result), None))  # metaclass makes each cost ~0.2 µs)
     if isinstance(result, NeedsEnvelope | ErrorEnvelope):
         return ToolResult(result)
     data = result.data if isinstance(result, OkEnvelope) else result
@@ -103,6 +150,26 @@ async def invoke(
         return ToolResult(envelopes.ok(as_json(data)))
     except Exception as e:  # e.g. an object whose __repr__ raises
         return _internal(tool.name, f"its result could not be read as JSON ({type(e).__name__})", None)
+
+
+def _raised(tool: Tool[..., Any], e: BaseException) -> ToolResult:
+    """What a tool's exception comes to (called in its `except` block, for the traceback); the run's own
+    cancellation, and what is no exception of a tool's (e.g. `GeneratorExit`), are raised again."""
+    if isinstance(e, ToolError | NeedsInput):
+        return _signal(tool.name, e)
+    if isinstance(e, ToolCrashed):
+        return _internal(tool.name, f"it raised {e.type_name}", e.traceback)
+    if isinstance(e, Exception | SystemExit | KeyboardInterrupt):  # a tool's exit() or ^C ends its call only
+        return _internal(tool.name, f"it raised {type(e).__name__}", traceback.format_exc())
+    if isinstance(e, asyncio.CancelledError):
+        task = asyncio.current_task()
+        if task is not None and not task.cancelling():  # not the run's own cancellation: the tool's
+            return _internal(tool.name, "it raised CancelledError", traceback.format_exc())
+    raise e
+
+
+def _timed_out(tool: Tool[..., Any], timeout_s: float | None, *, stopped: bool) -> ToolResult:
+    return ToolResult(envelopes.timed_out(tool.name, timeout_s, tool.spec.side_effects, stopped=stopped))
 
 
 def as_json(value: Any) -> Any:
@@ -116,11 +183,14 @@ class _TimedOut(Exception):
 
 
 async def _until(
-    coroutine: Coroutine[Any, Any, Any], deadline: float | None, deadlines: Deadlines | None = None
+    coroutine: Coroutine[Any, Any, Any],
+    waiting_on: Any,
+    deadline: float | None,
+    deadlines: Deadlines | None = None,
 ) -> Any:
-    """`await coroutine` until `deadline` (the event loop's clock), whose timer is made only if the coroutine
-    waits: a tool that answers without ever waiting cannot be interrupted anyway, and skipping the timer
-    saves ~5 µs a call. Its expiry raises `_TimedOut`.
+    """Go on with a coroutine that has yielded `waiting_on` until `deadline` (the event loop's clock): the
+    timer is made only now that it waits (`start`), as a tool that answers without ever waiting cannot be
+    interrupted anyway, and skipping the timer saves ~5 µs a call. Its expiry raises `_TimedOut`.
 
     The timer is `asyncio.timeout_at`'s, without its context manager (two coroutines, a state machine: ~1.5 µs
     a call), and one shared through `deadlines` when given: on expiry the task is cancelled; the
@@ -128,10 +198,6 @@ async def _until(
     becomes `_TimedOut` unless someone else cancelled the task meanwhile (then it goes on). A `TimeoutError`
     raised after expiry counts as the timeout, as it does with `asyncio.timeout_at`; a tool that swallows
     the cancellation and returns has its result kept."""
-    try:
-        waiting_on = coroutine.send(None)
-    except StopIteration as done:
-        return done.value
     if deadline is None:
         return await _resume(coroutine, waiting_on)
     task = asyncio.current_task()

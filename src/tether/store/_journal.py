@@ -72,29 +72,44 @@ class MemoryJournal:
         self._entries: deque[JournalEntry] = deque()
         self._next_id = 1
         self._latest_intent: dict[str, JournalEntry] = {}
+        """The latest intent of each idempotency key, for `lookup`."""
         self._completion: dict[int, JournalEntry] = {}
+        """The result or resolution of each keyed intent, for `lookup` (only keyed ones are looked up)."""
+        self._open: dict[int, JournalEntry] = {}
+        """Intents with neither a result nor a resolution yet, oldest first (`in_doubt`): the calls running,
+        and those a crash left. Small and touched by every call, where an index of every completion would
+        be as large as the journal (a cache miss or two an entry, most of what an append cost)."""
         self._lock = threading.RLock()
 
     def append(self, entry: JournalEntry) -> JournalEntry:
         with self._lock:
             entry.id = self._next_id
             self._next_id += 1
-            self._entries.append(entry)
-            if entry.kind == "intent" and entry.idempotency_key is not None:
-                self._latest_intent[entry.idempotency_key] = entry
-            elif entry.kind in ("result", "resolution") and entry.intent_id is not None:
-                self._completion[entry.intent_id] = entry
-            while len(self._entries) > self.max_entries:
-                self._forget(self._entries.popleft())
+            entries = self._entries
+            entries.append(entry)
+            kind = entry.kind
+            if kind == "intent":
+                self._open[entry.id] = entry
+                if entry.idempotency_key is not None:
+                    self._latest_intent[entry.idempotency_key] = entry
+            elif (kind == "result" or kind == "resolution") and entry.intent_id is not None:
+                opened = self._open.pop(entry.intent_id, None)
+                if entry.idempotency_key is not None or (opened is not None and opened.idempotency_key):
+                    self._completion[entry.intent_id] = entry
+            while len(entries) > self.max_entries:
+                old = entries.popleft()
+                if old.kind == "intent":
+                    self._forget(old)
             return entry
 
     def _forget(self, old: JournalEntry) -> None:
-        if old.kind != "intent":
-            return
-        self._completion.pop(old.id or 0, None)
+        """Drop an intent the journal no longer keeps from its indexes."""
+        self._open.pop(old.id or 0, None)
         key = old.idempotency_key
-        if key is not None and self._latest_intent.get(key) is old:
-            del self._latest_intent[key]
+        if key is not None:
+            self._completion.pop(old.id or 0, None)
+            if self._latest_intent.get(key) is old:
+                del self._latest_intent[key]
 
     def lookup(self, idempotency_key: str) -> Lookup:
         intent = self._latest_intent.get(idempotency_key)
@@ -113,7 +128,7 @@ class MemoryJournal:
 
     def in_doubt(self) -> list[JournalEntry]:
         with self._lock:
-            return [e for e in self._entries if e.kind == "intent" and e.id not in self._completion]
+            return list(self._open.values())
 
     def entries(
         self, *, limit: int | None = None, call_id: str | None = None, since_id: int | None = None

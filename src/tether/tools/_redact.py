@@ -15,7 +15,13 @@ _MAX_DEPTH = 32
 
 def redact(value: Any, schema: JsonSchema | None) -> Any:
     """`value` with every part the JSON Schema marks secret replaced by `"***"`; the input is not modified."""
-    if not schema or not _has_secrets(schema):
+    if not schema:
+        return value
+    cached = _SECRET_FREE.get(id(schema))  # `_has_secrets`, inlined for the usual schema, already seen
+    if cached is not None and cached[0] is schema:
+        if not cached[1]:
+            return value
+    elif not _has_secrets(schema):
         return value
     return _redact(value, schema, schema, 0)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar
+from typing import Any, Generic, NamedTuple, ParamSpec, TypeVar, cast
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -16,6 +16,8 @@ from tether.types import Provenance, ToolCall, ToolSpec
 __all__ = ["ContextSource", "Tool", "ToolContext", "ValidatedCall"]
 
 P = ParamSpec("P")
+_validated = cast("Callable[..., Any]", tuple.__new__)  # pyright: ignore[reportUnknownMemberType]
+"""A NamedTuple made from its values without its Python-level `__new__` (~0.1 µs)."""
 R = TypeVar("R")
 
 ContextSource = Callable[[str | None], str]
@@ -146,7 +148,8 @@ class Tool(Generic[P, R]):
         unknown = self._validator.unknown_names(arguments)
         if not unknown and self._arguments is not None and arguments is call.arguments:
             try:  # fast path: valid as given, with no coercion at all
-                return ValidatedCall(call, (), self._arguments.validate_python(arguments, strict=True))
+                values = self._arguments.validate_python(arguments, strict=True)
+                return _validated(ValidatedCall, (call, (), values))  # `ValidatedCall(call, (), values)`
             except ValidationError:
                 pass  # maybe valid after a JSON-level reading or a safe coercion: take the full path
         checked = self._validator.validate(arguments)

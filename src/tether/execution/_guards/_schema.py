@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.execution._decisions import Allow, Decision, refusal
+from tether.execution._decisions import Decision, allowed, refusal
 from tether.execution._guards._base import Attempt
 from tether.execution._policy import Policy
 from tether.tools import Problem, Tool, describe_problems
@@ -42,7 +42,7 @@ class SchemaGuard:
         if tool.spec.requires_why:
             problems = [p for p in problems if not _missing_why(p)]
         if not problems:
-            return Allow(validated=validated)
+            return allowed(validated)
         return refusal(
             ErrorCode.INVALID_ARGS,
             describe_problems(tool.name, problems),
