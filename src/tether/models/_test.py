@@ -47,7 +47,7 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None
             chunks.append(TextChunk(item))
         elif isinstance(item, Mapping):
             chunks += _reader(native)(cast(Mapping[str, Any], item))
-        elif item is not None:
+        elif cast(object, item) is not None:  # a None in a scripted turn is skipped, as it always was
             chunks.append(item)
     if calls:
         chunks += _written(calls, chunk_size, dialect, native)
