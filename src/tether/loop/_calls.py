@@ -104,10 +104,11 @@ class Calls:
 
             if len(later) == 1:  # the usual case: one call, straight to its executor (nothing to order)
                 call = later[0]
-                envelope = await self._executor(call).execute(_journaled(later, self.turn)[0], self.run)
+                journaled = _wire.renamed(call, f"{call.id}@{self.turn}")  # as `_journaled` names it
+                envelope = await self._executor(call).execute(journaled, self.run)
                 answered[call.id] = envelope
                 await self.finish(call, envelope)
-                return [answered[c.id] for c in calls]
+                return [envelope] if len(calls) == 1 else [answered[c.id] for c in calls]
 
             async def done(index: int, envelope: AnyEnvelope) -> None:
                 answered[later[index].id] = envelope

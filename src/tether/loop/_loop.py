@@ -151,8 +151,9 @@ class AgentRun:
         if unanswered:
             envelopes = await self.calls.answer(unanswered)
             await conversation.add(*_results(unanswered, envelopes))
-        if prompt is not None:
-            await conversation.add(UserMessage(content=prompt))
+        if prompt is not None:  # a str is valid as it is; anything else is validated (and refused)
+            user = _wire.user_message(prompt) if type(prompt) is str else UserMessage(content=prompt)
+            await conversation.add(user)
 
     # ------------------------------------------------------------------------------------------ step 2
 
@@ -176,9 +177,7 @@ class AgentRun:
         chars = self.budget.chars
         stream = aiter(model.stream(request))
         try:
-            while ready := await self.read(stream, parser, raw):
-                for call in ready:
-                    calls.schedule(call)
+            await self.read(stream, parser, raw)
             await calls.streamed()
         except BaseException as error:  # the model failed or the run was cancelled: stop what it started
             with anyio.CancelScope(shield=True):
@@ -208,12 +207,10 @@ class AgentRun:
             )
         return TurnResult(parsed.content, parsed.calls, envelopes, unreadable)
 
-    async def read(
-        self, stream: AsyncIterator[ModelChunk], parser: StreamParser, raw: list[str]
-    ) -> list[ToolCall]:
-        """Feed the model's events to the parser, showing its text, until calls that may start now complete
-        (returned) or the stream ends (an empty list). A text dialect parses the model's text (`feed`); a
-        native one reads every event (`feed_event`)."""
+    async def read(self, stream: AsyncIterator[ModelChunk], parser: StreamParser, raw: list[str]) -> None:
+        """Feed the model's events to the parser to the end of the stream, showing its text; calls that may
+        start while the model streams are scheduled as each event completes them (`Calls.schedule`). A text
+        dialect parses the model's text (`feed`); a native one reads every event (`feed_event`)."""
         following = stream.__anext__
         budget, calls = self.budget, self.calls
         parses_text = not self.agent.native
@@ -221,7 +218,7 @@ class AgentRun:
             try:  # `_next`, inlined: a coroutine call per chunk costs ~0.3 µs
                 chunk = await following()
             except StopAsyncIteration:
-                return []
+                return
             except UserError:
                 raise
             except Exception as e:
@@ -255,9 +252,10 @@ class AgentRun:
                     elif type(event) is ReasoningDelta:
                         written += len(event.text)
             if written:
-                budget.wrote(written)
+                budget.wrote(written)  # a limit reached here stops the turn before its calls start
             if ready is not None:
-                return ready
+                for call in ready:
+                    calls.schedule(call)
 
     # ------------------------------------------------------------------------------------------ step 4
 
