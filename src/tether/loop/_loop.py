@@ -195,10 +195,11 @@ class AgentRun:
         await conversation.add(
             _wire.assistant_message(parsed.content, parsed.reasoning, tuple(parsed.calls), "".join(raw))
         )
-        envelopes = await calls.answer(parsed.calls)
+        envelopes = await calls.answer(parsed.calls) if parsed.calls else []
         if self.events.held:  # act first: the turn's tools are done (or need input), the text can show
             await self.events.release()
-        await conversation.add(*_results(parsed.calls, envelopes))
+        if envelopes:
+            await conversation.add(*_results(parsed.calls, envelopes))
         unreadable = [e.message for e in parsed.errors]
         if unreadable:
             problems = "; ".join(unreadable)
