@@ -14,7 +14,9 @@ The floor is a loop with nothing but the work itself: the same fake model, `json
 pydantic validation and a direct `await` of the tool, results appended to a message list; it starts a
 streamed call as a task as soon as its chunk arrives. The bound adds to the floor what the issue asks
 every run to keep (events, typed messages, journal entries, a timeout, records), with tether's types but no
-framework: what is left above it is the cost of the framework itself. `parts` calls tether's own parser,
+framework: what is left above it is the cost of the framework itself. `floor-sync` is the floor with the
+tools as plain sync functions run through `loop.run_in_executor(None, ...)` (what pydantic-ai and
+openai-agents do with sync tools): the thread hop's own cost, the floor `tether-sync` is judged over. `parts` calls tether's own parser,
 executor, events and messages straight-line, with no loop around them: tether's row above it is the loop.
 The peers run in a bench-only environment (the `bench` dependency group), never as runtime dependencies;
 they are imported dynamically, so this file type-checks with or without them installed.
@@ -28,6 +30,7 @@ before/after comparison on a busy machine where two separate runs would differ b
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import json
 import os
@@ -44,6 +47,7 @@ from _timing import row
 
 SYSTEMS = (
     "floor",
+    "floor-sync",
     "bound",
     "parts",
     "tether",
@@ -227,6 +231,35 @@ class Floor(System):
             if not tasks:
                 return
             messages.extend(await asyncio.gather(*tasks))
+
+
+class FloorSync(Floor):
+    """The floor with the same tools as plain sync functions, each run off the event loop with
+    `await loop.run_in_executor(None, ...)`, as pydantic-ai and openai-agents run sync tools: the cost of the
+    thread hop itself on this machine, against which `tether-sync` is judged. The loop's default executor is
+    given 64 threads, as many as tether's sync tools get, so that 50 calls overlap alike (asyncio's default,
+    min(32, CPUs + 4), would run them in waves)."""
+
+    note = "the floor's tools as sync functions, each through loop.run_in_executor(None, ...)"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sync_tools: dict[str, Callable[..., object]] = {"add": add_sync, "nap": nap_sync}
+        self.pool: Any = None
+
+    async def call(self, call: dict[str, Any]) -> dict[str, Any]:
+        args = json.loads(call["arguments"])
+        adapter = self.adapters[call["name"]]
+        if adapter is not None:
+            args = adapter.validate_python(args)
+        loop = asyncio.get_running_loop()
+        if self.pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(max_workers=64)
+            loop.set_default_executor(self.pool)
+        result = await loop.run_in_executor(None, functools.partial(self.sync_tools[call["name"]], **args))
+        return {"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)}
 
 
 class Bound(Floor):
@@ -800,6 +833,8 @@ def make(name: str) -> System:
     name = name.removeprefix(BASE)
     if name == "floor":
         return Floor()
+    if name == "floor-sync":
+        return FloorSync()
     if name == "bound":
         return Bound()
     if name in ("tether", "tether-hermes"):
@@ -1069,6 +1104,18 @@ def targets(ok: dict[str, dict[str, Any]], floor: dict[str, Any]) -> None:
         if r["lag_ms"] and name != "tether-mutating":  # mutating calls wait for the end of the turn by design
             lag = statistics.median(r["lag_ms"])
             print(row(f"{name}: stream-to-tool-start median", f"{lag:.3f} ms", "0.300 ms", verdict(lag, 0.3)))
+    if "tether-sync" in ok and "floor-sync" in ok:  # judged over its own floor too (absolute verdicts above)
+        r, hop = ok["tether-sync"], ok["floor-sync"]
+        over = r["one_us"] - hop["one_us"]
+        print(row("tether-sync: per-run overhead over floor-sync <= 2x the bound", f"{over:,.1f} µs",
+                  f"{2 * bound:,.1f} µs", verdict(over, 2 * bound)))  # fmt: skip
+        extra = extra_turn_us(r) - extra_turn_us(hop)
+        allowed = 50 - extra_turn_us(ok["floor"])  # the margin over its floor the 50 µs leaves an async row
+        print(row("tether-sync: per extra tool turn over floor-sync's <= 50 µs - the floor's", f"{extra:,.1f} µs",
+                  f"{allowed:,.1f} µs", verdict(extra, allowed)))  # fmt: skip
+        print(row("tether-sync: 50 x 10 ms fan-out over floor-sync's", f"{r['fifty_ms'] - hop['fifty_ms']:.1f} ms",
+                  f"{13.0 - ok['floor']['fifty_ms']:.1f} ms",
+                  verdict(r["fifty_ms"] - hop["fifty_ms"], 13.0 - ok["floor"]["fifty_ms"])))  # fmt: skip
     if "tether-mutating" in ok and "tether" in ok:
         more = extra_turn_us(ok["tether-mutating"]) - extra_turn_us(ok["tether"])
         print(row("tether-mutating: extra per tool turn over `tether` <= 5 µs", f"{more:,.1f} µs", "5.0 µs",

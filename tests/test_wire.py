@@ -125,6 +125,19 @@ def test_a_call_and_its_provenance_equal_their_validated_construction() -> None:
         same(built, ToolCall(id="c1", name="add", arguments={"a": 1}, provenance=made))
 
 
+def test_a_call_read_from_json_equals_its_validated_construction_and_keeps_the_object_read() -> None:
+    import json
+
+    plain = Provenance(dialect="openai")
+    for text in ("{}", '{"a": 1, "b": [2, {"c": null}]}', '{"\u00fcn\u00ef": "c\u00f6d\u00e9", "n": 1.5e3}'):
+        arguments = json.loads(text)
+        built = _wire.parsed_call("c1", "add", arguments, plain)
+        same(built, ToolCall(id="c1", name="add", arguments=json.loads(text), provenance=plain))
+        assert built.arguments is arguments  # the parser's fresh object, held by no one else
+        with pytest.raises(ValueError, match="frozen"):
+            built.name = "other"
+
+
 def test_values_validation_would_change_or_refuse_are_left_to_validation() -> None:
     plain = Provenance(dialect="openai")
     assert _wire.tool_call("c1", "add", {1: "x"}, plain) is None  # pyright: ignore[reportArgumentType]

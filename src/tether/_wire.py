@@ -38,6 +38,7 @@ __all__ = [
     "chain_start",
     "model_start",
     "model_stream",
+    "parsed_call",
     "provenance",
     "record",
     "renamed",
@@ -181,6 +182,22 @@ def tool_call(call_id: str, name: str, arguments: dict[str, Any], provenance: Pr
         "id": call_id,
         "name": name,
         "arguments": dict(arguments),
+        "why": None,
+        "priority": None,
+        "annotations": (),
+        "provenance": provenance,
+    }
+    return _built(ToolCall, _CALL, values)
+
+
+def parsed_call(call_id: str, name: str, arguments: dict[str, Any], provenance: Provenance) -> ToolCall:
+    """`ToolCall(id=call_id, name=name, arguments=arguments, provenance=provenance)` for `arguments` a parser
+    has just read from JSON text: a JSON object's keys are `str`, and no one else holds the dict, so it is
+    the call's own as it is (no copy, no check of its keys)."""
+    values = {
+        "id": call_id,
+        "name": name,
+        "arguments": arguments,
         "why": None,
         "priority": None,
         "annotations": (),

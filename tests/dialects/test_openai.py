@@ -224,9 +224,17 @@ def test_a_call_stated_whole_reads_as_the_same_events_as_its_pieces_streamed() -
     events += whole.feed_event(ToolCallDone("item:3", None, "add", {"a": 1}))  # arguments already parsed
     events += whole.feed_event(ToolCallDone("item:4", "c4", "add", "[1]"))  # not an object
     events += whole.feed_event(ToolCallDone("item:5", "c5", "add"))
+    events += whole.feed_event(ToolCallDone("item:6", "c6", "add", " "))  # blank: no arguments
     streamed: list[Any] = []
     for index, (call_id, arguments) in enumerate(
-        [("c1", '{"a": 2, "b": 3}'), ("c1", '{"a": 2, "b": '), (None, {"a": 1}), ("c4", "[1]"), ("c5", None)],
+        [
+            ("c1", '{"a": 2, "b": 3}'),
+            ("c1", '{"a": 2, "b": '),
+            (None, {"a": 1}),
+            ("c4", "[1]"),
+            ("c5", None),
+            ("c6", " "),
+        ],
         1,
     ):
         streamed += pieces.feed_event(ToolCallChunk(f"item:{index}", call_id, "add"))
@@ -241,6 +249,7 @@ def test_a_call_stated_whole_reads_as_the_same_events_as_its_pieces_streamed() -
         "CallStarted", "CallCompleted",
         "CallStarted", "CallDelta", "CallFailed",
         "CallStarted", "CallCompleted",
+        "CallStarted", "CallDelta", "CallCompleted",
     ]  # fmt: skip
     whole.close()
     pieces.close()
@@ -250,4 +259,6 @@ def test_a_call_stated_whole_reads_as_the_same_events_as_its_pieces_streamed() -
         ("c1_2", {"a": 2}, True),
         ("call_0", {"a": 1}, False),
         ("c5", {}, False),
+        ("c6", {}, False),
     ]
+    assert whole.first_call_at == pieces.first_call_at

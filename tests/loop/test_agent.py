@@ -3,7 +3,7 @@
 import datetime
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import anyio
@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 from tether.exceptions import ModelError, UserError
 from tether.loop import Agent, EndTurn, FinalResponse, Limits, NoCalls, Session
 from tether.models import FunctionModel, ModelChunk, ModelRequest, ScriptedModel, TextChunk, Usage
-from tether.tools import tool
+from tether.tools import AbstractToolset, tool
 from tether.types import (
     AssistantMessage,
     ChainEndEvent,
@@ -244,6 +244,41 @@ async def test_native_dialects_offer_tools_through_the_api() -> None:
     result = await Agent(model, [lookup], termination=NoCalls()).run("x")
     assert result.output == "hi"
     assert [t.name for t in model.requests[0].tools] == ["lookup"]
+
+
+class _Growing(AbstractToolset):
+    """A toolset whose tools change between runs (a new mapping each time, as the contract asks)."""
+
+    def __init__(self) -> None:
+        self.mapping: dict[str, Any] = {"lookup": lookup}
+
+    def tools(self) -> Mapping[str, Any]:
+        return self.mapping
+
+
+async def test_each_run_offers_the_toolset_as_it_is_then_and_a_tool_added_later_runs() -> None:
+    @tool(side_effects="none")
+    async def extra(x: int) -> int:
+        """An extra tool."""
+        return x + 1
+
+    toolset = _Growing()
+    model = ScriptedModel(["hi", [ToolCall(id="c1", name="extra", arguments={"x": 1})], "done"],
+                          native_dialect="openai", delay_s=0.001)  # fmt: skip
+    agent = Agent(model, toolset, termination=NoCalls())
+    await agent.run("x")
+    offer = agent.offer()
+    assert offer is agent.offer()  # the same tools: worked out once
+    assert offer.streamable("lookup")
+    assert not offer.streamable("nothing_such")
+    toolset.mapping = {**toolset.mapping, "extra": extra}
+    result = await agent.run("y")
+    assert [t.name for t in model.requests[0].tools] == ["lookup"]
+    assert [t.name for t in model.requests[1].tools] == ["lookup", "extra"]
+    assert agent.offer() is not offer
+    ends = [e for e in result.events if isinstance(e, ToolEndEvent)]
+    assert [type(e.envelope) for e in ends] == [OkEnvelope]
+    assert result.tool_start_lag_s  # the new tool, side-effect free, started while the model streamed
 
 
 async def test_token_and_wall_time_limits_end_the_run_with_their_reasons() -> None:

@@ -181,6 +181,21 @@ class Emitter:
         self.events.append(CallCompleted(tool_call))
         return tool_call
 
+    def stated(self, call_id: str, name: str, text: str, arguments: dict[str, Any]) -> None:
+        """A call stated whole under a fresh `call_id` (from `new_id`): announced, its arguments' JSON `text`
+        as one delta, and complete with `arguments`, the object just read from `text` (its keys are `str`,
+        and nothing else holds it). The same events and call as `started`, `delta`, then
+        `call(..., announced=True)`, with less work."""
+        events = self.events
+        events.append(CallStarted(call_id, name))
+        if text:
+            events.append(CallDelta(call_id, text))
+        tool_call = _wire.parsed_call(call_id, name, arguments, _plain_provenance(self.dialect))
+        self.calls.append(tool_call)
+        if self.first_call_at is None:
+            self.first_call_at = self.fed
+        events.append(CallCompleted(tool_call))
+
     def fail(
         self, message: str, span: tuple[int, int] | None, raw: str, *, call_id: str | None = None
     ) -> None:

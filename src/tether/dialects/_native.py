@@ -218,8 +218,11 @@ class NativeParser(StreamParser):
         had streamed (`CallStarted`, its arguments' text as one `CallDelta`, `CallCompleted`)."""
         emit, name = self._emit, cast(str, event.name)
         call_id = emit.new_id(event.id)
-        emit.started(call_id, name)
         arguments = event.arguments
+        if type(arguments) is str and (parsed := strict_object(arguments)) is not None:
+            emit.stated(call_id, name, arguments, parsed)  # the usual case: strict JSON, nothing to repair
+            return
+        emit.started(call_id, name)
         if arguments is None or isinstance(arguments, str):
             if arguments:
                 emit.delta(call_id, arguments)
@@ -257,8 +260,9 @@ class NativeParser(StreamParser):
         self._emit.call(name, args, None, repairs, call_id=call_id, announced=True)
 
     def finish_all(self) -> None:
-        for key in list(self._pending):
-            self.finish(key)
+        if self._pending:
+            for key in list(self._pending):
+                self.finish(key)
 
     def partial_calls(self) -> list[PartialCall]:
         out: list[PartialCall] = []

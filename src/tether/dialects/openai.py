@@ -8,7 +8,7 @@ as `CallDelta`s as they come, and `partial_calls()` parses what has arrived.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, cast
 
 from tether._model_events import (
@@ -47,6 +47,12 @@ def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
     """One OpenAI JSON object (a Chat Completions chunk or response, a message, a Responses API event or
     response) as the typed events a model streams."""
     out: list[ModelChunk] = []
+    if "choices" not in event and "output" not in event:  # a Responses API stream event, the usual case
+        kind = event.get("type")
+        read = _RESPONSE_EVENTS.get(kind) if type(kind) is str else None
+        if read is not None:
+            read(event, out)
+            return out
     if "choices" in event:
         for choice in _l(event["choices"]):
             c = _d(choice)
@@ -115,15 +121,7 @@ def _delta(d: dict[str, Any], out: list[ModelChunk]) -> None:
 def _item(item: dict[str, Any], out: list[ModelChunk]) -> None:
     kind = item.get("type")
     if kind == "function_call":
-        arguments = item.get("arguments")
-        out.append(
-            ToolCallDone(
-                _item_key(item),
-                _s(item.get("call_id")) or _s(item.get("id")),
-                _s(item.get("name")),
-                arguments if isinstance(arguments, str) else None,
-            )
-        )
+        _function_call(item, out)
     elif kind == "message":
         for part in _l(item.get("content")):
             p = _d(part)
@@ -135,29 +133,64 @@ def _item(item: dict[str, Any], out: list[ModelChunk]) -> None:
                 out.append(ReasoningChunk(_d(part)["text"]))
 
 
+def _function_call(item: dict[str, Any], out: list[ModelChunk]) -> None:
+    """A Responses API `function_call` item, stated whole."""
+    arguments = item.get("arguments")
+    out.append(
+        ToolCallDone(
+            _item_key(item),
+            _s(item.get("call_id")) or _s(item.get("id")),
+            _s(item.get("name")),
+            arguments if isinstance(arguments, str) else None,
+        )
+    )
+
+
 def _item_key(item: dict[str, Any]) -> str:
     """A Responses API call is known by its item id (its deltas name only that)."""
     return f"item:{item.get('id') or item.get('call_id')}"
 
 
 def _response_event(e: Mapping[str, Any], out: list[ModelChunk]) -> None:
-    kind = e["type"]
-    if kind == "response.output_item.added":
-        item = _d(e.get("item"))
-        if item.get("type") == "function_call":
-            call_id = _s(item.get("call_id")) or _s(item.get("id"))
-            out.append(ToolCallChunk(_item_key(item), call_id, _s(item.get("name"))))
-    elif kind == "response.function_call_arguments.delta":
-        out.append(ToolCallChunk(f"item:{e.get('item_id')}", arguments=str(e.get("delta") or "")))
-    elif kind == "response.output_item.done":
-        item = _d(e.get("item"))
-        if item.get("type") == "function_call":
-            _item(item, out)
-    elif kind == "response.output_text.delta":
-        out.append(TextChunk(str(e.get("delta") or "")))
-    elif kind == "response.completed":
-        out.append(Finish("completed"))
-        _response_usage(_d(e.get("response")), out)
+    read = _RESPONSE_EVENTS.get(e["type"])
+    if read is not None:
+        read(e, out)
+
+
+def _item_added(e: Mapping[str, Any], out: list[ModelChunk]) -> None:
+    item = _d(e.get("item"))
+    if item.get("type") == "function_call":
+        call_id = _s(item.get("call_id")) or _s(item.get("id"))
+        out.append(ToolCallChunk(_item_key(item), call_id, _s(item.get("name"))))
+
+
+def _arguments_delta(e: Mapping[str, Any], out: list[ModelChunk]) -> None:
+    out.append(ToolCallChunk(f"item:{e.get('item_id')}", arguments=str(e.get("delta") or "")))
+
+
+def _item_done(e: Mapping[str, Any], out: list[ModelChunk]) -> None:
+    item = _d(e.get("item"))
+    if item.get("type") == "function_call":
+        _function_call(item, out)
+
+
+def _text_delta(e: Mapping[str, Any], out: list[ModelChunk]) -> None:
+    out.append(TextChunk(str(e.get("delta") or "")))
+
+
+def _completed(e: Mapping[str, Any], out: list[ModelChunk]) -> None:
+    out.append(Finish("completed"))
+    _response_usage(_d(e.get("response")), out)
+
+
+_RESPONSE_EVENTS: dict[str, Callable[[Mapping[str, Any], list[ModelChunk]], None]] = {
+    "response.output_item.added": _item_added,
+    "response.function_call_arguments.delta": _arguments_delta,
+    "response.output_item.done": _item_done,
+    "response.output_text.delta": _text_delta,
+    "response.completed": _completed,
+}
+"""The Responses API stream events read, by `type` (the others hold nothing a model event carries)."""
 
 
 def _response_usage(response: Mapping[str, Any], out: list[ModelChunk]) -> None:

@@ -16,6 +16,7 @@ from tether.loop._fallback import Fallback
 from tether.loop._limits import Limits
 from tether.loop._loop import AgentRun
 from tether.loop._modes import Mode, ModeChooser
+from tether.loop._offer import Offer
 from tether.loop._result import RunResult
 from tether.loop._session import Session
 from tether.loop._termination import Termination, termination_for
@@ -122,6 +123,14 @@ class Agent:
         self.fallback = Fallback()
         self._tool_prompt: tuple[tuple[ToolSpec, ...], str] = ((), "")
         self._system_message = SystemMessage(content=system_prompt)
+        self._offer: Offer | None = None
+
+    def offer(self) -> Offer:
+        """The tools as a run uses them, worked out again only when the toolset changes."""
+        offer, toolset = self._offer, self.toolset
+        if offer is None or not offer.current(toolset):
+            offer = self._offer = Offer(toolset, toolset.tools())
+        return offer
 
     def system_message(self, specs: Sequence[ToolSpec]) -> SystemMessage:
         """`system(specs)` as the conversation's first message (made again only when it changes)."""

@@ -14,6 +14,7 @@ from tether import _wire, envelopes
 from tether.execution import Executor, Run
 from tether.loop._core import CORE_TOOL_NAMES
 from tether.loop._events import Events
+from tether.loop._offer import Offer
 from tether.loop._speech import Speaker
 from tether.types import (
     AnyEnvelope,
@@ -30,9 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Calls"]
 
-STREAMABLE = frozenset({"none", "idempotent"})
-"""Side-effect classes whose calls may start while the model is still streaming."""
-
 OnResult = Callable[[int, AnyEnvelope], Awaitable[None]]
 
 
@@ -40,8 +38,9 @@ class Calls:
     """Runs the calls of one run, a model turn at a time: those without side effects as soon as the stream
     completes them (`schedule`), the rest once the turn's output is stored (`answer`)."""
 
-    def __init__(self, agent: Agent, run: Run, events: Events, speaker: Speaker):
+    def __init__(self, agent: Agent, offer: Offer, run: Run, events: Events, speaker: Speaker):
         self.agent = agent
+        self.offer = offer
         self.run = run
         self.events = events
         self.speaker = speaker
@@ -63,11 +62,7 @@ class Calls:
 
     def streamable(self, call: ToolCall) -> bool:
         """Whether `call` may start while the model is still streaming."""
-        agent = self.agent
-        if not agent.streaming_execution:
-            return False
-        tool = agent.toolset.get(call.name)
-        return tool is not None and tool.spec.side_effects in STREAMABLE and not tool.spec.sequential
+        return self.agent.streaming_execution and self.offer.streamable(call.name)
 
     def schedule(self, call: ToolCall) -> None:
         """Start `call` the next time the event loop runs, i.e. as soon as the stream waits for the model;
@@ -109,10 +104,11 @@ class Calls:
 
             if len(later) == 1:  # the usual case: one call, straight to its executor (nothing to order)
                 call = later[0]
-                envelope = await self._executor(call).execute(_journaled(later, self.turn)[0], self.run)
+                journaled = _wire.renamed(call, f"{call.id}@{self.turn}")  # as `_journaled` names it
+                envelope = await self._executor(call).execute(journaled, self.run)
                 answered[call.id] = envelope
                 await self.finish(call, envelope)
-                return [answered[c.id] for c in calls]
+                return [envelope] if len(calls) == 1 else [answered[c.id] for c in calls]
 
             async def done(index: int, envelope: AnyEnvelope) -> None:
                 answered[later[index].id] = envelope

@@ -32,8 +32,16 @@ class Conversation:
         self.messages = list(messages)
         self.session = session
         self.native = native
-        self.text = TextView(dialect)
-        """The conversation as a text dialect's model reads it, kept up to date."""
+        self.dialect = dialect
+        self._text: TextView | None = None
+
+    @property
+    def text(self) -> TextView:
+        """The conversation as a text dialect's model reads it, kept up to date (made when first read: a
+        native model never reads it, a responder only at the end)."""
+        if self._text is None:
+            self._text = TextView(self.dialect)
+        return self._text
 
     async def add(self, *messages: Message) -> None:
         """Append to the conversation, and to the session's store when there is one."""

@@ -32,15 +32,20 @@ class Limits:
 
     def exceeded(self, *, iterations: int, tool_calls: int, tokens: float, elapsed_s: float) -> str | None:
         """The reason the run must stop now, if a limit is reached (`tokens`: output tokens so far)."""
-        if iterations >= self.max_iterations:
-            return "max_iterations"
-        if tool_calls >= self.max_tool_calls:
-            return "max_tool_calls"
-        if self.max_tokens is not None and tokens >= self.max_tokens:
-            return "max_tokens"
-        if self.max_wall_time_s is not None and elapsed_s >= self.max_wall_time_s:
-            return "max_wall_time"
-        return None
+        return _reached(self, iterations, tool_calls, tokens, elapsed_s)
+
+
+def _reached(limits: Limits, iterations: int, tool_calls: int, tokens: float, elapsed_s: float) -> str | None:
+    """`Limits.exceeded`, called positionally once a model turn (keywords cost ~0.3 µs more)."""
+    if iterations >= limits.max_iterations:
+        return "max_iterations"
+    if tool_calls >= limits.max_tool_calls:
+        return "max_tool_calls"
+    if limits.max_tokens is not None and tokens >= limits.max_tokens:
+        return "max_tokens"
+    if limits.max_wall_time_s is not None and elapsed_s >= limits.max_wall_time_s:
+        return "max_wall_time"
+    return None
 
 
 class LimitReached(Exception):
@@ -92,11 +97,8 @@ class Budget:
                 self.chars_per_token = reported[0] / reported[1]
         if self.turn_chars or self.turn_tokens:
             self.tokens, self.turn_chars, self.turn_tokens = self.used(), 0, 0
-        reason = self.limits.exceeded(
-            iterations=self.iterations,
-            tool_calls=tool_calls,
-            tokens=self.tokens,
-            elapsed_s=time.monotonic() - self.started,
+        reason = _reached(
+            self.limits, self.iterations, tool_calls, self.tokens, time.monotonic() - self.started
         )
         if reason is None:
             self.iterations += 1

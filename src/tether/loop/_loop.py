@@ -27,13 +27,12 @@ from tether.dialects import (
     ReasoningDelta,
     StreamParser,
     TextDelta,
-    ToolIndex,
     get_dialect,
 )
 from tether.exceptions import ModelError, UserError
 from tether.execution import Run
 from tether.loop._calls import Calls
-from tether.loop._context import context_sources, with_context
+from tether.loop._context import with_context
 from tether.loop._conversation import Conversation
 from tether.loop._events import EventHandler, Events
 from tether.loop._limits import Budget, LimitReached
@@ -80,16 +79,18 @@ class AgentRun:
         self.run_id = self.run_state.id
         self.events = Events(self.run_id, on_event)
         self.speaker = Speaker(self.events)
-        self.calls = Calls(agent, self.run_state, self.events, self.speaker)
+        # Read once per run, not per model turn (and worked out once per toolset): the tools offered, the
+        # parser's index, the context sources, the tool prompt.
+        self.offer = offer = agent.offer()
+        self.specs = offer.specs
+        self.tool_index = offer.index
+        self.context = offer.context
+        """What tools add to the system prompt before each model turn (memory.advise's working set)."""
+        self.system_message = agent.system_message(self.specs)
+        self.dialect = get_dialect(agent.dialect)
+        self.calls = Calls(agent, offer, self.run_state, self.events, self.speaker)
         self.budget = Budget(agent.limits)
         self.session = session
-        # Read once per run, not per model turn: the tool prompt, the tools offered and the parser's index.
-        self.specs = agent.toolset.specs()
-        self.system_message = agent.system_message(self.specs)
-        self.tool_index = ToolIndex(self.specs)
-        self.dialect = get_dialect(agent.dialect)
-        self.context = context_sources(agent.toolset)
-        """What tools add to the system prompt before each model turn (memory.advise's working set)."""
         self.conversation = Conversation((), session, agent.dialect, agent.native)
         self.visible = agent.responder is None
         """Whether the model's text reaches the user: a planner's never does, only its responder's."""
@@ -150,8 +151,9 @@ class AgentRun:
         if unanswered:
             envelopes = await self.calls.answer(unanswered)
             await conversation.add(*_results(unanswered, envelopes))
-        if prompt is not None:
-            await conversation.add(UserMessage(content=prompt))
+        if prompt is not None:  # a str is valid as it is; anything else is validated (and refused)
+            user = _wire.user_message(prompt) if type(prompt) is str else UserMessage(content=prompt)
+            await conversation.add(user)
 
     # ------------------------------------------------------------------------------------------ step 2
 
@@ -164,21 +166,18 @@ class AgentRun:
         parser = self.dialect.stream_parser(self.tool_index)
         if agent.reasoning_open:
             parser.open_reasoning()
+        system = self.system_message.content
+        if self.context:
+            system = with_context(system, self.context, self.run_state.session_id)
+        # positional: keywords cost a frozen dataclass ~0.5 µs more a turn
         request = ModelRequest(
-            messages=conversation.for_model(),
-            tools=self.specs if agent.native else (),
-            system=with_context(self.system_message.content, self.context, self.run_state.session_id)
-            if self.context
-            else self.system_message.content,
-            dialect=agent.dialect,
+            conversation.for_model(), self.specs if agent.native else (), system, agent.dialect
         )
         raw: list[str] = []
         chars = self.budget.chars
         stream = aiter(model.stream(request))
         try:
-            while ready := await self.read(stream, parser, raw):
-                for call in ready:
-                    calls.schedule(call)
+            await self.read(stream, parser, raw)
             await calls.streamed()
         except BaseException as error:  # the model failed or the run was cancelled: stop what it started
             with anyio.CancelScope(shield=True):
@@ -196,10 +195,11 @@ class AgentRun:
         await conversation.add(
             _wire.assistant_message(parsed.content, parsed.reasoning, tuple(parsed.calls), "".join(raw))
         )
-        envelopes = await calls.answer(parsed.calls)
+        envelopes = await calls.answer(parsed.calls) if parsed.calls else []
         if self.events.held:  # act first: the turn's tools are done (or need input), the text can show
             await self.events.release()
-        await conversation.add(*_results(parsed.calls, envelopes))
+        if envelopes:
+            await conversation.add(*_results(parsed.calls, envelopes))
         unreadable = [e.message for e in parsed.errors]
         if unreadable:
             problems = "; ".join(unreadable)
@@ -208,12 +208,10 @@ class AgentRun:
             )
         return TurnResult(parsed.content, parsed.calls, envelopes, unreadable)
 
-    async def read(
-        self, stream: AsyncIterator[ModelChunk], parser: StreamParser, raw: list[str]
-    ) -> list[ToolCall]:
-        """Feed the model's events to the parser, showing its text, until calls that may start now complete
-        (returned) or the stream ends (an empty list). A text dialect parses the model's text (`feed`); a
-        native one reads every event (`feed_event`)."""
+    async def read(self, stream: AsyncIterator[ModelChunk], parser: StreamParser, raw: list[str]) -> None:
+        """Feed the model's events to the parser to the end of the stream, showing its text; calls that may
+        start while the model streams are scheduled as each event completes them (`Calls.schedule`). A text
+        dialect parses the model's text (`feed`); a native one reads every event (`feed_event`)."""
         following = stream.__anext__
         budget, calls = self.budget, self.calls
         parses_text = not self.agent.native
@@ -221,7 +219,7 @@ class AgentRun:
             try:  # `_next`, inlined: a coroutine call per chunk costs ~0.3 µs
                 chunk = await following()
             except StopAsyncIteration:
-                return []
+                return
             except UserError:
                 raise
             except Exception as e:
@@ -255,9 +253,10 @@ class AgentRun:
                     elif type(event) is ReasoningDelta:
                         written += len(event.text)
             if written:
-                budget.wrote(written)
+                budget.wrote(written)  # a limit reached here stops the turn before its calls start
             if ready is not None:
-                return ready
+                for call in ready:
+                    calls.schedule(call)
 
     # ------------------------------------------------------------------------------------------ step 4
 

@@ -125,7 +125,7 @@ class NoCalls:
 
     def judge(self, turn: TurnResult) -> Verdict:
         if not turn.calls and not turn.unreadable:
-            return End(turn.content, "no_calls", reply=True)
+            return End(turn.content, "no_calls", None, True)  # (positional: the run's last turn, every run)
         return _GO_ON
 
 

@@ -30,9 +30,12 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None
         return _split(turn, chunk_size)
     chunks: list[ModelChunk] = []
     calls: list[ToolCall] = []
-    for item in [*turn, None]:
+    read: Callable[[Mapping[str, Any]], list[ModelChunk]] | None = None  # looked up once a turn
+    for item in turn:
         if type(item) is dict and not calls:  # the usual provider JSON object (no ABC check)
-            chunks += _provider_events(cast(Mapping[str, Any], item), native)
+            if read is None:
+                read = _reader(native)
+            chunks += read(cast(Mapping[str, Any], item))
             continue
         if isinstance(item, ToolCall):
             calls.append(item)
@@ -43,9 +46,11 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None
         if isinstance(item, str):
             chunks.append(TextChunk(item))
         elif isinstance(item, Mapping):
-            chunks += _provider_events(cast(Mapping[str, Any], item), native)
-        elif item is not None:
+            chunks += _reader(native)(cast(Mapping[str, Any], item))
+        elif cast(object, item) is not None:  # a None in a scripted turn is skipped, as it always was
             chunks.append(item)
+    if calls:
+        chunks += _written(calls, chunk_size, dialect, native)
     return chunks
 
 
@@ -53,13 +58,14 @@ def _split(text: str, chunk_size: int) -> list[ModelChunk]:
     return [TextChunk(text[i : i + chunk_size]) for i in range(0, len(text), chunk_size)] or [TextChunk("")]
 
 
-def _provider_events(event: Mapping[str, Any], native: str | None) -> list[ModelChunk]:
+def _reader(native: str | None) -> Callable[[Mapping[str, Any]], list[ModelChunk]]:
+    """How the model's native dialect reads one of its provider's JSON objects as typed events."""
     if native is None:
         raise UserError(
             "a scripted turn holds a provider's JSON object but the model has no native_dialect to read it "
             "in: pass native_dialect='openai' (or 'anthropic', 'gemini'), or script text and ToolCalls."
         )
-    return get_dialect(native).model_events(event)
+    return get_dialect(native).model_events
 
 
 def _written(
@@ -73,7 +79,7 @@ def _written(
         )
     rendered = get_dialect(dialect).render_calls(calls)
     if dialect == native:
-        return _provider_events(json.loads(rendered), native)
+        return _reader(native)(json.loads(rendered))
     return _split(rendered, chunk_size)
 
 
