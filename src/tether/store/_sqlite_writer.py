@@ -112,7 +112,21 @@ class SqliteWriter:
         return entry
 
     def claim(self, intent: JournalEntry, *, wait: bool = True, take: RateToken | None = None) -> Lookup:
-        return self._write(functools.partial(_claim, intent=intent, take=take), wait)
+        if wait:
+            return self._write(functools.partial(_claim, intent=intent, take=take), wait)
+        now = self._begin_now()  # the usual case, spelled out: no closure, no frames between
+        try:
+            try:
+                found = _claim(now, intent, take)
+                now.execute("COMMIT")
+            except BaseException:
+                if now.in_transaction:
+                    now.execute("ROLLBACK")
+                raise
+            self._committed()
+            return found
+        finally:
+            self._lock.release()
 
     def write_batch(
         self, writes: Sequence[Write], *, wait: bool = True
@@ -134,18 +148,29 @@ class SqliteWriter:
         if wait:
             with self._lock:
                 return _transaction(self._connection, work)
-        if self._now is None or not self._lock.acquire(blocking=False):  # this process writes from a thread
-            raise WouldWait
+        now = self._begin_now()
         try:
-            try:
-                self._now.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as e:  # another process holds the write lock
-                raise WouldWait from e
-            result = _finish(self._now, work)
+            result = _finish(now, work)
             self._committed()
             return result
         finally:
             self._lock.release()
+
+    def _begin_now(self) -> Any:
+        """The caller's thread's connection in a write transaction, holding `_lock` (the caller releases
+        it); `WouldWait` if this process writes from a thread or another process holds the write lock."""
+        now = self._now
+        if now is None or not self._lock.acquire(blocking=False):  # this process writes from a thread
+            raise WouldWait
+        try:
+            now.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:  # another process holds the write lock
+            self._lock.release()
+            raise WouldWait from e
+        except BaseException:
+            self._lock.release()
+            raise
+        return now
 
     def _committed(self) -> None:
         """Count a commit on the caller's thread; every `CHECKPOINT_EVERY`, start a checkpoint beside."""
@@ -207,9 +232,9 @@ def dumped(e: JournalEntry) -> tuple[Any, ...]:
         e.principal,
         e.why,
         _json(e.arguments),
-        _json(e.annotations),
-        _json(e.repairs),
-        int(e.repaired),
+        _json(e.annotations) if e.annotations else "[]",  # the empty values most entries carry: no call
+        _json(e.repairs) if e.repairs else "[]",
+        1 if e.repaired else 0,
         e.outcome,
         e.error_code,
         _json(e.envelope),
@@ -218,7 +243,7 @@ def dumped(e: JournalEntry) -> tuple[Any, ...]:
         e.pid,
         e.host,
         e.note,
-        _json(e.extra),
+        _json(e.extra) if e.extra else "{}",
     )
 
 
