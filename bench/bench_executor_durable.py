@@ -43,6 +43,7 @@ FLOOR = "sqlite-floor"
 
 def sqlite_floor(n: int) -> dict[str, float]:
     """Two autocommit INSERTs a call (the intent, then the result naming it) on a raw `sqlite3` connection."""
+    import hashlib
     import socket
     import sqlite3
 
@@ -67,9 +68,11 @@ def sqlite_floor(n: int) -> dict[str, float]:
     why = "Add the two subtotals for the invoice"
 
     def calls(n: int, tag: str) -> tuple[float, float]:
+        # keys as tether's (SHA-256 hex: each lands at a random place in the key's index), made beforehand
+        keys = [hashlib.sha256(f"{stamp}-{tag}-{i}".encode()).hexdigest() for i in range(n)]
         cpu, wall = time.process_time(), time.perf_counter()
         for i in range(n):
-            call_id, key = f"{stamp}-{tag}-{i}", f"{tag}{i:060d}"
+            call_id, key = f"{stamp}-{tag}-{i}", keys[i]
             args = pydantic_core.to_json(arguments).decode()
             intent = connection.execute(
                 insert,
