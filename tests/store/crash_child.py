@@ -114,6 +114,15 @@ class Tripwire:
                 return execute(connection, query, params, **kwargs)
 
             psycopg.Connection.execute = statement  # pyright: ignore[reportAttributeAccessIssue]
+            execute_async: Any = psycopg.AsyncConnection.execute  # the writes from the event loop
+
+            async def statement_async(connection: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
+                named: dict[str, Any] = params if isinstance(params, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+                kind = named.get("kind")
+                self.statement(str(query), kind if isinstance(kind, str) else None)
+                return await execute_async(connection, query, params, **kwargs)
+
+            psycopg.AsyncConnection.execute = statement_async  # pyright: ignore[reportAttributeAccessIssue]
             return
         engine = journal.engine  # PostgreSQL through SQLAlchemy: its events
 

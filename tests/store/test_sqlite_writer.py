@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import anyio.to_thread
 import pytest
 
@@ -205,3 +206,16 @@ def test_a_claim_on_the_callers_thread_probes_the_keys_index_and_copies_nothing(
         opcodes = [row[1] for row in connection.execute(f"EXPLAIN {statement}")]
         assert "OpenEphemeral" not in opcodes, statement
     assert [e.kind for e in journal.entries(call_id="c1")] == ["intent", "result"]
+
+
+def test_a_sqlite_journal_has_no_event_loop_writes(url: str, open_journal: OpenJournal) -> None:
+    """Its writes commit on the caller's thread (or in a thread) instead; see test_postgres_writer.py."""
+    journal = open_journal(url)
+    assert not journal.writes_async
+
+    async def claim() -> Any:
+        return await journal.claim_async(entry("c1"))
+
+    with pytest.raises(WouldWait):
+        anyio.run(claim)
+    assert journal.entries() == []

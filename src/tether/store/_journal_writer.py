@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 import anyio
@@ -70,6 +70,13 @@ class JournalWriter:
         self._inline: bool = getattr(journal, "inline", False)
         self._claim_inline: Callable[..., Any] = journal.claim  # takes `wait=` (and `take=`) when `_inline`
         self._append_inline: Callable[..., Any] = journal.append
+        writes_async = getattr(journal, "writes_async", False)  # see `SqlJournal.writes_async`
+        self._claim_async: Callable[..., Awaitable[Any]] | None = (
+            getattr(journal, "claim_async", None) if writes_async else None
+        )
+        self._append_async: Callable[..., Awaitable[Any]] | None = (
+            getattr(journal, "append_async", None) if writes_async else None
+        )
         batch: Any = getattr(journal, "write_batch", None)
         self._write_batch: Callable[..., list[_Result]] | None = batch if journal.blocking else None
         self._open: _Batch | None = None
@@ -85,6 +92,11 @@ class JournalWriter:
                 return self._claim_inline(intent, wait=False, take=take)
             except WouldWait:
                 pass
+        if self._claim_async is not None:  # from the event loop, no worker thread
+            try:
+                return await self._claim_async(intent, take=take)
+            except WouldWait:
+                pass
         return cast(Lookup, await self._blocking(Write(intent, claim=True, take=take)))
 
     async def append(self, entry: JournalEntry, take: RateToken | None = None) -> JournalEntry:
@@ -96,6 +108,11 @@ class JournalWriter:
                 if take is None:
                     return self._append_inline(entry, wait=False)
                 return self._append_inline(entry, wait=False, take=take)
+            except WouldWait:
+                pass
+        if self._append_async is not None:  # from the event loop, no worker thread
+            try:
+                return await self._append_async(entry, take=take)
             except WouldWait:
                 pass
         return cast(JournalEntry, await self._blocking(Write(entry, take=take)))

@@ -113,6 +113,25 @@ class SqlJournal:
             _take_or_refuse(connection, take)
             return _insert(connection, entry)
 
+    @property
+    def writes_async(self) -> bool:
+        """Whether `append_async` and `claim_async` write from the event loop without a worker thread (on
+        PostgreSQL by URL: a connection of the loop's own)."""
+        return self._pg_writer is not None
+
+    async def append_async(self, entry: JournalEntry, *, take: RateToken | None = None) -> JournalEntry:
+        """`append` awaited on the event loop (see `writes_async`), committed when it returns; `WouldWait`,
+        having written nothing, where it cannot be (SQLite, or another thread's loop has the connection)."""
+        if self._pg_writer is None:
+            raise WouldWait
+        return await self._pg_writer.append_async(entry, take=take)
+
+    async def claim_async(self, intent: JournalEntry, *, take: RateToken | None = None) -> Lookup:
+        """`claim` awaited on the event loop, as `append_async`."""
+        if self._pg_writer is None:
+            raise WouldWait
+        return await self._pg_writer.claim_async(intent, take=take)
+
     def lookup(self, idempotency_key: str) -> Lookup:
         with self.engine.connect() as connection:
             return _lookup(connection, idempotency_key)
