@@ -124,19 +124,13 @@ class JournalWriter:
         return await anyio.to_thread.run_sync(functools.partial(function, *args), limiter=self._limiter)
 
     async def _single(self, write: Write) -> Lookup | JournalEntry:
-        """`write` alone: on the caller's thread if the journal can commit it without waiting, or from the
-        event loop if it writes so, else `_blocking`."""
+        """`write` alone: on the caller's thread if the journal can commit it without waiting, else
+        `_blocking`."""
         function: Callable[..., Any] = self.journal.claim if write.claim else self.journal.append
         kwargs: dict[str, Any] = {} if write.take is None else {"take": write.take}
         if self._inline:
             try:
                 return function(write.entry, wait=False, **kwargs)
-            except WouldWait:
-                pass
-        written = self._claim_async if write.claim else self._append_async
-        if written is not None:
-            try:
-                return await written(write.entry, **kwargs)
             except WouldWait:
                 pass
         return await self._blocking(write)
