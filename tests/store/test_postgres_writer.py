@@ -54,16 +54,22 @@ async def test_a_call_writes_its_token_intent_and_result_from_the_event_loop(
     journal.rate_limits.take("add u1", RateLimit(calls=1000, per_seconds=1))  # the bucket exists
     monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
     executor = Executor(Toolset(add), journal=journal)
+    first = await executor.execute(ToolCall(id="c0", name="add", arguments={"a": 1, "b": 1}), CALLER)
+    assert first.ok
+    assert hops  # the loop had no connection: the writes went to a thread while it was made beside
+    await journal.append_async(entry("warm"))  # waits for that connection (it holds the same lock)
+    hops.clear()
     envelope = await executor.execute(ToolCall(id="c1", name="add", arguments={"a": 2, "b": 3}), CALLER)
     assert envelope.ok
     assert hops == []  # the token and the intent in one round trip, the result in another: no thread
-    assert [(e.kind, e.outcome) for e in open_journal(journal_url).entries()] == [
-        ("intent", None),
-        ("result", "ok"),
+    assert [(e.call_id, e.kind, e.outcome) for e in open_journal(journal_url).entries()][-2:] == [
+        ("c1", "intent", None),
+        ("c1", "result", "ok"),
     ]
     again = await executor.execute(ToolCall(id="c1", name="add", arguments={"a": 2, "b": 3}), CALLER)
     assert again == envelope  # a repeat is answered from the journal
-    assert len(journal.entries()) == 2
+    assert len(journal.entries()) == 5
+    assert len(hops) == 1  # a key with an intent: the claim's second transaction, in a thread as before
 
 
 def test_each_event_loop_in_turn_gets_a_connection_and_claims_stay_exact(

@@ -94,7 +94,7 @@ class JournalWriter:
                 pass
         if self._claim_async is not None:  # from the event loop, no worker thread
             try:
-                return await self._claim_async(intent, take=take)
+                return await self._claim_async(intent, take=take, connect=False)
             except WouldWait:
                 pass
         return cast(Lookup, await self._blocking(Write(intent, claim=True, take=take)))
@@ -112,7 +112,7 @@ class JournalWriter:
                 pass
         if self._append_async is not None:  # from the event loop, no worker thread
             try:
-                return await self._append_async(entry, take=take)
+                return await self._append_async(entry, take=take, connect=False)
             except WouldWait:
                 pass
         return cast(JournalEntry, await self._blocking(Write(entry, take=take)))

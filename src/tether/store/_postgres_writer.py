@@ -109,27 +109,33 @@ class PostgresWriter:
         """A `psycopg.AsyncConnection` on `_async_loop`, for `append_async` and `claim_async`."""
         self._async_loop: asyncio.AbstractEventLoop | None = None
         self._async_lock: asyncio.Lock | None = None
+        self._connecting: asyncio.Task[None] | None = None
 
-    async def append_async(self, entry: JournalEntry, *, take: RateToken | None = None) -> JournalEntry:
+    async def append_async(
+        self, entry: JournalEntry, *, take: RateToken | None = None, connect: bool = True
+    ) -> JournalEntry:
         """`append` from the running event loop over a connection of its own: the same round trip, no worker
         thread. `WouldWait` (nothing written) if another thread's running loop holds that connection. Like a
         write in a worker thread, it is not cancelled part way: it ends (with the entry's id set, if written),
-        then the caller's cancellation goes on."""
-        return await _shielded(self._append_async(entry, take))
+        then the caller's cancellation goes on. `connect=False`: if the loop has no connection yet, start
+        making it beside and raise `WouldWait` (the caller writes in a thread meanwhile)."""
+        return await _shielded(self._append_async(entry, take, connect))
 
-    async def claim_async(self, intent: JournalEntry, *, take: RateToken | None = None) -> Lookup:
+    async def claim_async(
+        self, intent: JournalEntry, *, take: RateToken | None = None, connect: bool = True
+    ) -> Lookup:
         """`claim` from the running event loop (see `append_async`)."""
-        return await _shielded(self._claim_async(intent, take))
+        return await _shielded(self._claim_async(intent, take, connect))
 
-    async def _append_async(self, entry: JournalEntry, take: RateToken | None) -> JournalEntry:
+    async def _append_async(self, entry: JournalEntry, take: RateToken | None, connect: bool) -> JournalEntry:
         params = _params(entry)
         if take is None:
-            async with self._connected() as connection:
+            async with self._connected(connect) as connection:
                 cursor = await connection.execute(_INSERT, params)
                 entry.id = int((await cursor.fetchone())[0])
             return entry
         params.update(_token_params(take, time.time()))
-        async with self._connected() as connection:
+        async with self._connected(connect) as connection:
             locks = [_bucket_lock(take.key)]
             ((taken, new_id),) = await _pipeline_async(connection, locks, [(_APPEND_TAKING, params)])
         if not taken:  # the bucket is missing or empty: the rest as `append` does it, in a thread
@@ -139,9 +145,9 @@ class PostgresWriter:
         entry.id = int(new_id)
         return entry
 
-    async def _claim_async(self, intent: JournalEntry, take: RateToken | None) -> Lookup:
+    async def _claim_async(self, intent: JournalEntry, take: RateToken | None, connect: bool) -> Lookup:
         params, locks, sql = _claim_plan(intent, take)
-        async with self._connected() as connection:
+        async with self._connected(connect) as connection:
             ((taken, new_id),) = await _pipeline_async(connection, locks, [(sql, params)])
         if new_id is not None:
             intent.id = int(new_id)
@@ -153,24 +159,25 @@ class PostgresWriter:
         return await anyio.to_thread.run_sync(self._write, rest)
 
     @contextlib.asynccontextmanager
-    async def _connected(self) -> AsyncIterator[Any]:
+    async def _connected(self, connect: bool) -> AsyncIterator[Any]:
         """The running loop's connection, one write at a time; made on first use, and again for a new loop
-        once the one that had it has stopped (each `anyio.run` is a new loop)."""
+        once the one that had it has stopped (each `anyio.run` is a new loop). Without `connect`, a loop
+        with no connection yet gets one made beside (`WouldWait` meanwhile)."""
         loop = asyncio.get_running_loop()
         if self._async_loop is not loop:
             if self._async_loop is not None and self._async_loop.is_running():  # another thread's loop
                 raise WouldWait
             self._drop_async()
-            self._async_loop, self._async_lock = loop, asyncio.Lock()
+            self._async_loop, self._async_lock, self._connecting = loop, asyncio.Lock(), None
         assert self._async_lock is not None
+        if not connect and not _usable(self._async):
+            if self._connecting is None or self._connecting.done():
+                self._connecting = loop.create_task(self._connect_beside(self._async_lock))
+            raise WouldWait
         async with self._async_lock:
             connection = self._async
-            if connection is None or connection.closed or connection.broken:
-                import psycopg  # the `postgres` extra
-
-                connection = self._async = await psycopg.AsyncConnection.connect(
-                    self._conninfo, autocommit=True
-                )
+            if not _usable(connection):
+                connection = self._async = await _connect(self._conninfo)
             try:
                 yield connection
             except Exception:
@@ -181,6 +188,14 @@ class PostgresWriter:
             except BaseException:  # cancelled part way: the server rolls back what the connection leaves
                 self._drop_async()
                 raise
+
+    async def _connect_beside(self, lock: asyncio.Lock) -> None:
+        """Make the loop's connection while its writes go on in threads; if that fails, a later write tries
+        again."""
+        with contextlib.suppress(Exception):
+            async with lock:
+                if not _usable(self._async):
+                    self._async = await _connect(self._conninfo)
 
     def _drop_async(self) -> None:
         """Close the async connection from any thread (libpq's own call: no loop needed)."""
@@ -255,6 +270,16 @@ def _pipeline(connection: Any, locks: Sequence[str], statements: Sequence[tuple[
         cursors = [connection.execute(sql, params) for sql, params in statements]
         connection.execute("COMMIT")
     return [cursor.fetchone() for cursor in cursors]
+
+
+def _usable(connection: Any) -> bool:
+    return connection is not None and not connection.closed and not connection.broken
+
+
+async def _connect(conninfo: str) -> Any:
+    import psycopg  # the `postgres` extra
+
+    return await psycopg.AsyncConnection.connect(conninfo, autocommit=True)
 
 
 async def _shielded(write: Coroutine[Any, Any, _T]) -> _T:

@@ -119,18 +119,23 @@ class SqlJournal:
         PostgreSQL by URL: a connection of the loop's own)."""
         return self._pg_writer is not None
 
-    async def append_async(self, entry: JournalEntry, *, take: RateToken | None = None) -> JournalEntry:
+    async def append_async(
+        self, entry: JournalEntry, *, take: RateToken | None = None, connect: bool = True
+    ) -> JournalEntry:
         """`append` awaited on the event loop (see `writes_async`), committed when it returns; `WouldWait`,
-        having written nothing, where it cannot be (SQLite, or another thread's loop has the connection)."""
+        having written nothing, where it cannot be (SQLite, or another thread's loop has the connection), or
+        with `connect=False` while the loop's connection is still being made."""
         if self._pg_writer is None:
             raise WouldWait
-        return await self._pg_writer.append_async(entry, take=take)
+        return await self._pg_writer.append_async(entry, take=take, connect=connect)
 
-    async def claim_async(self, intent: JournalEntry, *, take: RateToken | None = None) -> Lookup:
+    async def claim_async(
+        self, intent: JournalEntry, *, take: RateToken | None = None, connect: bool = True
+    ) -> Lookup:
         """`claim` awaited on the event loop, as `append_async`."""
         if self._pg_writer is None:
             raise WouldWait
-        return await self._pg_writer.claim_async(intent, take=take)
+        return await self._pg_writer.claim_async(intent, take=take, connect=connect)
 
     def lookup(self, idempotency_key: str) -> Lookup:
         with self.engine.connect() as connection:
