@@ -1,7 +1,8 @@
 """The PostgreSQL journal's hot path on a raw psycopg connection: one round trip a write.
 
 `append`, `claim`, `write_batch` (the writes every call makes) and `take` (a rate-limit token) go this way;
-the schema and every read stay on SQLAlchemy. A write is one pipeline (psycopg's pipeline mode: its
+the schema and every read stay on SQLAlchemy. `append_async` and `claim_async` send the same pipelines from
+the event loop, over an async connection of the running loop's own (no worker thread). A write is one pipeline (psycopg's pipeline mode: its
 statements sent together, answered together), its own transaction:
 
 - a claim: `BEGIN`, the advisory locks (the bucket's, then the key's: the order every writer takes them in,
@@ -99,7 +100,8 @@ _SAVE_BUCKET = (
 
 class PostgresWriter:
     """The journal's writes on PostgreSQL over one psycopg connection (autocommit, explicit transactions),
-    used under a lock: called from worker threads, one write at a time."""
+    used under a lock: called from worker threads, one write at a time; and from an event loop over an async
+    connection of its own (`append_async`, `claim_async`), one write at a time too."""
 
     def __init__(self, engine: Engine):
         self._conninfo = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)

@@ -51,7 +51,8 @@ class SqlJournal:
     waiting (`wait=False`, see `inline`): they commit at once when nobody else is writing, and raise
     `WouldWait` otherwise. Either way an entry is committed when the call returns. On PostgreSQL by URL
     (`postgresql+psycopg://`), the writes go over a psycopg connection of the journal's own, each one
-    round trip (see `_postgres_writer`); the schema and the reads stay on SQLAlchemy.
+    round trip (see `_postgres_writer`), and `append_async` and `claim_async` make the same writes from the
+    event loop (`writes_async`); the schema and the reads stay on SQLAlchemy.
     """
 
     blocking = True
