@@ -160,6 +160,10 @@ async def main(url: str, marker: str, step: str, recipients: list[str]) -> None:
         RELEASE.set()
     HOLD["all"] = step == "claim"
     journal = SqlJournal(url)
+    pg_writer: Any = getattr(journal, "_pg_writer", None)
+    if pg_writer is not None:  # the loop's connection made now, so a lone call's writes go from the loop
+        async with pg_writer._connected(True):
+            pass
     Tripwire(step, len(recipients)).watch(journal)
     recorders = [DieOnReport()] if step == "returned" else []
     executor = Executor(TOOLS, journal=journal, recorders=recorders)
