@@ -32,7 +32,7 @@ _JSON = frozenset({"arguments", "annotations", "repairs", "envelope", "extra"})
 _COLUMNS = ", ".join(ENTRY_FIELDS)
 _WRITTEN = tuple(name for name in ENTRY_FIELDS if name != "id")
 _INSERT = f"INSERT INTO tether_journal ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' for _ in _WRITTEN)})"
-_HAS_INTENT = (  # the index alone answers it (`ix_tether_journal_intents`: the key, then the id)
+_HAS_INTENT = (  # a search of `ix_tether_journal_intents`: a new key has no entry there, so no row is read
     "SELECT 1 FROM tether_journal WHERE kind = 'intent' AND idempotency_key = ? LIMIT 1"
 )
 _LATEST_INTENT = f"SELECT {_COLUMNS} FROM tether_journal WHERE kind = 'intent' AND idempotency_key = ? ORDER BY id DESC LIMIT 1"
