@@ -10,7 +10,10 @@ the children alternating, `ROUNDS` rounds; the table gives medians over rounds:
 
 Journals: none (a journal that keeps nothing: the executor's own cost), `MemoryJournal`, `SqlJournal` on a
 SQLite file (WAL), and on a throwaway local PostgreSQL server (fsync on, as a real server) when its binaries
-and psycopg are installed.
+and psycopg are installed. The SQLite floor ("sqlite-floor", sequential only, this code's schema): the least
+any runtime pays for the same guarantee, no executor: a call's intent and result rows (the same columns and
+values, JSON encoded the same way) as two autocommit INSERTs on a raw `sqlite3` connection in WAL with
+`synchronous=NORMAL`, the result naming the intent by its `lastrowid`; measured whenever SQLite is.
 
 `BASELINE=<git rev>` also measures that revision's `src/` (checked out with `git archive` into a temp dir)
 side by side, alternating with this one: on a loaded machine only such pairs can be compared. `ROUNDS`
@@ -32,12 +35,74 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SEQUENTIAL = {"none": 3000, "memory": 3000, "sqlite": 1500, "postgresql": 150}
+SEQUENTIAL = {"none": 3000, "memory": 3000, "sqlite-floor": 3000, "sqlite": 1500, "postgresql": 150}
 BATCHES = {"none": 15, "memory": 15, "sqlite": 15, "postgresql": 5}
+FLOOR = "sqlite-floor"
+"""Measured once a round (it runs no tether code but the schema's), in its own child."""
+
+
+def sqlite_floor(n: int) -> dict[str, float]:
+    """Two autocommit INSERTs a call (the intent, then the result naming it) on a raw `sqlite3` connection."""
+    import hashlib
+    import socket
+    import sqlite3
+
+    import pydantic_core
+
+    from tether.store import SqlJournal
+
+    tmp = tempfile.mkdtemp(prefix="tether-bench-floor-")
+    path = f"{tmp}/journal.db"
+    SqlJournal(f"sqlite:///{path}").close()  # the same table and indexes as tether's
+    connection = sqlite3.connect(path, isolation_level=None)  # autocommit: each INSERT commits
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    columns = (
+        "kind, call_id, tool, created_at, intent_id, session_id, run_id, idempotency_key, side_effects, "
+        "principal, why, arguments, annotations, repairs, repaired, outcome, error_code, envelope, "
+        "duration_ms, traceback, pid, host, note, extra"
+    )
+    insert = f"INSERT INTO tether_journal ({columns}) VALUES ({', '.join('?' * 24)})"
+    pid, host, stamp = os.getpid(), socket.gethostname(), f"floor-{os.getpid()}-{time.time_ns()}"
+    arguments = {"a": 2, "b": 3}
+    why = "Add the two subtotals for the invoice"
+
+    def calls(n: int, tag: str) -> tuple[float, float]:
+        # keys as tether's (SHA-256 hex: each lands at a random place in the key's index), made beforehand
+        keys = [hashlib.sha256(f"{stamp}-{tag}-{i}".encode()).hexdigest() for i in range(n)]
+        cpu, wall = time.process_time(), time.perf_counter()
+        for i in range(n):
+            call_id, key = f"{stamp}-{tag}-{i}", keys[i]
+            args = pydantic_core.to_json(arguments).decode()
+            intent = connection.execute(
+                insert,
+                ("intent", call_id, "add", time.time(), None, "bench", "r1", key, "idempotent", "u1", why,
+                 args, "[]", "[]", 0, None, None, None, None, None, pid, host, None, "{}"),
+            ).lastrowid  # fmt: skip
+            envelope = pydantic_core.to_json({"ok": True, "data": 5}).decode()
+            connection.execute(
+                insert,
+                ("result", call_id, "add", time.time(), intent, "bench", "r1", key, "idempotent", "u1", why,
+                 args, "[]", "[]", 0, "ok", None, envelope, 0.01, None, pid, host, None, "{}"),
+            )  # fmt: skip
+        return (time.process_time() - cpu) / n * 1e6, (time.perf_counter() - wall) / n * 1e6
+
+    try:
+        calls(max(n // 5, 20), "warm")
+        seq = [calls(n, f"s{r}") for r in range(3)]
+    finally:
+        connection.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {
+        "seq_cpu_us": statistics.median(s[0] for s in seq),
+        "seq_wall_us": statistics.median(s[1] for s in seq),
+    }
 
 
 def child(kind: str, url: str | None) -> dict[str, float]:
     """Measure one journal kind in this process (the code on `sys.path`, current or baseline)."""
+    if kind == FLOOR:
+        return sqlite_floor(SEQUENTIAL[kind])
     import anyio
 
     from tether.execution import Executor, Policy, Principal, Run
@@ -181,9 +246,10 @@ def main() -> None:
             )
             subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
             sides[baseline] = Path(tmp) / "src"
-        kinds = ["none", "memory", "sqlite"] + (["postgresql"] if server else [])
+        kinds = ["none", "memory", FLOOR, "sqlite"] + (["postgresql"] if server else [])
         if os.environ.get("KINDS"):  # e.g. KINDS=sqlite,postgresql
-            kinds = [k for k in kinds if k in os.environ["KINDS"].split(",")]
+            wanted = os.environ["KINDS"].split(",")
+            kinds = [k for k in kinds if k in wanted or (k == FLOOR and "sqlite" in wanted)]
         urls: dict[str, str | None] = {}
         for side in sides:
             urls[side] = _database(server, f"bench_{len(urls)}") if server else None
@@ -192,6 +258,8 @@ def main() -> None:
         for _ in range(rounds):
             for kind in kinds:
                 for side, src in sides.items():
+                    if kind == FLOOR and side != "this":
+                        continue
                     url = urls[side] if kind == "postgresql" else None
                     samples.setdefault((side, kind), []).append(measure(src, kind, url))
         load.append(_load())
@@ -201,15 +269,20 @@ def main() -> None:
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for kind in kinds:
         for side in sides:
+            if (side, kind) not in samples:
+                continue
             got = samples[(side, kind)]
 
             def med(name: str, got: list[dict[str, float]] = got) -> float:
                 return statistics.median(g[name] for g in got)
 
+            sequential = f"| {kind} | {'-' if kind == FLOOR else side} | {med('seq_cpu_us'):.1f} | {med('seq_wall_us'):.1f} "
+            if kind == FLOOR:
+                print(f"{sequential}| - | - | - |")
+                continue
             commits = med("fifty_commits")
             print(
-                f"| {kind} | {side} | {med('seq_cpu_us'):.1f} | {med('seq_wall_us'):.1f} "
-                f"| {med('fifty_wall_ms'):.1f} | {med('fifty_cpu_ms'):.1f} | "
+                f"{sequential}| {med('fifty_wall_ms'):.1f} | {med('fifty_cpu_ms'):.1f} | "
                 f"{'-' if commits < 0 else f'{commits:.0f}'} |"
             )
 

@@ -114,6 +114,15 @@ class Tripwire:
                 return execute(connection, query, params, **kwargs)
 
             psycopg.Connection.execute = statement  # pyright: ignore[reportAttributeAccessIssue]
+            execute_async: Any = psycopg.AsyncConnection.execute  # the writes from the event loop
+
+            async def statement_async(connection: Any, query: Any, params: Any = None, **kwargs: Any) -> Any:
+                named: dict[str, Any] = params if isinstance(params, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+                kind = named.get("kind")
+                self.statement(str(query), kind if isinstance(kind, str) else None)
+                return await execute_async(connection, query, params, **kwargs)
+
+            psycopg.AsyncConnection.execute = statement_async  # pyright: ignore[reportAttributeAccessIssue]
             return
         engine = journal.engine  # PostgreSQL through SQLAlchemy: its events
 
@@ -151,6 +160,10 @@ async def main(url: str, marker: str, step: str, recipients: list[str]) -> None:
         RELEASE.set()
     HOLD["all"] = step == "claim"
     journal = SqlJournal(url)
+    pg_writer: Any = getattr(journal, "_pg_writer", None)
+    if pg_writer is not None:  # the loop's connection made now, so a lone call's writes go from the loop
+        async with pg_writer._connected(True):
+            pass
     Tripwire(step, len(recipients)).watch(journal)
     recorders = [DieOnReport()] if step == "returned" else []
     executor = Executor(TOOLS, journal=journal, recorders=recorders)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -100,6 +101,26 @@ def test_sqlite_journals_use_wal(tmp_path: Path, open_journal: OpenJournal) -> N
     with journal.engine.connect() as connection:
         assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert connection.execute(text("PRAGMA synchronous")).scalar() == 1  # NORMAL
+
+
+def test_a_new_sqlite_journal_has_2_kb_pages_and_an_older_file_keeps_its_own(
+    tmp_path: Path, open_journal: OpenJournal
+) -> None:
+    """Each page a commit changes is a WAL frame: 2 KB ones cost less a call. A file made before keeps its
+    4 KB pages (SQLite cannot change a WAL file's), and works as before."""
+    new = open_journal(f"sqlite:///{tmp_path / 'new.db'}")
+    older = tmp_path / "older.db"
+    with sqlite3.connect(older) as made:  # as SQLite's default made it
+        made.execute("CREATE TABLE kept (a)")
+    old = open_journal(f"sqlite:///{older}")
+    for journal, size in ((new, 2048), (old, 4096)):
+        with journal.engine.connect() as connection:
+            assert connection.execute(text("PRAGMA page_size")).scalar() == size
+            assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        big = {"text": "x" * 10_000}  # spills over several pages either way
+        claimed = JournalEntry("intent", "c1", "add", 1.0, idempotency_key="k", arguments=big)
+        assert journal.claim(claimed, wait=False).status == "new"
+        assert journal.entries() == [claimed]
 
 
 def test_claims_of_one_key_from_many_connections_let_exactly_one_through(

@@ -10,11 +10,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import anyio.to_thread
 import pytest
 
 from tether.execution import Executor, Principal, Run
-from tether.store import JournalEntry, SqlJournal, WouldWait
+from tether.store import JournalEntry, SqlJournal, TokenBucket, WouldWait
+from tether.store.internal import RateToken
 from tether.tools import Toolset, tool
 from tether.types import RateLimit, ToolCall
 
@@ -157,3 +159,63 @@ def test_every_column_written_on_the_callers_thread_reads_back_as_written(
     claimed = dataclasses.replace(full, kind="intent", id=None, intent_id=None, idempotency_key="k2")
     assert journal.claim(claimed, wait=False).status == "new"
     assert open_journal(url).entries() == [written, claimed]
+
+
+def test_a_tokens_statement_computes_what_a_token_bucket_does(url: str, open_journal: OpenJournal) -> None:
+    """The writer takes a token in one `UPDATE` whose refill is SQL (its values bound by position): each take,
+    refused or not, must answer as `TokenBucket` does at the same moments."""
+    writer: Any = getattr(open_journal(url), "_writer")  # noqa: B009 (the SQLite writer, to pass `now`)
+    open_journal(url).rate_limits  # noqa: B018 (its table is made on first use)
+    limit = RateLimit(calls=3, per_seconds=10)
+    bucket = TokenBucket(limit, float(limit.calls), 1000.0)
+    for now in (1000.0, 1000.0, 1000.0, 1000.0, 1001.5, 1004.0, 1004.0, 1004.0, 1030.0, 1030.0):
+        assert writer.take("k", limit, now, wait=False) == pytest.approx(bucket.take(now))
+
+
+def test_a_claim_on_the_callers_thread_probes_the_keys_index_and_copies_nothing(
+    url: str, open_journal: OpenJournal
+) -> None:
+    """A new key's claim is a probe of the key's index (no entry: no row read), then a plain insert: no statement
+    that reads the table it inserts into (SQLite copies such a statement's rows through a temporary table)."""
+    journal = open_journal(url)
+    journal.rate_limits  # noqa: B018 (its table is made on first use)
+    writer: Any = getattr(journal, "_writer")  # noqa: B009 (its connection, to see the statements run)
+    connection: sqlite3.Connection = getattr(writer, "_now")  # noqa: B009
+    ran: list[str] = []
+    connection.set_trace_callback(ran.append)
+    intent = entry("c1")
+    take = RateToken("add:u1", RateLimit(calls=5, per_seconds=1))
+    assert journal.claim(intent, wait=False, take=take).status == "new"
+    result = dataclasses.replace(entry("c1", "result"), intent_id=intent.id, idempotency_key=None)
+    journal.append(result, wait=False)
+    connection.set_trace_callback(None)
+    assert [s.split(" (")[0].split(" SET")[0] for s in ran] == [
+        "BEGIN IMMEDIATE",
+        "UPDATE tether_rate_limits",  # the token: its bucket is missing, so it is made
+        "SELECT tokens, updated FROM tether_rate_limits WHERE key = 'add:u1'",
+        "INSERT INTO tether_rate_limits",
+        "SELECT 1 FROM tether_journal WHERE kind = 'intent' AND idempotency_key = 'c1' LIMIT 1",
+        "INSERT INTO tether_journal",
+        "COMMIT",
+        "INSERT INTO tether_journal",  # the result: one statement, its own transaction
+    ]
+    probe = next(s for s in ran if s.startswith("SELECT 1"))
+    plan = " ".join(row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {probe}"))
+    assert "USING INDEX ix_tether_journal_intents (idempotency_key=?)" in plan  # a new key: no row read
+    for statement in {s for s in ran if s.startswith(("SELECT", "INSERT", "UPDATE"))}:
+        opcodes = [row[1] for row in connection.execute(f"EXPLAIN {statement}")]
+        assert "OpenEphemeral" not in opcodes, statement
+    assert [e.kind for e in journal.entries(call_id="c1")] == ["intent", "result"]
+
+
+def test_a_sqlite_journal_has_no_event_loop_writes(url: str, open_journal: OpenJournal) -> None:
+    """Its writes commit on the caller's thread (or in a thread) instead; see test_postgres_writer.py."""
+    journal = open_journal(url)
+    assert not journal.writes_async
+
+    async def claim() -> Any:
+        return await journal.claim_async(entry("c1"))
+
+    with pytest.raises(WouldWait):
+        anyio.run(claim)
+    assert journal.entries() == []

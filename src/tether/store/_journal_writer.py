@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 import anyio
@@ -37,6 +37,13 @@ class _Batch:
         """The event loop's: a call on another loop (an executor shared across threads) writes alone."""
 
 
+def _raised(result: _Result) -> Lookup | JournalEntry:
+    """A grouped write's result; the exception it ended with, raised."""
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
 class JournalWriter:
     """Commits the executor's journal writes: each on the caller's thread when the journal can commit without
     waiting (`inline`, see `SqlJournal`), else in a worker thread; and, while several calls are in progress
@@ -61,17 +68,54 @@ class JournalWriter:
         """Calls in progress; above one, concurrent writes are grouped."""
         self._limiter = limiter
         self._inline: bool = getattr(journal, "inline", False)
+        self._claim_inline: Callable[..., Any] = journal.claim  # takes `wait=` (and `take=`) when `_inline`
+        self._append_inline: Callable[..., Any] = journal.append
+        writes_async = getattr(journal, "writes_async", False)  # see `SqlJournal.writes_async`
+        self._claim_async: Callable[..., Awaitable[Any]] | None = (
+            getattr(journal, "claim_async", None) if writes_async else None
+        )
+        self._append_async: Callable[..., Awaitable[Any]] | None = (
+            getattr(journal, "append_async", None) if writes_async else None
+        )
         batch: Any = getattr(journal, "write_batch", None)
         self._write_batch: Callable[..., list[_Result]] | None = batch if journal.blocking else None
         self._open: _Batch | None = None
 
     async def claim(self, intent: JournalEntry, take: RateToken | None = None) -> Lookup:
         """`Journal.claim`, with the rate-limit token `take` in the same transaction (`RateLimited` without)."""
-        return cast(Lookup, await self._do(Write(intent, claim=True, take=take)))
+        if self._write_batch is not None and self.calls > 1:
+            return cast(Lookup, _raised(await self._grouped(Write(intent, claim=True, take=take))))
+        if self._inline:  # the usual case first, as `_single` does it: no coroutine, no `Write`
+            try:
+                if take is None:
+                    return self._claim_inline(intent, wait=False)
+                return self._claim_inline(intent, wait=False, take=take)
+            except WouldWait:
+                pass
+        if self._claim_async is not None:  # from the event loop, no worker thread
+            try:
+                return await self._claim_async(intent, take=take, connect=False)
+            except WouldWait:
+                pass
+        return cast(Lookup, await self._blocking(Write(intent, claim=True, take=take)))
 
     async def append(self, entry: JournalEntry, take: RateToken | None = None) -> JournalEntry:
         """`Journal.append`, with the rate-limit token `take` in the same transaction (`RateLimited` without)."""
-        return cast(JournalEntry, await self._do(Write(entry, take=take)))
+        if self._write_batch is not None and self.calls > 1:
+            return cast(JournalEntry, _raised(await self._grouped(Write(entry, take=take))))
+        if self._inline:  # the usual case first, as `_single` does it: no coroutine, no `Write`
+            try:
+                if take is None:
+                    return self._append_inline(entry, wait=False)
+                return self._append_inline(entry, wait=False, take=take)
+            except WouldWait:
+                pass
+        if self._append_async is not None:  # from the event loop, no worker thread
+            try:
+                return await self._append_async(entry, take=take, connect=False)
+            except WouldWait:
+                pass
+        return cast(JournalEntry, await self._blocking(Write(entry, take=take)))
 
     async def offload(self, function: Callable[..., T], *args: Any) -> T:
         """`function(*args)` of the journal: in a worker thread if it blocks."""
@@ -79,15 +123,9 @@ class JournalWriter:
             return function(*args)
         return await anyio.to_thread.run_sync(functools.partial(function, *args), limiter=self._limiter)
 
-    async def _do(self, write: Write) -> Lookup | JournalEntry:
-        if self._write_batch is not None and self.calls > 1:
-            result = await self._grouped(write)
-            if isinstance(result, BaseException):
-                raise result
-            return result
-        return await self._single(write)
-
     async def _single(self, write: Write) -> Lookup | JournalEntry:
+        """`write` alone: on the caller's thread if the journal can commit it without waiting, else
+        `_blocking`."""
         function: Callable[..., Any] = self.journal.claim if write.claim else self.journal.append
         kwargs: dict[str, Any] = {} if write.take is None else {"take": write.take}
         if self._inline:
@@ -95,6 +133,12 @@ class JournalWriter:
                 return function(write.entry, wait=False, **kwargs)
             except WouldWait:
                 pass
+        return await self._blocking(write)
+
+    async def _blocking(self, write: Write) -> Lookup | JournalEntry:
+        """`write` alone, waiting as long as it must: in a worker thread if the journal blocks."""
+        function: Callable[..., Any] = self.journal.claim if write.claim else self.journal.append
+        kwargs: dict[str, Any] = {} if write.take is None else {"take": write.take}
         if not self.journal.blocking:
             return function(write.entry, **kwargs)
         call = functools.partial(function, write.entry, **kwargs)

@@ -1,7 +1,8 @@
 """The PostgreSQL journal's hot path on a raw psycopg connection: one round trip a write.
 
 `append`, `claim`, `write_batch` (the writes every call makes) and `take` (a rate-limit token) go this way;
-the schema and every read stay on SQLAlchemy. A write is one pipeline (psycopg's pipeline mode: its
+the schema and every read stay on SQLAlchemy. `append_async` and `claim_async` send the same pipelines from
+the event loop, over an async connection of the running loop's own (no worker thread). A write is one pipeline (psycopg's pipeline mode: its
 statements sent together, answered together), its own transaction:
 
 - a claim: `BEGIN`, the advisory locks (the bucket's, then the key's: the order every writer takes them in,
@@ -20,15 +21,19 @@ Boolean types store them (`None` as JSON `null` in a JSON column), so either sid
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
+import anyio
+import anyio.to_thread
 from sqlalchemy import Engine
 
-from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup
+from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup, WouldWait
 from tether.store._journal import completed, may_run
 from tether.store._rate_limits import RateLimited, RateToken, TokenBucket, Write
 from tether.store._sqlite_writer import dumped
@@ -86,6 +91,7 @@ _COMPLETION = (
     "ORDER BY id DESC LIMIT 1"
 )
 _BUCKET = "SELECT tokens, updated FROM tether_rate_limits WHERE key = %s FOR UPDATE"
+_NEW = Lookup("new")  # frozen: one for every new key
 _SAVE_BUCKET = (
     "INSERT INTO tether_rate_limits (key, tokens, updated) VALUES (%s, %s, %s) "
     "ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, updated = excluded.updated"
@@ -94,12 +100,110 @@ _SAVE_BUCKET = (
 
 class PostgresWriter:
     """The journal's writes on PostgreSQL over one psycopg connection (autocommit, explicit transactions),
-    used under a lock: called from worker threads, one write at a time."""
+    used under a lock: called from worker threads, one write at a time; and from an event loop over an async
+    connection of its own (`append_async`, `claim_async`), one write at a time too."""
 
     def __init__(self, engine: Engine):
         self._conninfo = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
         self._lock = threading.Lock()
         self._connection: Any = None
+        self._async: Any = None
+        """A `psycopg.AsyncConnection` on `_async_loop`, for `append_async` and `claim_async`."""
+        self._async_loop: asyncio.AbstractEventLoop | None = None
+        self._async_lock: asyncio.Lock | None = None
+        self._connecting: asyncio.Task[None] | None = None
+
+    async def append_async(
+        self, entry: JournalEntry, *, take: RateToken | None = None, connect: bool = True
+    ) -> JournalEntry:
+        """`append` from the running event loop over a connection of its own: the same round trip, no worker
+        thread. `WouldWait` (nothing written) if another thread's running loop holds that connection. Like a
+        write in a worker thread, it is not cancelled part way: it ends (with the entry's id set, if written),
+        then the caller's cancellation goes on. `connect=False`: if the loop has no connection yet, start
+        making it beside and raise `WouldWait` (the caller writes in a thread meanwhile)."""
+        return await _shielded(self._append_async(entry, take, connect))
+
+    async def claim_async(
+        self, intent: JournalEntry, *, take: RateToken | None = None, connect: bool = True
+    ) -> Lookup:
+        """`claim` from the running event loop (see `append_async`)."""
+        return await _shielded(self._claim_async(intent, take, connect))
+
+    async def _append_async(self, entry: JournalEntry, take: RateToken | None, connect: bool) -> JournalEntry:
+        params = _params(entry)
+        if take is None:
+            async with self._connected(connect) as connection:
+                cursor = await connection.execute(_INSERT, params)
+                entry.id = int((await cursor.fetchone())[0])
+            return entry
+        params.update(_token_params(take, time.time()))
+        async with self._connected(connect) as connection:
+            locks = [_bucket_lock(take.key)]
+            ((taken, new_id),) = await _pipeline_async(connection, locks, [(_APPEND_TAKING, params)])
+        if not taken:  # the bucket is missing or empty: the rest as `append` does it, in a thread
+            rest = functools.partial(_append_rest, entry=entry, params=params, take=take)
+            await anyio.to_thread.run_sync(self._write, rest)
+            return entry
+        entry.id = int(new_id)
+        return entry
+
+    async def _claim_async(self, intent: JournalEntry, take: RateToken | None, connect: bool) -> Lookup:
+        params, locks, sql = _claim_plan(intent, take)
+        async with self._connected(connect) as connection:
+            ((taken, new_id),) = await _pipeline_async(connection, locks, [(sql, params)])
+        if new_id is not None:
+            intent.id = int(new_id)
+            return _NEW
+        # the rest as `claim` does it, in a thread
+        rest = functools.partial(
+            _claim_rest, intent=intent, params=params, locks=locks, take=None if taken else take
+        )
+        return await anyio.to_thread.run_sync(self._write, rest)
+
+    @contextlib.asynccontextmanager
+    async def _connected(self, connect: bool) -> AsyncIterator[Any]:
+        """The running loop's connection, one write at a time; made on first use, and again for a new loop
+        once the one that had it has stopped (each `anyio.run` is a new loop). Without `connect`, a loop
+        with no connection yet gets one made beside (`WouldWait` meanwhile)."""
+        loop = asyncio.get_running_loop()
+        if self._async_loop is not loop:
+            if self._async_loop is not None and self._async_loop.is_running():  # another thread's loop
+                raise WouldWait
+            self._drop_async()
+            self._async_loop, self._async_lock, self._connecting = loop, asyncio.Lock(), None
+        assert self._async_lock is not None
+        if not connect and not _usable(self._async):
+            if self._connecting is None or self._connecting.done():
+                self._connecting = loop.create_task(self._connect_beside(self._async_lock))
+            raise WouldWait
+        async with self._async_lock:
+            connection = self._async
+            if not _usable(connection):
+                connection = self._async = await _connect(self._conninfo)
+            try:
+                yield connection
+            except Exception:
+                if not connection.closed and connection.info.transaction_status != 0:  # not idle
+                    with contextlib.suppress(Exception):  # the connection itself may be what failed
+                        await connection.execute("ROLLBACK")
+                raise
+            except BaseException:  # cancelled part way: the server rolls back what the connection leaves
+                self._drop_async()
+                raise
+
+    async def _connect_beside(self, lock: asyncio.Lock) -> None:
+        """Make the loop's connection while its writes go on in threads; if that fails, a later write tries
+        again."""
+        with contextlib.suppress(Exception):
+            async with lock:
+                if not _usable(self._async):
+                    self._async = await _connect(self._conninfo)
+
+    def _drop_async(self) -> None:
+        """Close the async connection from any thread (libpq's own call: no loop needed)."""
+        connection, self._async = self._async, None
+        if connection is not None and not connection.closed:
+            connection.pgconn.finish()
 
     def append(self, entry: JournalEntry, *, take: RateToken | None = None) -> JournalEntry:
         self._write(lambda connection: _append(connection, entry, take))
@@ -121,6 +225,7 @@ class PostgresWriter:
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None
+        self._drop_async()
 
     def _write(self, work: Callable[[Any], _T]) -> _T:
         with self._lock:
@@ -169,6 +274,36 @@ def _pipeline(connection: Any, locks: Sequence[str], statements: Sequence[tuple[
     return [cursor.fetchone() for cursor in cursors]
 
 
+def _usable(connection: Any) -> bool:
+    return connection is not None and not connection.closed and not connection.broken
+
+
+async def _connect(conninfo: str) -> Any:
+    import psycopg  # the `postgres` extra
+
+    return await psycopg.AsyncConnection.connect(conninfo, autocommit=True)
+
+
+async def _shielded(write: Coroutine[Any, Any, _T]) -> _T:
+    """`write`, which a cancellation of the caller does not interrupt (it is delivered after)."""
+    with anyio.CancelScope(shield=True):
+        return await write
+    raise AssertionError("unreachable: a shielded scope cancels nothing")  # for the type checker
+
+
+async def _pipeline_async(
+    connection: Any, locks: Sequence[str], statements: Sequence[tuple[str, Any]]
+) -> list[Any]:
+    """`_pipeline` on an async connection."""
+    async with connection.pipeline():
+        await connection.execute("BEGIN")
+        for key in locks:
+            await connection.execute(_LOCK, (key,))
+        cursors = [await connection.execute(sql, params) for sql, params in statements]
+        await connection.execute("COMMIT")
+    return [await cursor.fetchone() for cursor in cursors]
+
+
 def _append(connection: Any, entry: JournalEntry, take: RateToken | None) -> None:
     params = _params(entry)
     if take is None:
@@ -179,30 +314,49 @@ def _append(connection: Any, entry: JournalEntry, take: RateToken | None) -> Non
     if taken:
         entry.id = int(new_id)
         return
-    with _transaction(connection):  # the bucket is missing or empty
+    _append_rest(connection, entry, params, take)
+
+
+def _append_rest(connection: Any, entry: JournalEntry, params: dict[str, Any], take: RateToken) -> None:
+    """An append whose token the fast statement did not take (the bucket is missing or empty)."""
+    with _transaction(connection):
         connection.execute(_LOCK, (_bucket_lock(take.key),))
         _take_or_refuse(connection, take)
         entry.id = int(connection.execute(_INSERT, params).fetchone()[0])
 
 
-def _claim(connection: Any, intent: JournalEntry, take: RateToken | None) -> Lookup:
+def _claim_plan(intent: JournalEntry, take: RateToken | None) -> tuple[dict[str, Any], list[str], str]:
+    """A claim's parameters, the advisory locks it takes (in order) and its fast statement."""
     key = intent.idempotency_key
     assert key is not None
     params = _params(intent)
-    locks = [key]
-    sql = _CLAIM
-    if take is not None:
-        params.update(_token_params(take, time.time()))
-        locks.insert(0, _bucket_lock(take.key))  # a bucket's lock before a key's, always
-        sql = _CLAIM_TAKING
+    if take is None:
+        return params, [key], _CLAIM
+    params.update(_token_params(take, time.time()))
+    return params, [_bucket_lock(take.key), key], _CLAIM_TAKING  # a bucket's lock before a key's, always
+
+
+def _claim(connection: Any, intent: JournalEntry, take: RateToken | None) -> Lookup:
+    params, locks, sql = _claim_plan(intent, take)
     ((taken, new_id),) = _pipeline(connection, locks, [(sql, params)])
     if new_id is not None:
         intent.id = int(new_id)
-        return Lookup("new")
+        return _NEW
+    return _claim_rest(connection, intent, params, locks, None if taken else take)
+
+
+def _claim_rest(
+    connection: Any,
+    intent: JournalEntry,
+    params: dict[str, Any],
+    locks: Sequence[str],
+    take: RateToken | None,
+) -> Lookup:
+    """A claim the fast statement did not insert: a second transaction under the same locks."""
     with _transaction(connection):
         for lock in locks:
             connection.execute(_LOCK, (lock,))
-        return _claim_slowly(connection, intent, params, None if taken else take)
+        return _claim_slowly(connection, intent, params, take)
 
 
 def _claim_slowly(

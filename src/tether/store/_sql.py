@@ -51,7 +51,8 @@ class SqlJournal:
     waiting (`wait=False`, see `inline`): they commit at once when nobody else is writing, and raise
     `WouldWait` otherwise. Either way an entry is committed when the call returns. On PostgreSQL by URL
     (`postgresql+psycopg://`), the writes go over a psycopg connection of the journal's own, each one
-    round trip (see `_postgres_writer`); the schema and the reads stay on SQLAlchemy.
+    round trip (see `_postgres_writer`), and `append_async` and `claim_async` make the same writes from the
+    event loop (`writes_async`); the schema and the reads stay on SQLAlchemy.
     """
 
     blocking = True
@@ -112,6 +113,30 @@ class SqlJournal:
         with writing(self.engine) as connection:
             _take_or_refuse(connection, take)
             return _insert(connection, entry)
+
+    @property
+    def writes_async(self) -> bool:
+        """Whether `append_async` and `claim_async` write from the event loop without a worker thread (on
+        PostgreSQL by URL: a connection of the loop's own)."""
+        return self._pg_writer is not None
+
+    async def append_async(
+        self, entry: JournalEntry, *, take: RateToken | None = None, connect: bool = True
+    ) -> JournalEntry:
+        """`append` awaited on the event loop (see `writes_async`), committed when it returns; `WouldWait`,
+        having written nothing, where it cannot be (SQLite, or another thread's loop has the connection), or
+        with `connect=False` while the loop's connection is still being made."""
+        if self._pg_writer is None:
+            raise WouldWait
+        return await self._pg_writer.append_async(entry, take=take, connect=connect)
+
+    async def claim_async(
+        self, intent: JournalEntry, *, take: RateToken | None = None, connect: bool = True
+    ) -> Lookup:
+        """`claim` awaited on the event loop, as `append_async`."""
+        if self._pg_writer is None:
+            raise WouldWait
+        return await self._pg_writer.claim_async(intent, take=take, connect=connect)
 
     def lookup(self, idempotency_key: str) -> Lookup:
         with self.engine.connect() as connection:
