@@ -5,9 +5,10 @@ the changes reach the host when the run ends, copied back without following anyt
 concurrent writer) planted, and not at all past the quota."""
 
 import os
+import resource
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -270,3 +271,25 @@ def test_the_host_workspace_is_untouched_while_the_run_fills_its_quota(
     watcher.join()
     assert seen == [0]
     assert result.quota_exceeded is not None
+
+
+@pytest.fixture
+def few_fds() -> Iterator[int]:
+    """tether with a common soft limit of open files (many hosts start processes with 1,024)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (512, hard))
+    yield 512
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_wide_tree_does_not_spend_tethers_open_files(workspace: Path, few_fds: int) -> None:
+    """Measuring and copying back hold fds along the current path only: 1,500 subdirectories (each with
+    one below) would otherwise take 1,500+ of tether's fds at once, and the run would fail with EMFILE
+    (and everything else tether does at that moment with it)."""
+    code = "import os\nfor i in range(1500): os.makedirs(f'd{i}/e'); open(f'd{i}/e/f', 'w').write('x')\n"
+    limits = SandboxLimits(workspace_bytes=64 * _MiB, timeout_s=30)
+    result = Sandbox(workspace, limits=limits).run(["python3", "-c", code])
+    assert (result.exit_code, result.quota_exceeded) == (0, None), result.stderr
+    assert len(list(workspace.iterdir())) == 1500
+    assert (workspace / "d1499" / "e" / "f").read_text() == "x"
+    assert len(os.listdir("/proc/self/fd")) < few_fds

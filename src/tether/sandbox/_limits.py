@@ -30,7 +30,8 @@ class SandboxLimits:
     """Size of the private `/tmp` tmpfs, and of `/dev/shm`'s."""
     workspace_bytes: int = 256 * _MiB
     """Size of `/workspace` when it is a private tmpfs (`Sandbox(None)`, e.g. python.exec's scratch), and the
-    disk quota of one run's changes to a host workspace (on the zygote path, see docs/sandbox.md)."""
+    disk quota of one run's changes to a host workspace (on both start paths, where the kernel can lay an
+    overlay; see docs/sandbox.md)."""
     memory_bytes: int = 1024 * _MiB
     """Memory of the whole process tree, tmpfs pages included (a cgroup, where one can be made); past it
     the kernel's OOM killer ends the run and it is marked `oom_killed`."""
