@@ -39,7 +39,11 @@ def test_check_says_when_runs_fall_back_to_one_bubblewrap_each(monkeypatch: pyte
 @needs_bwrap
 def test_check_says_when_no_start_path_can_hold_the_quota(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_zygote, "inside_source", lambda: "raise SystemExit(3)")
-    monkeypatch.setattr("tether.sandbox._host.overlay_support", lambda: "mount the workspace overlay: EINVAL")
+
+    def refused(workspace: str) -> str:
+        return "mount the workspace overlay: EINVAL"
+
+    monkeypatch.setattr("tether.sandbox._host.overlay_support", refused)
     _zygote.reset()
     try:
         result = runner.invoke(app, ["sandbox", "check"], env={"COLUMNS": "300"})

@@ -293,3 +293,19 @@ def test_a_wide_tree_does_not_spend_tethers_open_files(workspace: Path, few_fds:
     assert len(list(workspace.iterdir())) == 1500
     assert (workspace / "d1499" / "e" / "f").read_text() == "x"
     assert len(os.listdir("/proc/self/fd")) < few_fds
+
+
+def test_where_the_kernel_refuses_the_overlay_runs_write_straight_through(
+    workspace: Path, quota: SandboxLimits, spawn_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documented degradation (old kernels, no zygote): no quota, RLIMIT_FSIZE per file only."""
+    if spawn_path == "zygote":
+        pytest.skip("a zygote's spare lays the overlay itself")
+
+    def refused(workspace: str) -> str:
+        return "mount the workspace overlay: Invalid argument"
+
+    monkeypatch.setattr("tether.sandbox._sandbox.overlay_support", refused)
+    result = Sandbox(workspace, limits=quota).run(["sh", "-c", "head -c 5000000 /dev/zero > big; echo ok"])
+    assert (result.stdout, result.quota_exceeded) == ("ok\n", None)
+    assert (workspace / "big").stat().st_size == 5000000

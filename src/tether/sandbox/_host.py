@@ -155,20 +155,21 @@ def _timed_runs() -> list[HostCheck]:
                 ok = box.run(["true"]).exit_code == 0 and ok
                 times.append((time.perf_counter() - started) * 1000)
         works, path = _zygote.status()
+        quota = _quota(works, workspace)
     run = HostCheck(
         "sandboxed run", ok, f"`true` took {statistics.median(times):.1f} ms (median of 10)", True
     )
     start = HostCheck("start path", works, path)
-    return [run, start, _quota(works)]
+    return [run, start, quota]
 
 
-def _quota(zygotes: bool) -> HostCheck:
+def _quota(zygotes: bool, workspace: str) -> HostCheck:
     capped = (
         "a host workspace is an overlay capped at SandboxLimits.workspace_bytes; changes reach it at the end"
     )
     if zygotes:
         return HostCheck("workspace quota", True, capped)
-    if (why := overlay_support()) is None:
+    if (why := overlay_support(workspace)) is None:
         return HostCheck("workspace quota", True, f"{capped} (laid by bubblewrap's pre-exec step)")
     return HostCheck(
         "workspace quota",

@@ -17,7 +17,6 @@ uid mapped to itself), where bubblewrap then nests its sandbox.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import resource
@@ -26,7 +25,6 @@ import stat
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 
 from ._idmap import idmapped_tree, move_tree
 from ._limits import SandboxLimits
@@ -140,20 +138,25 @@ def _send_upper(sock: int, upper: int) -> None:
         os.close(upper)
 
 
-@cache
-def overlay_support() -> str | None:
-    """Why this machine cannot lay the plain path's quota overlay (tried once, for real, in a throwaway
-    child), or None when it can."""
-    import tempfile
+def overlay_support(workspace: str) -> str | None:
+    """Why the plain path cannot lay its quota overlay over `workspace` here, or None when it can: tried once
+    per file system, for real, in a throwaway child's private mount namespace (nothing the host sees)."""
+    device = os.stat(workspace).st_dev
+    if device not in _overlay_support:
+        _overlay_support[device] = _try_overlay(workspace, userns=os.geteuid() != 0)
+    return _overlay_support[device]
 
-    userns = os.geteuid() != 0
-    where = tempfile.mkdtemp(prefix="tether-quota-probe-")
+
+_overlay_support: dict[int, str | None] = {}
+
+
+def _try_overlay(sample: str, *, userns: bool) -> str | None:
     failure: list[str] = []
 
     def attempt() -> None:
         try:
             _own_namespaces(userns)
-            os.close(lay_overlay(where, 1 << 20))
+            os.close(lay_overlay(sample, 1 << 20))
         except OSError as exc:
             os.write(2, str(exc).encode())
             raise
@@ -164,9 +167,6 @@ def overlay_support() -> str | None:
             failure.append(done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}")
     except (OSError, subprocess.SubprocessError) as exc:
         failure.append(str(exc) or type(exc).__name__)
-    finally:
-        with contextlib.suppress(OSError):
-            os.rmdir(where)
     return failure[0] if failure else None
 
 

@@ -399,7 +399,10 @@ class Sandbox:
     def _plain_quota(self) -> bool:
         """Whether a run on the plain path lays the quota overlay: a writable host workspace, where the
         kernel allows it (`tether sandbox check` says why not)."""
-        return self.workspace is not None and not self.read_only and overlay_support() is None
+        if self.workspace is None or self.read_only:
+            return False
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        return overlay_support(str(self.workspace)) is None
 
     def _hands_over(self, idmap_fd: int | None) -> bool:
         """Whether the workspace is chowned to the sandbox's uid before a run (root, no idmapping)."""
