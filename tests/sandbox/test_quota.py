@@ -309,3 +309,25 @@ def test_where_the_kernel_refuses_the_overlay_runs_write_straight_through(
     result = Sandbox(workspace, limits=quota).run(["sh", "-c", "head -c 5000000 /dev/zero > big; echo ok"])
     assert (result.stdout, result.quota_exceeded) == ("ok\n", None)
     assert (workspace / "big").stat().st_size == 5000000
+
+
+def test_without_a_cgroup_nothing_writes_once_the_copy_back_starts(
+    workspace: Path, quota: SandboxLimits, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no cgroup can be made (an ordinary user), the end of the run's processes is known from a pidfd
+    of the spare, or of the sandbox's init that bubblewrap names: a detached writer and a run killed at its
+    timeout leave nothing that writes after the copy-back."""
+
+    def no_cgroup(limits: SandboxLimits) -> None:
+        return None
+
+    monkeypatch.setattr("tether.sandbox._sandbox.acquire", no_cgroup)
+    box = Sandbox(workspace, limits=quota)
+    detached = "setsid sh -c 'while :; do echo x >> bg; done' > /dev/null 2>&1 < /dev/null & sleep 0.3"
+    assert box.run(["sh", "-c", detached]).exit_code == 0
+    stuck = box.run(["sh", "-c", "while :; do echo y >> fg; done"], timeout_s=0.5)
+    assert stuck.timed_out
+    sizes = {name: (workspace / name).stat().st_size for name in ("bg", "fg")}
+    time.sleep(0.3)
+    assert {name: (workspace / name).stat().st_size for name in ("bg", "fg")} == sizes
+    assert (workspace / "bg").read_text() == "x\n" * (sizes["bg"] // 2)

@@ -583,6 +583,7 @@ class _PlainQuota:
         fds.callback(theirs.close)  # the child's copy: closed once it started
         self.info_read, self.info_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         fds.callback(os.close, self.info_write)
+        self._info = b""
 
     def upper(self) -> int | None:
         """The upper layer's fd, if the child laid the overlay."""
@@ -611,12 +612,11 @@ class _PlainQuota:
             os.close(pidfd)
 
     def _init_pid(self) -> int | None:
-        data = b""
-        with contextlib.suppress(OSError):
-            while chunk := os.read(self.info_read, 4096):
-                data += chunk
+        with contextlib.suppress(OSError):  # what bubblewrap wrote, kept for the next look
+            while len(self._info) < 4096 and (chunk := os.read(self.info_read, 4096)):
+                self._info += chunk
         try:
-            info: object = json.JSONDecoder().raw_decode(data.decode())[0]
+            info: object = json.JSONDecoder().raw_decode(self._info.decode())[0]
             pid = cast("dict[str, object]", info).get("child-pid") if isinstance(info, dict) else None
         except ValueError:
             return None
