@@ -270,3 +270,44 @@ async def test_js_exec_works_again_after_its_worker_was_killed(tmp_path: Path) -
         "result": [2, 4],
         "logs": [],
     }
+
+
+# ------------------------------------------------------------- input no program can be given
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("terminal_execute", {"command": "echo a\x00b"}, "an argument holds a NUL byte"),
+        ("terminal_execute", {"command": "echo \ud800"}, "an argument is not Unicode text (a lone surrogate"),
+        ("terminal.run", {"cmd": ["echo", "ok\udfff"]}, "an argument is not Unicode text (a lone surrogate"),
+        (
+            "terminal_execute",
+            {"command": "echo " + "a" * 300_000},
+            "the command line and environment are 300",
+        ),
+        ("python.exec", {"code": "'\ud800'"}, "code is not Unicode text (a lone surrogate, '\\ud800', at"),
+        ("python.exec", {"code": "1", "files": {"a\udc00": "x"}}, "a file name is not Unicode text"),
+        ("python.exec", {"code": "1", "files": {"a": "\udc00"}}, "the file 'a' is not Unicode text"),
+    ],
+    ids=["nul", "surrogate", "surrogate-argv", "too-long", "py-surrogate", "py-name", "py-content"],
+)
+async def test_input_no_program_can_be_given_is_invalid_args(
+    tmp_path: Path, name: str, arguments: dict[str, Any], message: str
+) -> None:
+    """Not INTERNAL ("do not retry"): the model can fix these. A JSON `\\ud800` escape decodes to a lone
+    surrogate, which no file name or argv can hold; a 300 KB command line passes what one message to a
+    spare or the fork server carries, and the kernel's bound on one argument."""
+    envelope = await call(tmp_path / "ws", name, **arguments)
+    assert isinstance(envelope, ErrorEnvelope), envelope
+    assert (envelope.error.code, envelope.error.message[: len(message)]) == ("INVALID_ARGS", message)
+
+
+async def test_a_long_command_of_wide_characters_still_runs(tmp_path: Path) -> None:
+    """120 KB of four-byte characters: within the kernel's bound, and sent to a spare as UTF-8 (as
+    `\\u` escapes it was 360 KB, past what one message carries, and the call failed)."""
+    envelope = await call(
+        tmp_path / "ws", "terminal_execute", command="echo " + "\U0001f600" * 30_000 + " | wc -c"
+    )
+    assert isinstance(envelope, OkEnvelope), envelope
+    assert envelope.data["stdout"] == "120001\n"

@@ -2,11 +2,49 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["SandboxLimits", "SandboxResult"]
+__all__ = ["MAX_COMMAND_BYTES", "BadCommand", "SandboxLimits", "SandboxResult", "command_bytes"]
 
 _MiB = 1024 * 1024
+
+MAX_COMMAND_BYTES = 128 * 1024
+"""The most a run's argv and environment may hold together: the kernel's bound on one argument
+(MAX_ARG_STRLEN), and within what one message to a zygote's spare or the fork server can carry."""
+
+
+class BadCommand(ValueError):
+    """A run's argv or environment cannot be given to a program (a NUL byte, text that is not Unicode, more
+    than `MAX_COMMAND_BYTES`): refused before anything starts."""
+
+
+def command_bytes(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    """What `argv` and `env` take in a program's memory.
+
+    Raises:
+        BadCommand: a string holds a NUL byte or a lone surrogate, or they pass `MAX_COMMAND_BYTES`.
+    """
+    size = 0
+    for what, text in (
+        *(("an argument", a) for a in argv),
+        *(("the environment", f"{k}={v}") for k, v in env.items()),
+    ):
+        if "\x00" in text:
+            raise BadCommand(f"{what} holds a NUL byte, which no program can be given")
+        try:
+            size += len(os.fsencode(text)) + 1
+        except UnicodeEncodeError as exc:
+            raise BadCommand(
+                f"{what} is not Unicode text (a lone surrogate, {text[exc.start]!a}, at character {exc.start})"
+            ) from None
+    if size > MAX_COMMAND_BYTES:
+        raise BadCommand(
+            f"the command line and environment are {size} bytes, over the {MAX_COMMAND_BYTES} a sandboxed "
+            "program can be given"
+        )
+    return size
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
