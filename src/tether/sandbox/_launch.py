@@ -17,6 +17,7 @@ uid mapped to itself), where bubblewrap then nests its sandbox.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import resource
@@ -85,7 +86,8 @@ def lay_overlay(path: str, size: int) -> int:
         )
         os.mkdir(f"{path}/upper", 0o700)
         os.mkdir(f"{path}/work", 0o700)
-        os.chown(f"{path}/upper", st.st_uid, st.st_gid)
+        with contextlib.suppress(OSError):  # an owner this user namespace does not map: left as it is
+            os.chown(f"{path}/upper", st.st_uid, st.st_gid)
         os.chmod(f"{path}/upper", stat.S_IMODE(st.st_mode))
         upper = os.open(f"{path}/upper", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         work = os.open(f"{path}/work", os.O_PATH | os.O_CLOEXEC)
