@@ -14,7 +14,8 @@ for the cores.
 seccomp), started with subprocess.run as the sandbox's uid: what bubblewrap costs by itself.
 "Sandbox.run (zygote)" takes a spare of the configuration's zygote (made in the warm-up): a fork and an
 exec inside, plus the cgroup and capture. "(one bubblewrap per run)" is the fallback path, started from the
-fork server. `terminal.run` adds the tool layer (cwd containment, result) on the zygote path.
+fork server, with the workspace quota's overlay laid by its pre-exec step; "no quota overlay" is the same
+path without it (what it cost before the quota held there). `terminal.run` adds the tool layer (cwd containment, result) on the zygote path.
 """
 
 import contextlib
@@ -137,6 +138,8 @@ with tempfile.TemporaryDirectory() as workspace, contextlib.ExitStack() as fds:
         )
 
     sandbox = Sandbox(workspace)
+    unquoted = Sandbox(workspace)
+    unquoted._plain_quota = lambda: False  # pyright: ignore[reportPrivateUsage]  # the A/B: without the overlay
     terminal_run, python_exec = tool("terminal.run", workspace), tool("python.exec", workspace)
     true_rows = interleaved(
         [
@@ -144,6 +147,10 @@ with tempfile.TemporaryDirectory() as workspace, contextlib.ExitStack() as fds:
             ("bare bwrap, same command line", bare),
             ("Sandbox.run (zygote)", lambda: sandbox.run(["true"])),
             ("Sandbox.run (one bubblewrap per run)", one_bubblewrap_per_run(lambda: sandbox.run(["true"]))),
+            (
+                "Sandbox.run (one bubblewrap per run, no quota overlay)",
+                one_bubblewrap_per_run(lambda: unquoted.run(["true"])),
+            ),
             ("terminal.run tool (zygote)", lambda: terminal_run(cmd=["true"])),
         ],
         ROUNDS,

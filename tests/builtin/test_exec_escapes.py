@@ -1,10 +1,12 @@
 """The escape classes of issue 12 through the executor, as a hostile model would try them: files the
-runtime reads back, output on every channel, cleanup, RAM-backed space, memory spread over processes."""
+runtime reads back, output on every channel, cleanup, RAM-backed space, memory spread over processes.
+Every attempt runs on both start paths: a zygote's spare, and one bubblewrap per run."""
 
 import json
 import os
 import resource
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,11 @@ import pytest
 
 from tether.builtin.exec import exec_pack
 from tether.execution import Executor
-from tether.sandbox import SandboxLimits, cgroup_support
+from tether.sandbox import (
+    SandboxLimits,
+    _zygote,  # both start paths are tried
+    cgroup_support,
+)
 from tether.types import ErrorEnvelope, OkEnvelope, ToolCall
 
 pytestmark = [
@@ -32,6 +38,18 @@ LIMITS = SandboxLimits(
     timeout_s=20,
 )
 WHY = "Run the analysis the user asked for"
+
+
+@pytest.fixture(autouse=True, params=["zygote", "bwrap"])
+def spawn_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Each attack on both start paths; on the zygote path the test fails if a run fell back to bubblewrap."""
+    path: str = request.param
+    monkeypatch.setattr(_zygote, "enabled", path == "zygote")
+    _zygote.reset()
+    yield path
+    if path == "zygote":
+        works, why = _zygote.status()
+        assert works, why
 
 
 async def call(workspace: Path, name: str, **arguments: Any) -> Any:
@@ -137,6 +155,18 @@ async def test_python_exec_filling_its_directory_is_quota_exceeded(tmp_path: Pat
     assert envelope.error.message.startswith("the code filled its disk space (.: the directory holds 8 MiB")
 
 
+async def test_terminal_writing_past_the_workspace_quota_keeps_nothing(tmp_path: Path) -> None:
+    """Files each under RLIMIT_FSIZE, together past `workspace_bytes`: on both paths the tool answers
+    QUOTA_EXCEEDED and the host workspace keeps none of the run's changes."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "kept").write_text("before")
+    command = "rm kept; for i in 1 2 3 4; do head -c 3000000 /dev/zero > part$i; done 2>&1; ls"
+    envelope = await call(tmp_path / "ws", "terminal_execute", command=command)
+    assert envelope.error.code == "QUOTA_EXCEEDED", envelope
+    assert "none of its changes to the workspace were kept" in envelope.error.message
+    assert [p.name for p in (tmp_path / "ws").iterdir()] == ["kept"]
+
+
 async def test_filling_dev_shm_stops_at_its_size(tmp_path: Path) -> None:
     envelope = await call(
         tmp_path,
@@ -240,3 +270,44 @@ async def test_js_exec_works_again_after_its_worker_was_killed(tmp_path: Path) -
         "result": [2, 4],
         "logs": [],
     }
+
+
+# ------------------------------------------------------------- input no program can be given
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("terminal_execute", {"command": "echo a\x00b"}, "an argument holds a NUL byte"),
+        ("terminal_execute", {"command": "echo \ud800"}, "an argument is not Unicode text (a lone surrogate"),
+        ("terminal.run", {"cmd": ["echo", "ok\udfff"]}, "an argument is not Unicode text (a lone surrogate"),
+        (
+            "terminal_execute",
+            {"command": "echo " + "a" * 300_000},
+            "the command line and environment are 300",
+        ),
+        ("python.exec", {"code": "'\ud800'"}, "code is not Unicode text (a lone surrogate, '\\ud800', at"),
+        ("python.exec", {"code": "1", "files": {"a\udc00": "x"}}, "a file name is not Unicode text"),
+        ("python.exec", {"code": "1", "files": {"a": "\udc00"}}, "the file 'a' is not Unicode text"),
+    ],
+    ids=["nul", "surrogate", "surrogate-argv", "too-long", "py-surrogate", "py-name", "py-content"],
+)
+async def test_input_no_program_can_be_given_is_invalid_args(
+    tmp_path: Path, name: str, arguments: dict[str, Any], message: str
+) -> None:
+    """Not INTERNAL ("do not retry"): the model can fix these. A JSON `\\ud800` escape decodes to a lone
+    surrogate, which no file name or argv can hold; a 300 KB command line passes what one message to a
+    spare or the fork server carries, and the kernel's bound on one argument."""
+    envelope = await call(tmp_path / "ws", name, **arguments)
+    assert isinstance(envelope, ErrorEnvelope), envelope
+    assert (envelope.error.code, envelope.error.message[: len(message)]) == ("INVALID_ARGS", message)
+
+
+async def test_a_long_command_of_wide_characters_still_runs(tmp_path: Path) -> None:
+    """120 KB of four-byte characters: within the kernel's bound, and sent to a spare as UTF-8 (as
+    `\\u` escapes it was 360 KB, past what one message carries, and the call failed)."""
+    envelope = await call(
+        tmp_path / "ws", "terminal_execute", command="echo " + "\U0001f600" * 30_000 + " | wc -c"
+    )
+    assert isinstance(envelope, OkEnvelope), envelope
+    assert envelope.data["stdout"] == "120001\n"

@@ -2,9 +2,15 @@
 and a worker that lies (a script that broke the engine speaks through it)."""
 
 import asyncio
+import contextlib
 import dataclasses
+import json
 import os
 import resource
+import signal
+import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +22,11 @@ from tether.builtin._js import run_js
 from tether.builtin.exec import exec_pack
 from tether.exceptions import ToolError
 from tether.execution import Executor
-from tether.sandbox import SandboxLimits
+from tether.sandbox import (
+    Sandbox,
+    SandboxLimits,
+    _zygote,  # runs on both start paths
+)
 from tether.types import OkEnvelope, ToolCall
 
 pytestmark = [
@@ -412,3 +422,212 @@ async def test_tether_caps_the_logs_whatever_the_worker_sends(hostile_pool: Sand
     answer = await run_js("1", None, timeout_s=10, limits=hostile_pool)
     assert answer["result"] == 1
     assert sum(len(line) for line in answer["logs"]) == hostile_pool.output_bytes // 2
+
+
+# ------------------------------------------------------- a worker and a sandboxed run cannot reach each other
+
+_PYTHON = "/usr/bin/python3"
+DEFAULT_UID = 65534
+"""The uid sandboxed runs take (tether.sandbox's default)."""
+_PROBE = """
+import ctypes, json, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+found = {}
+for pid in json.loads(sys.argv[1]):
+    tried = []
+    for what, attempt in (
+        ("signal", lambda: os.kill(pid, 0)),
+        ("proc", lambda: open(f"/proc/{pid}/environ", "rb").read()),
+        ("mem", lambda: open(f"/proc/{pid}/mem", "rb").close()),
+    ):
+        try:
+            attempt()
+            tried.append(what + ":reached")
+        except OSError as exc:
+            tried.append(what + ":" + (os.strerror(exc.errno) if exc.errno else "?"))
+    if libc.ptrace(16, pid, None, None) == 0:  # PTRACE_ATTACH
+        tried.append("ptrace:reached")
+        libc.ptrace(17, pid, None, None)  # PTRACE_DETACH
+    else:
+        tried.append("ptrace:" + os.strerror(ctypes.get_errno()))
+    found[str(pid)] = tried
+print(json.dumps(found))
+"""
+
+
+def _uids(pid: int) -> list[int]:
+    for line in Path("/proc", str(pid), "status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return [int(field) for field in line.split()[1:]]
+    return []
+
+
+def _host_pids(marker: str) -> set[int]:
+    found: set[int] = set()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if marker.encode() in Path("/proc", pid, "cmdline").read_bytes():
+                    found.add(int(pid))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.fixture(params=["zygote", "bwrap"])
+def sleeping_run(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[set[int]]:
+    """A sandboxed run (from a zygote's spare, or one bubblewrap) sleeping in the background: the host
+    pids of its processes."""
+    monkeypatch.setattr(_zygote, "enabled", request.param == "zygote")
+    _zygote.reset()
+    marker = f"29.{os.getpid()}{len(request.param)}7"
+    box = Sandbox(tmp_path / "ws", limits=LIMITS)
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (box.run(["sleep", marker], timeout_s=20), done.set()))
+    thread.start()
+    for _ in range(500):
+        if pids := {p for p in _host_pids(marker) if b"sleep" in Path("/proc", str(p), "comm").read_bytes()}:
+            break
+        time.sleep(0.01)
+    else:
+        pytest.fail("the sandboxed run did not start")
+    yield pids
+    for pid in _host_pids(marker):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    thread.join(20)
+    _zygote.reset()
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path("/proc", str(pid), "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _ours(pid: int) -> bool:
+    """Whether this test process is an ancestor of `pid` (other programs on the machine run workers too)."""
+    for _ in range(64):
+        pid = _parent(pid)
+        if pid == os.getpid():
+            return True
+        if pid in (0, 1):
+            return False
+    return False
+
+
+def _our_workers() -> set[int]:
+    """Host pids of this process's js workers (bubblewrap's and the interpreter's)."""
+    return {pid for pid in _worker_pids() if _ours(pid) and _uids(pid)}
+
+
+async def test_workers_and_runs_never_share_a_host_uid(sleeping_run: set[int]) -> None:
+    if os.geteuid() != 0:
+        pytest.skip(
+            "as an ordinary user every sandbox is that user's on the host: namespaces keep them apart"
+        )
+    assert await js("1 + 1") == 2
+    workers = _our_workers()
+    assert workers
+    assert {uid for pid in workers for uid in _uids(pid)} == {_jspool.WORKER_UID}
+    assert {uid for pid in sleeping_run for uid in _uids(pid)} == {DEFAULT_UID}
+
+
+@pytest.mark.parametrize("direction", ["run-to-worker", "worker-to-run"])
+async def test_a_process_that_left_its_namespaces_still_cannot_touch_the_other_side(
+    sleeping_run: set[int], direction: str
+) -> None:
+    """The worst case: a process of one side in the host's pid namespace with its host uid and no
+    capabilities (as a namespace escape would leave it) signals, reads /proc of and ptraces the other."""
+    if os.geteuid() != 0:
+        pytest.skip(
+            "as an ordinary user every sandbox is that user's on the host: namespaces keep them apart"
+        )
+    if not os.path.exists(_PYTHON):
+        pytest.skip(f"needs {_PYTHON} to run the probe as another uid")
+    assert await js("1 + 1") == 2
+    workers = _our_workers()
+    uid, targets = (
+        (DEFAULT_UID, workers) if direction == "run-to-worker" else (_jspool.WORKER_UID, sleeping_run)
+    )
+    done = subprocess.run(  # noqa: ASYNC221  # a short probe; the test awaits nothing meanwhile
+        [_PYTHON, "-I", "-c", _PROBE, json.dumps(sorted(targets))],
+        capture_output=True,
+        text=True,
+        user=uid,
+        group=uid,
+        extra_groups=[],
+        cwd="/",
+        timeout=20,
+        check=False,
+    )
+    found: dict[str, list[str]] = json.loads(done.stdout)
+    assert found
+    for tried in found.values():
+        assert not any(attempt.endswith(":reached") for attempt in tried), found
+    assert all(_uids(pid) for pid in sleeping_run)  # the run sleeps on
+    assert await js("2 + 2") == 4
+    assert workers <= _our_workers()  # the workers live on
+
+
+async def test_a_run_cannot_see_signal_or_read_a_js_worker(sleeping_run: set[int], tmp_path: Path) -> None:
+    """From inside a sandboxed run (both start paths), given the worker's host pids."""
+    assert await js("1 + 1") == 2
+    workers = _our_workers()
+    box = Sandbox(tmp_path / "attacker", limits=LIMITS)
+    result = box.run(["python3", "-I", "-c", _PROBE, json.dumps(sorted(workers))])
+    found: dict[str, list[str]] = json.loads(result.stdout)
+    for tried in found.values():
+        assert tried[:3] == [
+            "signal:No such process",
+            "proc:No such file or directory",
+            "mem:No such file or directory",
+        ]
+        assert tried[3] in (
+            "ptrace:No such process",
+            "ptrace:Function not implemented",
+            "ptrace:Operation not permitted",
+        )
+    assert await js("2 + 2") == 4
+    assert workers <= _our_workers()  # the workers live on
+
+
+@pytest.fixture
+def broken_worker(
+    monkeypatch: pytest.MonkeyPatch, sleeping_run: set[int]
+) -> Iterator[tuple[SandboxLimits, set[int]]]:
+    """A worker whose engine a script broke: it runs the probe against the sleeping run's host pids and
+    answers with what it reached."""
+    source = (
+        "import json, subprocess\n"
+        f"probe = {_PROBE!r}\n"
+        f"pids = {sorted(sleeping_run)!r}\n"
+        "sys.argv = ['probe', json.dumps(pids)]\n"
+        "import io, contextlib\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out): exec(probe, {})\n"
+        "frame(json.dumps({'value': json.loads(out.getvalue()), 'logs': []}).encode())\n"
+        "time.sleep(60)\n"
+    )
+    monkeypatch.setattr(_jspool, "_worker_source", lambda: _READY + source)
+    limits = dataclasses.replace(LIMITS, output_bytes=LIMITS.output_bytes + 7)
+    yield limits, sleeping_run
+    _jspool.pool(limits).close()
+
+
+async def test_a_broken_worker_cannot_see_signal_or_read_a_run(
+    broken_worker: tuple[SandboxLimits, set[int]],
+) -> None:
+    limits, run = broken_worker
+    found: dict[str, list[str]] = await js("1", limits=limits)
+    assert sorted(int(pid) for pid in found) == sorted(run)
+    for tried in found.values():
+        assert tried[:3] == [
+            "signal:No such process",
+            "proc:No such file or directory",
+            "mem:No such file or directory",
+        ]
+    assert all(_uids(pid) for pid in run)  # the run sleeps on

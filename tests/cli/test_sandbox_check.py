@@ -32,8 +32,28 @@ def test_check_says_when_runs_fall_back_to_one_bubblewrap_each(monkeypatch: pyte
         _zygote.reset()
     assert result.exit_code == 0, result.output
     assert "one bubblewrap per run" in result.output
-    assert re.search(r"│ workspace quota +│ no +│ none without zygotes", result.output)
+    assert re.search(r"│ workspace quota +│ yes +│ .*laid by bubblewrap's pre-exec step", result.output)
     assert "sandboxed, with less isolation" in result.output
+
+
+@needs_bwrap
+def test_check_says_when_no_start_path_can_hold_the_quota(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_zygote, "inside_source", lambda: "raise SystemExit(3)")
+
+    def refused(workspace: str) -> str:
+        return "mount the workspace overlay: EINVAL"
+
+    monkeypatch.setattr("tether.sandbox._host.overlay_support", refused)
+    _zygote.reset()
+    try:
+        result = runner.invoke(app, ["sandbox", "check"], env={"COLUMNS": "300"})
+    finally:
+        _zygote.reset()
+    assert result.exit_code == 0, result.output
+    assert re.search(
+        r"│ workspace quota +│ no +│ none: no zygote, and the kernel refused the overlay \(mount the",
+        result.output,
+    )
 
 
 def test_check_without_bubblewrap_fails_and_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,7 @@
 Network attacks only ever target listeners this file starts on 127.0.0.1.
 """
 
+import json
 import os
 import socket
 import threading
@@ -114,6 +115,42 @@ def test_runs_as_an_unprivileged_uid_without_capabilities(sandbox: Sandbox, work
     assert lines[2::2] == ["0000000000000000"] * 4
     # files it creates belong to the workspace's owner on the host (idmapped mount, or handed-over workspace)
     assert (workspace / "mine").stat().st_uid == workspace.stat().st_uid
+
+
+_TAKE_OVER_PID_1 = """
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+found = {}
+with open("/proc/1/status") as status:
+    found.update(line.split(":")[0:2] for line in status if line.startswith(("CapEff", "CapPrm")))
+for name in ("mem", "environ"):
+    try:
+        open(f"/proc/1/{name}", "rb").read(1); found[name] = "READ"
+    except OSError as exc:
+        found[name] = exc.strerror
+if libc.ptrace(16, 1, None, None) == 0:  # PTRACE_ATTACH
+    found["ptrace"] = "ATTACHED"; libc.ptrace(17, 1, None, None)
+pidfd = libc.syscall(434, 1, 0)  # pidfd_open
+taken = [n for n in range(64) if pidfd >= 0 and libc.syscall(438, pidfd, n, 0) >= 0]  # pidfd_getfd
+found["taken"] = len(taken)
+print(json.dumps({k: v.strip() if isinstance(v, str) else v for k, v in found.items()}))
+"""
+
+
+def test_pid_1_holds_no_capability_and_a_spare_cannot_be_taken_over(
+    sandbox: Sandbox, spawn_path: str
+) -> None:
+    """pid 1 of a run's namespace: a zygote's spare (it holds the socket that reports the run's end to
+    tether, which then copies the changes back) or bubblewrap's init. Neither holds a capability; a spare,
+    which shares the run's uid, cannot be ptraced, read or robbed of its fds (pidfd_getfd)."""
+    result = sandbox.run(["python3", "-c", _TAKE_OVER_PID_1])
+    found = json.loads(result.stdout)
+    assert (found["CapEff"], found["CapPrm"]) == ("0000000000000000", "0000000000000000")
+    if spawn_path == "zygote":
+        assert (found["mem"], found["environ"]) == ("Permission denied", "Permission denied")
+        assert "ptrace" not in found
+        assert found["taken"] == 0
 
 
 def test_outside_too_the_sandbox_is_not_root(sandbox: Sandbox) -> None:

@@ -76,3 +76,26 @@ def _always(answer: bool) -> Callable[[object, int], bool]:
         return answer
 
     return access
+
+
+def test_a_v2_group_is_limited_read_and_killed_through_the_unified_files(tmp_path: Path) -> None:
+    """The v2 interface, file by file (this machine's memory, pids and cpu controllers are bound to v1
+    hierarchies, so v2's enforcement cannot run here: see docs/sandbox.md)."""
+    group = _cgroup.Cgroup(2, (tmp_path,), (0, 0, 0))
+    _cgroup._set_limits(group, (256 * 2**20, 32, 50_000))  # pyright: ignore[reportPrivateUsage]
+    written = {
+        n: (tmp_path / n).read_text() for n in ("memory.max", "memory.swap.max", "pids.max", "cpu.max")
+    }
+    assert written == {
+        "memory.max": str(256 * 2**20),
+        "memory.swap.max": "0",
+        "pids.max": "32",
+        "cpu.max": "50000 100000",
+    }
+    assert group.limits == (256 * 2**20, 32, 50_000)
+    (tmp_path / "memory.events").write_text("low 0\nhigh 0\nmax 7\noom 3\noom_kill 2\noom_group_kill 0\n")
+    assert group.oom_kills() == 2
+    assert group.procs_files == (tmp_path / "cgroup.procs",)
+    (tmp_path / "cgroup.kill").write_text("0")
+    group.kill()
+    assert (tmp_path / "cgroup.kill").read_text() == "1"  # the whole group at once

@@ -31,7 +31,13 @@ from tether.exceptions import ToolError
 from tether.sandbox import Sandbox, SandboxLimits, SandboxProcess, SandboxUnavailable
 from tether.types import ErrorCode
 
-__all__ = ["MAX_WORKERS", "BadFrame", "Worker", "memory_bytes", "pool"]
+__all__ = ["MAX_WORKERS", "WORKER_UID", "BadFrame", "Worker", "memory_bytes", "pool"]
+
+WORKER_UID = 65533
+"""The uid the workers run as, inside and (when tether is root) on the host: not the 65534 of sandboxed
+runs, so a worker a script broke into and a run's processes never share a host uid (no signals, ptrace or
+/proc access between them should a namespace fail, and without a cgroup no shared RLIMIT_NPROC budget).
+As an ordinary user every sandbox is that user's on the host; their namespaces keep them apart."""
 
 MAX_WORKERS = 8
 """Workers one pool runs at most, busy or idle: a model fanning out more calls at once than this gets them
@@ -266,7 +272,7 @@ def _started(limits: SandboxLimits) -> Worker:
     engine_dir = _engine_dir()
     python = os.path.realpath(sys.executable)
     # QuickJS reserves no address space ahead: RLIMIT_AS bounds the worker where no cgroup can be made
-    box = Sandbox(None, limits=limits, ro_binds=_binds(python, engine_dir))
+    box = Sandbox(None, limits=limits, ro_binds=_binds(python, engine_dir), uid=WORKER_UID)
     retire_s = limits.cpu_seconds / 2  # well before RLIMIT_CPU's SIGXCPU
     argv = [
         python,

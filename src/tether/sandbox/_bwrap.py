@@ -57,6 +57,8 @@ class BwrapPlan:
     workspace_bytes: int = 0
     read_only: bool = False
     """Bind the workspace read-only (for helpers that only read it, e.g. ripgrep for search)."""
+    info_fd: int | None = None
+    """bubblewrap writes the sandbox's init pid here (`--info-fd`), as JSON."""
     zygote: bool = False
     """For a zygote (`_inside.py`): uid 0 of the new user namespace with its capabilities, so that it can
     make the spares' namespaces and mounts; every spare drops to `uid` with none before it runs anything.
@@ -97,6 +99,8 @@ class BwrapPlan:
         args += ["--hostname", "sandbox", "--die-with-parent", "--new-session"]
         if self.seccomp_fd is not None:
             args += ["--seccomp", str(self.seccomp_fd)]
+        if self.info_fd is not None:
+            args += ["--info-fd", str(self.info_fd)]
         return [*args, "--", *command]
 
 

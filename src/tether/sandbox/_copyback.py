@@ -46,38 +46,69 @@ class CopyBack:
 
 
 def over_quota(upper: int, limit: int) -> str | None:
-    """Why the run's changes pass the quota (its tmpfs full, or file sizes adding up past `limit`), or None."""
-    vfs = os.fstatvfs(upper)
-    if vfs.f_bavail == 0:
-        return f"it filled the workspace's {limit // 2**20} MiB"
-    if vfs.f_favail == 0:
-        return "it made more files than the workspace holds"
-    total = 0
-    stack = [(os.dup(upper), 0)]
+    """Why the run's changes pass the quota (its tmpfs full, or file sizes adding up past `limit`), or None.
+
+    Walks depth first holding one fd per level (a directory of 100,000 subdirectories costs one fd, not
+    100,000: tether's own fds are not the code's to spend). Never raises: what cannot be measured is over.
+    """
     try:
-        while stack:
-            fd, depth = stack.pop()
-            try:
-                with os.scandir(fd) as entries:
-                    for entry in entries:
-                        st = entry.stat(follow_symlinks=False)
-                        if stat.S_ISREG(st.st_mode):
-                            total += st.st_size
-                            if total > limit:
-                                return f"its files add up to more than the workspace's {limit // 2**20} MiB"
-                        elif stat.S_ISDIR(st.st_mode) and depth < _MAX_DEPTH:
-                            stack.append((os.open(entry.name, _DIR, dir_fd=fd), depth + 1))
-            finally:
-                os.close(fd)
+        vfs = os.fstatvfs(upper)
+        if vfs.f_bavail == 0:
+            return f"it filled the workspace's {limit // 2**20} MiB"
+        if vfs.f_favail == 0:
+            return "it made more files than the workspace holds"
+        return _measure(upper, limit)
+    except OSError as exc:
+        return f"its changes could not be measured ({exc.strerror or exc})"
+
+
+def _measure(upper: int, limit: int) -> str | None:
+    total = 0
+    levels: list[tuple[int, list[str]]] = []  # each open directory on the path, and its subdirectories left
+    try:
+        size, below = _sizes(upper)
+        total += size
+        levels.append((os.dup(upper), below))
+        while levels and total <= limit:
+            fd, left = levels[-1]
+            if not left:
+                os.close(levels.pop()[0])
+                continue
+            name = left.pop()
+            if len(levels) > _MAX_DEPTH:  # not copied either
+                continue
+            sub = os.open(name, _DIR, dir_fd=fd)
+            levels.append((sub, []))
+            size, below = _sizes(sub)
+            total += size
+            levels[-1] = (sub, below)
     finally:
-        for fd, _ in stack:
+        for fd, _ in levels:
             os.close(fd)
+    if total > limit:
+        return f"its files add up to more than the workspace's {limit // 2**20} MiB"
     return None
+
+
+def _sizes(fd: int) -> tuple[int, list[str]]:
+    """The sizes of the regular files in `fd` added up (a sparse file at its full size; each name of a hard
+    link once, as each becomes a file of its own), and its subdirectories' names."""
+    subdirectories: list[str] = []
+    total = 0
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode):
+                total += max(st.st_size, st.st_blocks * 512)
+            elif stat.S_ISDIR(st.st_mode):
+                subdirectories.append(entry.name)
+    return total, subdirectories
 
 
 def copy_back(upper: int, workspace: str, *, owner: tuple[int, int] | None) -> CopyBack:
     """Apply the upper layer `upper` (a directory fd) onto `workspace`; `owner`: chown what is made (root).
 
+    Depth first, holding two fds (the layer's directory and the host's) per level of the current path only.
     Never raises for what the code or a concurrent writer did: what cannot be applied is listed in
     `skipped`.
     """
@@ -87,23 +118,46 @@ def copy_back(upper: int, workspace: str, *, owner: tuple[int, int] | None) -> C
     except OSError:
         done.skipped.append(".")
         return done
-    stack: list[tuple[int, int, str, int]] = [(os.dup(upper), host, "", 0)]
+    # each level: the layer's directory, the host's, where it is, and its subdirectories left to apply
+    levels: list[tuple[int, int, str, list[str]]] = []
     try:
-        while stack:
-            source, target, where, depth = stack.pop()
-            try:
-                for name, sub_source, sub_target in _apply_dir(source, target, where, owner, done):
-                    if depth + 1 > _MAX_DEPTH:
-                        done.skipped.append(f"{where}{name}/")
-                        os.close(sub_source)
-                        os.close(sub_target)
-                        continue
-                    stack.append((sub_source, sub_target, f"{where}{name}/", depth + 1))
-            finally:
+        try:
+            levels.append((os.dup(upper), host, "", _apply_dir(upper, host, "", owner, done)))
+        except OSError:
+            os.close(host)
+            raise
+        while levels:
+            source, target, where, left = levels[-1]
+            if not left:
+                levels.pop()
                 os.close(source)
                 os.close(target)
+                continue
+            name = left.pop()
+            if len(levels) > _MAX_DEPTH:
+                done.skipped.append(f"{where}{name}/")
+                continue
+            try:
+                st = os.stat(name, dir_fd=source, follow_symlinks=False)
+                opened = _open_dir(source, target, name, st, owner)
+            except OSError:
+                opened = None
+            if opened is None:
+                done.skipped.append(f"{where}{name}/")
+                continue
+            sub_source, sub_target = opened
+            try:
+                below = _apply_dir(sub_source, sub_target, f"{where}{name}/", owner, done)
+            except OSError:
+                os.close(sub_source)
+                os.close(sub_target)
+                done.skipped.append(f"{where}{name}/")
+                continue
+            levels.append((sub_source, sub_target, f"{where}{name}/", below))
+    except OSError:
+        done.skipped.append(".")
     finally:
-        for source, target, _, _ in stack:
+        for source, target, _, _ in levels:
             os.close(source)
             os.close(target)
     return done
@@ -111,9 +165,9 @@ def copy_back(upper: int, workspace: str, *, owner: tuple[int, int] | None) -> C
 
 def _apply_dir(
     source: int, target: int, where: str, owner: tuple[int, int] | None, done: CopyBack
-) -> list[tuple[str, int, int]]:
-    """Apply one directory's entries; return its subdirectories to descend into (name, source fd, target fd)."""
-    below: list[tuple[str, int, int]] = []
+) -> list[str]:
+    """Apply one directory's entries but its subdirectories; return those to descend into (names)."""
+    below: list[str] = []
     with os.scandir(source) as entries:
         listed = list(entries)
     for entry in listed:
@@ -127,11 +181,7 @@ def _apply_dir(
                 _copy_file(source, target, name, st, owner)
                 done.copied += 1
             elif stat.S_ISDIR(st.st_mode):
-                opened = _open_dir(source, target, name, st, owner)
-                if opened is None:
-                    done.skipped.append(f"{where}{name}/")
-                else:
-                    below.append((name, *opened))
+                below.append(name)
             else:  # a symlink, FIFO, socket or device: what it replaced goes, it is not kept
                 _remove(target, name)
                 done.skipped.append(f"{where}{name}")

@@ -23,6 +23,7 @@ from . import _zygote
 from ._bwrap import find_bwrap
 from ._cgroup import cgroup_support
 from ._idmap import supported, userns_fd
+from ._launch import overlay_support
 from ._sandbox import DEFAULT_UID, Sandbox
 from ._seccomp import UnsupportedArchitecture, sandbox_filter
 
@@ -154,16 +155,25 @@ def _timed_runs() -> list[HostCheck]:
                 ok = box.run(["true"]).exit_code == 0 and ok
                 times.append((time.perf_counter() - started) * 1000)
         works, path = _zygote.status()
+        quota = _quota(works, workspace)
     run = HostCheck(
         "sandboxed run", ok, f"`true` took {statistics.median(times):.1f} ms (median of 10)", True
     )
     start = HostCheck("start path", works, path)
-    if works:
-        quota = HostCheck(
-            "workspace quota",
-            True,
-            "a host workspace is an overlay capped at SandboxLimits.workspace_bytes; changes reach it at the end",
-        )
-    else:
-        quota = HostCheck("workspace quota", False, "none without zygotes: RLIMIT_FSIZE per file only")
     return [run, start, quota]
+
+
+def _quota(zygotes: bool, workspace: str) -> HostCheck:
+    capped = (
+        "a host workspace is an overlay capped at SandboxLimits.workspace_bytes; changes reach it at the end"
+    )
+    if zygotes:
+        return HostCheck("workspace quota", True, capped)
+    if (why := overlay_support(workspace)) is None:
+        return HostCheck("workspace quota", True, f"{capped} (laid by bubblewrap's pre-exec step)")
+    return HostCheck(
+        "workspace quota",
+        False,
+        f"none: no zygote, and the kernel refused the overlay ({why}); RLIMIT_FSIZE per file only, "
+        "and a run writes straight into the workspace",
+    )

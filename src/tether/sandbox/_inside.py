@@ -8,7 +8,8 @@ Each spare is made ahead of its run: a clone into new mount, pid, ipc (and, with
 namespaces, pid 1 of its pid namespace, which mounts its own `/proc`, a fresh capped
 `/tmp` and `/dev/shm`, and the workspace as configured (a fresh capped tmpfs, or an overlay whose upper layer
 is a capped tmpfs); then it enters a nested user namespace mapping uid 65534 (where no further user namespace
-can be made), drops every capability and its bounding set, and waits. Its socket goes to tether, which reads
+can be made), drops every capability and its bounding set, makes itself not dumpable (its run shares its
+uid) and waits. Its socket goes to tether, which reads
 its host pid from the kernel (SCM_CREDENTIALS), moves it into the run's cgroup and later sends the run: argv,
 environment, working directory, rlimits and the three stdio fds. The spare holds itself to the rlimits,
 no_new_privs and the seccomp filter, posix_spawns the command in a new session, waits for it, kills and
@@ -36,11 +37,14 @@ _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x2, 0x4, 0x8
 _MS_RDONLY, _MS_REMOUNT, _MS_BIND = 0x1, 0x20, 0x1000
 _MS_REC, _MS_PRIVATE = 0x4000, 0x40000
 _MNT_DETACH = 0x2
+_PR_SET_DUMPABLE = 4
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _SYS_CLONE = {"x86_64": 56, "aarch64": 220}[os.uname().machine]
+_SYS_CAPSET = {"x86_64": 126, "aarch64": 91}[os.uname().machine]
+_CAPABILITY_VERSION_3 = 0x20080522
 _QUOTA_DIR = "/tmp/.tether-quota"
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -51,6 +55,18 @@ _libc.syscall.restype = ctypes.c_long
 
 class _Fprog(ctypes.Structure):
     _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    )
 
 
 def _check(result: int, what: str) -> None:
@@ -199,7 +215,15 @@ def _become_unprivileged() -> None:
         _check(_libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), "drop the bounding set")
     _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     os.setresgid(UID, UID, UID)
-    os.setresuid(UID, UID, UID)  # from 0 to another uid: permitted and effective capabilities are cleared
+    os.setresuid(UID, UID, UID)
+    # the creator of a user namespace holds every capability in it, and the uid it maps never was this
+    # namespace's 0, so the setresuid above cleared nothing: clear them all (the command, exec'd with an
+    # empty bounding set, gets none either way, but this process must hold none its run could use)
+    caps = (_CapData * 2)()
+    _check(_libc.syscall(_SYS_CAPSET, ctypes.byref(_CapHeader(_CAPABILITY_VERSION_3, 0)), caps), "capset")
+    # and not dumpable: the run's processes share its uid, and must not ptrace it, read its memory or
+    # take its socket to tether (pidfd_getfd) to report a run that never ended
+    _check(_libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0), "not dumpable")
 
 
 def _serve_one(sock: socket.socket, seccomp: str) -> None:

@@ -2,11 +2,49 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["SandboxLimits", "SandboxResult"]
+__all__ = ["MAX_COMMAND_BYTES", "BadCommand", "SandboxLimits", "SandboxResult", "command_bytes"]
 
 _MiB = 1024 * 1024
+
+MAX_COMMAND_BYTES = 128 * 1024
+"""The most a run's argv and environment may hold together: the kernel's bound on one argument
+(MAX_ARG_STRLEN), and within what one message to a zygote's spare or the fork server can carry."""
+
+
+class BadCommand(ValueError):
+    """A run's argv or environment cannot be given to a program (a NUL byte, text that is not Unicode, more
+    than `MAX_COMMAND_BYTES`): refused before anything starts."""
+
+
+def command_bytes(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    """What `argv` and `env` take in a program's memory.
+
+    Raises:
+        BadCommand: a string holds a NUL byte or a lone surrogate, or they pass `MAX_COMMAND_BYTES`.
+    """
+    size = 0
+    for what, text in (
+        *(("an argument", a) for a in argv),
+        *(("the environment", f"{k}={v}") for k, v in env.items()),
+    ):
+        if "\x00" in text:
+            raise BadCommand(f"{what} holds a NUL byte, which no program can be given")
+        try:
+            size += len(os.fsencode(text)) + 1
+        except UnicodeEncodeError as exc:
+            raise BadCommand(
+                f"{what} is not Unicode text (a lone surrogate, {text[exc.start]!a}, at character {exc.start})"
+            ) from None
+    if size > MAX_COMMAND_BYTES:
+        raise BadCommand(
+            f"the command line and environment are {size} bytes, over the {MAX_COMMAND_BYTES} a sandboxed "
+            "program can be given"
+        )
+    return size
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -30,7 +68,8 @@ class SandboxLimits:
     """Size of the private `/tmp` tmpfs, and of `/dev/shm`'s."""
     workspace_bytes: int = 256 * _MiB
     """Size of `/workspace` when it is a private tmpfs (`Sandbox(None)`, e.g. python.exec's scratch), and the
-    disk quota of one run's changes to a host workspace (on the zygote path, see docs/sandbox.md)."""
+    disk quota of one run's changes to a host workspace (on both start paths, where the kernel can lay an
+    overlay; see docs/sandbox.md)."""
     memory_bytes: int = 1024 * _MiB
     """Memory of the whole process tree, tmpfs pages included (a cgroup, where one can be made); past it
     the kernel's OOM killer ends the run and it is marked `oom_killed`."""

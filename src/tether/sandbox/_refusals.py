@@ -9,7 +9,7 @@ from typing import Any
 from tether.exceptions import SandboxUnavailable, ToolError
 from tether.types import ErrorCode
 
-from ._limits import SandboxResult
+from ._limits import BadCommand, SandboxResult
 from ._sandbox import Sandbox
 
 __all__ = ["result_data", "run_for_tool", "tails"]
@@ -40,6 +40,12 @@ def run_for_tool(
             f"code cannot run sandboxed here: {exc}",
             recoverable=False,
             suggestion="Tell the user: install bubblewrap (apt-get install bubblewrap) to run code safely.",
+        ) from None
+    except BadCommand as exc:
+        raise ToolError(
+            ErrorCode.INVALID_ARGS,
+            f"{exc}.",
+            suggestion="Put long or binary input in a file in the workspace and have the command read it.",
         ) from None
     except FileNotFoundError as exc:  # unsandboxed only: a missing program
         raise ToolError(ErrorCode.NOT_FOUND, f"no such program: {exc.filename}") from None

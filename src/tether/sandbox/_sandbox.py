@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -14,7 +15,7 @@ import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from tether.exceptions import SandboxUnavailable
 
@@ -27,8 +28,8 @@ from ._cleanup import remove_tree
 from ._copyback import copy_back, over_quota
 from ._forkserver import Served
 from ._idmap import supported, userns_fd
-from ._launch import STAGE, preexec, rlimits
-from ._limits import SandboxLimits, SandboxResult
+from ._launch import STAGE, Overlay, overlay_support, preexec, rlimits
+from ._limits import SandboxLimits, SandboxResult, command_bytes
 from ._seccomp import UnsupportedArchitecture, sandbox_filter
 from ._zygote import Spare, Zygote, ZygoteRun
 
@@ -168,7 +169,11 @@ class Sandbox:
                 running.kill()
             code = running.proc.wait()
             oom = running.oom_killed()
-            over = self._copy_back(running.proc) if isinstance(running.proc, ZygoteRun) else None
+            over = None
+            if isinstance(running.proc, ZygoteRun):
+                over = self._copy_back(running.proc)
+            elif running.quota is not None:
+                over = self._copy_back_plain(running)
         lost = isinstance(running.proc, ZygoteRun) and not running.proc.started
         return got, code, oom, over, lost
 
@@ -204,9 +209,11 @@ class Sandbox:
             raise ValueError("argv must name a program")
         self.check()
         full_env = {**_ENV, **(env or {})}
+        command_bytes(argv, full_env)  # what no program can be given is refused before anything starts
         with contextlib.ExitStack() as after:  # lives as long as the process
             with contextlib.ExitStack() as fds:  # closed once it started
                 got = None
+                quota: _PlainQuota | None = None
                 if zygote and not self.unsandboxed:
                     got = _zygote.acquire(self._zygote_key(), self._make_zygote)
                 if got is not None:  # the spare is in its run's cgroup already
@@ -252,8 +259,14 @@ class Sandbox:
                     # bubblewrap's own clones are counted against every task of its uid on the host (the
                     # zygotes' and js workers' included): its RLIMIT_NPROC is what runs now plus the budget
                     budget = None if nproc is None else _nproc_budget(nproc, self._run_as)
-                    full_argv, seccomp_fd, child, child_fds = self._plan(argv, cwd, fds, budget)
-                    pass_fds, host_cwd = () if seccomp_fd is None else (seccomp_fd,), None
+                    if zygote and self._plain_quota():  # a run (not a worker) in a writable host workspace
+                        quota = _PlainQuota(fds)
+                        after.callback(quota.close)
+                    full_argv, seccomp_fd, child, child_fds = self._plan(argv, cwd, fds, budget, quota=quota)
+                    pass_fds = () if seccomp_fd is None else (seccomp_fd,)
+                    if quota is not None:
+                        pass_fds = (*pass_fds, quota.info_write)
+                    host_cwd = None
                 joins = [fds.enter_context(_opened(f)) for f in group.procs_files] if group else []
                 prepare = functools.partial(child, cgroup_fds=joins)
                 proc = None
@@ -282,6 +295,7 @@ class Sandbox:
                         preexec_fn=prepare(),
                     )
             running = SandboxProcess(proc, group, after.pop_all())
+            running.quota = quota
             try:
                 yield running
             finally:
@@ -296,17 +310,20 @@ class Sandbox:
         nproc: int | None,
         *,
         zygote: bool = False,
+        quota: _PlainQuota | None = None,
     ) -> tuple[list[str], int | None, Callable[..., Callable[[], None]], list[int]]:
         """The bwrap command line, the seccomp fd it reads, the pre-exec step (rlimits, staging, uid) and
         the fds that step uses. `zygote`: the command line of this configuration's zygote (no seccomp, no
-        rlimits: each run gets its own)."""
+        rlimits: each run gets its own). `quota`: lay the workspace quota's overlay (the plain path)."""
         if self.workspace is not None:
             self.workspace.mkdir(parents=True, exist_ok=True)
         idmap_fd = self._idmap()
         if self._hands_over(idmap_fd):
             _hand_over(self.workspace, self._run_as)  # pyright: ignore[reportArgumentType]  # _hands_over checked both
         sources = [p for p in (self.workspace, *self.ro_binds) if p is not None]
-        if self._run_as is None or (idmap_fd is None and all(_reachable(p, self._run_as) for p in sources)):
+        if self._run_as is None or (
+            idmap_fd is None and quota is None and all(_reachable(p, self._run_as) for p in sources)
+        ):
             staged: list[tuple[str, str]] = []
             paths = [str(p) for p in sources]
         else:  # see _launch: bwrap, no longer root, finds each source staged in a private mount namespace
@@ -327,11 +344,18 @@ class Sandbox:
             workspace_bytes=self.limits.workspace_bytes,
             read_only=self.read_only or zygote,  # a zygote's spares lay an overlay on it (the quota)
             zygote=zygote,
+            info_fd=None if quota is None else quota.info_write,
         )
         used_idmap = idmap_fd if staged and self.workspace is not None else None
         limits = None if zygote else self.limits
-        child = functools.partial(preexec, limits, nproc, self._run_as, staged, used_idmap)
-        return plan.argv(argv), seccomp_fd, child, [] if used_idmap is None else [used_idmap]
+        overlay = None
+        child_fds = [] if used_idmap is None else [used_idmap]
+        if quota is not None:
+            size = self.limits.workspace_bytes
+            overlay = Overlay(paths[0], size, quota.theirs, userns=os.geteuid() != 0)
+            child_fds.append(quota.theirs)
+        child = functools.partial(preexec, limits, nproc, self._run_as, staged, used_idmap, overlay)
+        return plan.argv(argv), seccomp_fd, child, child_fds
 
     def _copy_back(self, run: ZygoteRun) -> str | None:
         """Once every process of the run is gone, apply its overlay's changes to the host workspace, unless
@@ -344,12 +368,42 @@ class Sandbox:
         if not run.reported and not run.spare.gone(5.0):
             run.kill()
             if not run.spare.gone(5.0):
-                return "its processes could not be stopped, so its changes were not kept"
+                return _UNSTOPPED
+        return self._apply(upper)
+
+    def _copy_back_plain(self, running: SandboxProcess) -> str | None:
+        """The plain path's copy-back: the same, once bubblewrap's sandbox (its pid namespace and cgroup)
+        is empty."""
+        quota = running.quota
+        assert quota is not None
+        upper = quota.upper()
+        if upper is None:  # the child never laid the overlay: nothing ran
+            return None
+        try:
+            if not quota.gone(running.group, 5.0):
+                running.kill()
+                if not quota.gone(running.group, 5.0):
+                    return _UNSTOPPED
+            return self._apply(upper)
+        finally:
+            os.close(upper)
+
+    def _apply(self, upper: int) -> str | None:
+        """Measure the upper layer against the quota and, within it, copy it onto the host workspace."""
+        assert self.workspace is not None
         if (why := over_quota(upper, self.limits.workspace_bytes)) is not None:
             return why
         st = self.workspace.stat()
         copy_back(upper, str(self.workspace), owner=(st.st_uid, st.st_gid) if os.geteuid() == 0 else None)
         return None
+
+    def _plain_quota(self) -> bool:
+        """Whether a run on the plain path lays the quota overlay: a writable host workspace, where the
+        kernel allows it (`tether sandbox check` says why not)."""
+        if self.workspace is None or self.read_only:
+            return False
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        return overlay_support(str(self.workspace)) is None
 
     def _hands_over(self, idmap_fd: int | None) -> bool:
         """Whether the workspace is chowned to the sandbox's uid before a run (root, no idmapping)."""
@@ -438,7 +492,9 @@ class Sandbox:
                     theirs.append(os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC))
                     ends.append(None)
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # it died: a run it never took
-                socket.send_fds(spare.sock, [json.dumps(request).encode()], theirs)
+                # as UTF-8 (not 12 bytes of escapes per emoji); the spare's json.loads reads surrogatepass
+                message = json.dumps(request, ensure_ascii=False).encode("utf-8", "surrogatepass")
+                socket.send_fds(spare.sock, [message], theirs)
         except BaseException:
             for end in ends:
                 if end is not None:
@@ -485,6 +541,8 @@ class SandboxProcess:
         self.proc = proc
         self.group = group
         self.detached = False
+        self.quota: _PlainQuota | None = None
+        """The plain path's workspace quota (a run in a writable host workspace), if laid."""
         self._after = after
 
     def detach(self) -> SandboxProcess:
@@ -511,6 +569,78 @@ class SandboxProcess:
         if isinstance(self.proc, ZygoteRun):
             self.proc.close()
         self._after.close()
+
+
+_UNSTOPPED = "its processes could not be stopped, so its changes were not kept"
+
+
+class _PlainQuota:
+    """A plain-path run's quota: the socket its pre-exec step sends the overlay's upper layer on, and
+    bubblewrap's `--info-fd` pipe, which names the sandbox's init (its pid namespace is empty once the init
+    is gone)."""
+
+    def __init__(self, fds: contextlib.ExitStack) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock = ours
+        self.theirs = theirs.fileno()
+        fds.callback(theirs.close)  # the child's copy: closed once it started
+        self.info_read, self.info_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        fds.callback(os.close, self.info_write)
+        self._info = b""
+
+    def upper(self) -> int | None:
+        """The upper layer's fd, if the child laid the overlay."""
+        try:
+            _, fds, _, _ = socket.recv_fds(self.sock, 16, 1, socket.MSG_DONTWAIT)
+        except OSError:
+            return None
+        return fds[0] if fds else None
+
+    def gone(self, group: Cgroup | None, timeout: float) -> bool:
+        """Whether every process of the sandbox has exited (waiting up to `timeout` for it)."""
+        if group is not None and not group.empty(timeout):
+            return False
+        pid = self._init_pid()
+        if pid is None:  # bubblewrap never started the sandbox (or its cgroup is empty, checked above)
+            return True
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:  # reaped: the kernel empties a pid namespace before its init exits
+            return True
+        try:
+            if not _nested_init(pid):  # the pid went to another process since: the init is gone
+                return True
+            return bool(select.select([pidfd], [], [], timeout)[0])
+        finally:
+            os.close(pidfd)
+
+    def _init_pid(self) -> int | None:
+        with contextlib.suppress(OSError):  # what bubblewrap wrote, kept for the next look
+            while len(self._info) < 4096 and (chunk := os.read(self.info_read, 4096)):
+                self._info += chunk
+        try:
+            info: object = json.JSONDecoder().raw_decode(self._info.decode())[0]
+            pid = cast("dict[str, object]", info).get("child-pid") if isinstance(info, dict) else None
+        except ValueError:
+            return None
+        return pid if isinstance(pid, int) and pid > 0 else None
+
+    def close(self) -> None:
+        self.sock.close()
+        os.close(self.info_read)
+
+
+def _nested_init(pid: int) -> bool:
+    """Whether `pid` is the init (pid 1) of a pid namespace below this one."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    for line in status.splitlines():
+        if line.startswith("NSpid:"):
+            ids = line.split()[1:]
+            return len(ids) > 1 and ids[-1] == "1"
+    return False
 
 
 @contextlib.contextmanager
