@@ -9,6 +9,7 @@ too) and on PostgreSQL as the stored text. The ASCII cores searched for survive 
 
 from __future__ import annotations
 
+import html
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -254,3 +255,28 @@ async def test_a_call_stored_with_a_redacted_secret_is_refused_on_resume_not_run
     assert result.output == "I could not confirm the login; please check."
     assert session.store is not None
     assert "Zq9Kx7" not in stored_text(url, session.store)
+
+
+def test_each_form_of_a_secret_is_redacted_and_a_short_one_only_as_a_whole_word() -> None:
+    from tether.loop._secrets import SecretsAtRest  # the loop's own step, tested on its edge cases
+    from tether.types import ToolCall, UserMessage
+
+    spec = LOGIN.spec
+    at_rest = SecretsAtRest(lambda name: spec if name == "login" else None)
+    short = "x7"
+    call = ToolCall(id="c1", name="login", arguments={"user": "ada", "password": short, "pin": 4821})
+    raw = f"as JSON {json.dumps(short)}; pin 4821 and 48215; ax7 and x7b stay"
+    (stored,) = at_rest([AssistantMessage(content=f"use {short}!", raw=raw, tool_calls=(call,))])
+    assert isinstance(stored, AssistantMessage)
+    assert stored.tool_calls[0].arguments == {"user": "ada", "password": REDACTED, "pin": REDACTED}
+    assert stored.content == "use ***!"
+    assert stored.raw == 'as JSON "***"; pin *** and 48215; ax7 and x7b stay'
+
+    at_rest = SecretsAtRest(lambda name: spec if name == "login" else None)
+    call = ToolCall(id="c2", name="login", arguments={"user": "ada", "password": PASSWORD, "pin": PIN})
+    escaped, in_html = json.dumps(PASSWORD)[1:-1], html.escape(PASSWORD)
+    later = UserMessage(content=f"<p>{in_html}</p> {escaped} {PASSWORD} {PIN}5")
+    _, stored_later = at_rest([AssistantMessage(tool_calls=(call,)), later])
+    assert stored_later == UserMessage(content="<p>***</p> *** *** ***5")  # a long one, even inside a word
+    untouched = UserMessage(content="nothing secret here")
+    assert SecretsAtRest(lambda _: spec)([untouched])[0] is untouched  # no secret seen: the same object
