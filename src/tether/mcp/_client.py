@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import logging
+import math
 import os
 import shlex
 import tempfile
@@ -36,6 +38,7 @@ import mcp_types as types
 from mcp.client.session import IncomingMessage
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
+from mcp.client.subscriptions import SubscriptionLost
 from mcp_types.version import is_version_at_least
 
 from mcp import Client, MCPError, StdioServerParameters
@@ -54,6 +57,7 @@ _STDERR_TAIL = 2000
 _GIVE_UP_AFTER = 3
 """Failed attempts after which the first look at the tools stops waiting for a server that never listed."""
 _open: weakref.WeakSet[MCPToolset] = weakref.WeakSet()
+_log = logging.getLogger("tether.mcp")
 
 
 class MCPToolset(AbstractToolset):
@@ -415,11 +419,60 @@ class MCPToolset(AbstractToolset):
             self._spawn(self._list(self._client))
 
     async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        """Refresh the tools at each change the server reports (protocol 2026 on; older ones notify)."""
-        async with client.listen(tools_list_changed=True) as changes:
-            task_status.started()  # the server acknowledged: changes from now on reach us
-            async for _ in changes:
-                await self._list(client)
+        """Refresh the tools at each change the server reports on a `subscriptions/listen` stream (protocol
+        2026 on; older ones notify); listing waits for the server's acknowledgment, so no change made
+        meanwhile is missed. A stream the server closes is opened again (and the tools listed again).
+
+        A server that rejects the stream, does not acknowledge it within `ping_timeout_s`, does not honor
+        tool changes, drops it while the connection lives, or closes it at once again and again, still lists
+        and calls: its changes are just not watched, which a warning says."""
+        ready = _Once(task_status.started)
+        quick_closes = 0
+        while True:
+            opened = time.monotonic()
+            why = await self._subscription(client, ready)
+            if why is None:  # closed gracefully: listen again, and list what may have changed meanwhile
+                quick_closes = quick_closes + 1 if time.monotonic() - opened < 1 else 0
+                if quick_closes < _GIVE_UP_AFTER:
+                    await self._list(client)
+                    continue
+                why = "it closed the stream at once, again and again"
+            _log.warning(
+                "MCP server %s: %s; its tools still list and answer, but changes to its tool list are not "
+                "watched (reconnecting lists them again).",
+                self.name,
+                why,
+            )
+            if ready.done:
+                await self._check(client)  # was it only the stream, or did the server go away?
+            ready()
+            return
+
+    async def _subscription(self, client: Client, ready: _Once) -> str | None:
+        """One `subscriptions/listen` stream, refreshing the tools at each change, until it ends: None when
+        the server closed it, else why changes cannot be watched. A lost connection raises."""
+        with anyio.CancelScope(deadline=anyio.current_time() + self.ping_timeout_s) as acknowledging:
+            try:
+                async with client.listen(tools_list_changed=True) as changes:
+                    acknowledging.deadline = math.inf
+                    if not changes.honored.tools_list_changed:
+                        return "it did not agree to report tool list changes (its answer left them out)"
+                    ready()  # the server acknowledged: changes from now on reach us
+                    async for _ in changes:
+                        await self._list(client)
+                    return None
+            except MCPError as e:
+                if e.code == types.CONNECTION_CLOSED:
+                    raise  # the connection itself is gone: reconnect
+                return f"it refused `subscriptions/listen` ({e.code}: {e.message})"
+            except SubscriptionLost as e:
+                cause = e.__cause__
+                if isinstance(cause, MCPError) and cause.code == types.CONNECTION_CLOSED:
+                    raise
+                return f"it dropped the stream ({cause or e})"
+            except TimeoutError:
+                return "it did not acknowledge `subscriptions/listen`"
+        return f"it did not acknowledge `subscriptions/listen` within {self.ping_timeout_s:g}s"
 
     def _caller(self, name: str) -> Callable[..., Awaitable[Any]]:
         async def call(**arguments: Any) -> Any:
@@ -555,6 +608,19 @@ async def _settle() -> None:
     """Let closed sockets finish closing (their callbacks are queued on the loop) before it stops."""
     for _ in range(5):
         await asyncio.sleep(0.01)
+
+
+class _Once:
+    """Calls `action` the first time it is called, never again (a task's `started`)."""
+
+    def __init__(self, action: Callable[[], object]):
+        self.action = action
+        self.done = False
+
+    def __call__(self) -> None:
+        if not self.done:
+            self.done = True
+            self.action()
 
 
 def _listens(client: Client) -> bool:
