@@ -18,8 +18,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import logging
-import math
 import os
 import shlex
 import tempfile
@@ -38,12 +36,11 @@ import mcp_types as types
 from mcp.client.session import IncomingMessage
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
-from mcp.client.subscriptions import SubscriptionLost
-from mcp_types.version import is_version_at_least
 
 from mcp import Client, MCPError, StdioServerParameters
 from tether.exceptions import ToolError, UserError
-from tether.mcp._results import GET_PROMPT, READ_RESOURCE, data_of, spec_of
+from tether.mcp._changes import listens, watch_changes
+from tether.mcp._offered import offered_tools
 from tether.mcp._transports import check_url, describe, first_failure, streamable_http
 from tether.tools import AbstractToolset, Tool
 
@@ -57,7 +54,6 @@ _STDERR_TAIL = 2000
 _GIVE_UP_AFTER = 3
 """Failed attempts after which the first look at the tools stops waiting for a server that never listed."""
 _open: weakref.WeakSet[MCPToolset] = weakref.WeakSet()
-_log = logging.getLogger("tether.mcp")
 
 
 class MCPToolset(AbstractToolset):
@@ -343,7 +339,7 @@ class MCPToolset(AbstractToolset):
                     Client(self._transport(self._stderr), message_handler=self._on_message) as client,
                     anyio.create_task_group() as group,
                 ):
-                    if _listens(client):
+                    if listens(client):
                         await group.start(self._listen, client)  # listening before listing: no change missed
                     self._client = client  # before the listing says ready: a first call finds it
                     await self._list(client)
@@ -375,38 +371,8 @@ class MCPToolset(AbstractToolset):
             self._backoff.cancel()
 
     async def _list(self, client: Client) -> None:
-        listed: list[types.Tool] = []
-        cursor: str | None = None
-        while True:
-            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-            listed.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        tools: dict[str, AnyTool] = {}
-        for listing in listed:
-            spec = spec_of(listing)
-            tools[spec.name] = Tool(spec, self._caller(listing.name))
-        if client.server_capabilities.resources is not None and "read_resource" not in tools:
-            resources = (await client.list_resources()).resources
-            if resources:  # a server that only declares the capability gets no tool that reads nothing
-                known = "; ".join(f"{r.uri} ({r.description or r.name})" for r in resources[:20])
-                spec = READ_RESOURCE.model_copy(
-                    update={"description": f"{READ_RESOURCE.description} Known resources: {known}"}
-                )
-                tools["read_resource"] = Tool(spec, self._reader())
-        if client.server_capabilities.prompts is not None and "get_prompt" not in tools:
-            prompts = (await client.list_prompts()).prompts
-            if prompts:
-                known = "; ".join(
-                    f"{p.name}({', '.join(a.name for a in p.arguments or [])}): {p.description or ''}"
-                    for p in prompts[:20]
-                )
-                spec = GET_PROMPT.model_copy(
-                    update={"description": f"{GET_PROMPT.description} Known: {known}"}
-                )
-                tools["get_prompt"] = Tool(spec, self._prompter())
-        self._tools, self._listed = tools, True  # a new mapping: toolsets built on this one rebuild
+        self._tools = await offered_tools(client, self._send)  # a new mapping: toolsets built on it rebuild
+        self._listed = True
         self._mark_ready()
 
     def _mark_ready(self) -> None:
@@ -419,87 +385,20 @@ class MCPToolset(AbstractToolset):
             self._spawn(self._list(self._client))
 
     async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        """Refresh the tools at each change the server reports on a `subscriptions/listen` stream (protocol
-        2026 on; older ones notify); listing waits for the server's acknowledgment, so no change made
-        meanwhile is missed. A stream the server closes is opened again (and the tools listed again).
+        """Refresh the tools at each change the server reports (protocol 2026 on; older ones notify); see
+        `watch_changes` for a server that does not keep the stream."""
+        await watch_changes(
+            client,
+            self.name,
+            self.ping_timeout_s,
+            lambda: self._list(client),
+            lambda: self._check(client),
+            task_status=task_status,
+        )
 
-        A server that rejects the stream, does not acknowledge it within `ping_timeout_s`, does not honor
-        tool changes, drops it while the connection lives, or closes it at once again and again, still lists
-        and calls: its changes are just not watched, which a warning says."""
-        ready = _Once(task_status.started)
-        quick_closes = 0
-        while True:
-            opened = time.monotonic()
-            why = await self._subscription(client, ready)
-            if why is None:  # closed gracefully: listen again, and list what may have changed meanwhile
-                quick_closes = quick_closes + 1 if time.monotonic() - opened < 1 else 0
-                if quick_closes < _GIVE_UP_AFTER:
-                    await self._list(client)
-                    continue
-                why = "it closed the stream at once, again and again"
-            _log.warning(
-                "MCP server %s: %s; its tools still list and answer, but changes to its tool list are not "
-                "watched (reconnecting lists them again).",
-                self.name,
-                why,
-            )
-            if ready.done:
-                await self._check(client)  # was it only the stream, or did the server go away?
-            ready()
-            return
-
-    async def _subscription(self, client: Client, ready: _Once) -> str | None:
-        """One `subscriptions/listen` stream, refreshing the tools at each change, until it ends: None when
-        the server closed it, else why changes cannot be watched. A lost connection raises."""
-        with anyio.CancelScope(deadline=anyio.current_time() + self.ping_timeout_s) as acknowledging:
-            try:
-                async with client.listen(tools_list_changed=True) as changes:
-                    acknowledging.deadline = math.inf
-                    if not changes.honored.tools_list_changed:
-                        return "it did not agree to report tool list changes (its answer left them out)"
-                    ready()  # the server acknowledged: changes from now on reach us
-                    async for _ in changes:
-                        await self._list(client)
-                    return None
-            except MCPError as e:
-                if e.code == types.CONNECTION_CLOSED:
-                    raise  # the connection itself is gone: reconnect
-                return f"it refused `subscriptions/listen` ({e.code}: {e.message})"
-            except SubscriptionLost as e:
-                cause = e.__cause__
-                if isinstance(cause, MCPError) and cause.code == types.CONNECTION_CLOSED:
-                    raise
-                return f"it dropped the stream ({cause or e})"
-            except TimeoutError:
-                return "it did not acknowledge `subscriptions/listen`"
-        return f"it did not acknowledge `subscriptions/listen` within {self.ping_timeout_s:g}s"
-
-    def _caller(self, name: str) -> Callable[..., Awaitable[Any]]:
-        async def call(**arguments: Any) -> Any:
-            result = await self._submit(self._request(lambda c: c.call_tool(name, arguments)))
-            return data_of(result, name)
-
-        return call
-
-    def _reader(self) -> Callable[..., Awaitable[Any]]:
-        async def read_resource(uri: str) -> Any:
-            result = await self._submit(self._request(lambda c: c.read_resource(uri)))
-            out: list[dict[str, Any]] = [
-                c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents
-            ]
-            return out[0].get("text", out[0]) if len(out) == 1 else out
-
-        return read_resource
-
-    def _prompter(self) -> Callable[..., Awaitable[Any]]:
-        async def get_prompt(name: str, arguments: dict[str, str] | None = None) -> Any:
-            result = await self._submit(self._request(lambda c: c.get_prompt(name, arguments)))
-            return [
-                {"role": m.role, **m.content.model_dump(mode="json", by_alias=True, exclude_none=True)}
-                for m in result.messages
-            ]
-
-        return get_prompt
+    def _send(self, request: Callable[[Client], Awaitable[T]]) -> Awaitable[T]:
+        """One request on the connection, from the caller's event loop (the tools' `Send`)."""
+        return self._submit(self._request(request))
 
     async def _submit(self, work: Coroutine[Any, Any, T]) -> T:
         """Run `work` on the connection's loop; cancelling the caller (a timeout) cancels it there."""
@@ -608,24 +507,3 @@ async def _settle() -> None:
     """Let closed sockets finish closing (their callbacks are queued on the loop) before it stops."""
     for _ in range(5):
         await asyncio.sleep(0.01)
-
-
-class _Once:
-    """Calls `action` the first time it is called, never again (a task's `started`)."""
-
-    def __init__(self, action: Callable[[], object]):
-        self.action = action
-        self.done = False
-
-    def __call__(self) -> None:
-        if not self.done:
-            self.done = True
-            self.action()
-
-
-def _listens(client: Client) -> bool:
-    """Whether the server reports tool list changes on a `subscriptions/listen` stream (2026-07-28 on); an
-    older revision sends `notifications/tools/list_changed` instead, which `_on_message` hears."""
-    tools = client.server_capabilities.tools
-    listed_changes = tools is not None and bool(tools.list_changed)
-    return listed_changes and is_version_at_least(client.protocol_version, "2026-07-28")
