@@ -205,6 +205,7 @@ async def test_a_call_stored_with_a_redacted_secret_is_refused_on_resume_not_run
     tmp_path: Path, open_store: OpenStore
 ) -> None:
     logins.clear()
+    notes.clear()
     url = f"sqlite:///{tmp_path / 's.db'}"
     started = anyio.Event()
 
@@ -230,12 +231,12 @@ async def test_a_call_stored_with_a_redacted_secret_is_refused_on_resume_not_run
             }
         )
     )
-    call = hermes("slow_login", user="ada", password=PASSWORD)
+    call = hermes("slow_login", user="ada", password=PASSWORD) + hermes("note", text=f"pw {PASSWORD}")
     with anyio.move_on_after(10):
         async with anyio.create_task_group() as group:  # the run stops while the call runs (a crash)
 
             async def run() -> None:
-                await Agent(ScriptedModel([call, "unreachable"]), [secret_login], dialect="hermes").run(
+                await Agent(ScriptedModel([call, "unreachable"]), [secret_login, note], dialect="hermes").run(
                     "Log me in", session=Session("s3", open_store(url))
                 )
 
@@ -247,11 +248,14 @@ async def test_a_call_stored_with_a_redacted_secret_is_refused_on_resume_not_run
     session = Session.open("s3", open_store(url))
     assert [m.kind for m in session.messages] == ["user", "assistant"]  # the call has no result yet
     model = ScriptedModel(["I could not confirm the login; please check."])
-    result = await Agent(model, [secret_login], dialect="hermes").resume(session)
+    result = await Agent(model, [secret_login, note], dialect="hermes").resume(session)
     assert logins == [PASSWORD]  # not run again with `***`
-    (answer,) = [m.envelope for m in session.messages if isinstance(m, ToolResultMessage)]
-    assert isinstance(answer, ErrorEnvelope)
-    assert (answer.error.code, answer.error.details) == ("CONFLICT", {"redacted_at_rest": True})
+    assert all(REDACTED not in n for n in notes)  # nor the note, whose plain argument echoed the password
+    answers = [m.envelope for m in session.messages if isinstance(m, ToolResultMessage)]
+    assert len(answers) == 2
+    for answer in answers:
+        assert isinstance(answer, ErrorEnvelope)
+        assert (answer.error.code, answer.error.details) == ("CONFLICT", {"redacted_at_rest": True})
     assert result.output == "I could not confirm the login; please check."
     assert session.store is not None
     assert "Zq9Kx7" not in stored_text(url, session.store)

@@ -159,7 +159,7 @@ class AgentRun:
     async def answer_resumed(self, calls: list[ToolCall]) -> list[AnyEnvelope]:
         """Answers for calls an earlier run left open: from the journal (or by running them), except those
         stored with a secret redacted, which cannot run again (`refusals_for_redacted`)."""
-        refused = refusals_for_redacted(calls, self.tool_index.get)
+        refused = refusals_for_redacted(calls)
         if not refused:
             return await self.calls.answer(calls)
         runnable = [c for c in calls if c.id not in refused]

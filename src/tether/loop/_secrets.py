@@ -191,36 +191,34 @@ def _pattern(secrets: set[str]) -> re.Pattern[str]:
     return re.compile("|".join(alternatives))
 
 
-def refusals_for_redacted(calls: Sequence[ToolCall], spec_of: SpecOf) -> dict[str, AnyEnvelope]:
-    """Calls read back from a store with a secret argument redacted (a run resumed after a crash): they
-    cannot run again, as `***` is not the value the model gave, and the journal cannot tell whether they
-    ran (its key was made from that value). Each gets a `CONFLICT` envelope instead, by call id."""
+def refusals_for_redacted(calls: Sequence[ToolCall]) -> dict[str, AnyEnvelope]:
+    """Calls read back from a store with a value redacted in their arguments (a run resumed after a crash):
+    they cannot run again, as `***` is not the value the model gave (a secret, or a secret's echo in a plain
+    argument), and the journal cannot tell whether they ran (its key was made from that value). Each gets a
+    `CONFLICT` envelope instead, by call id. (A model's own `***` in an argument is refused the same way:
+    after a crash, refusing a call that may have run is the safe side.)"""
     refused: dict[str, AnyEnvelope] = {}
     for call in calls:
-        spec = spec_of(call.name)
-        if spec is None:
-            continue
-        redacted = redact(call.arguments, spec.input_schema)
-        if redacted is not call.arguments and _marker_where_secret(call.arguments, redacted):
+        if _carries_marker(call.arguments):
             refused[call.id] = envelopes.error(
                 ErrorCode.CONFLICT,
-                f"This {call.name} call was stored with its secret arguments redacted (`{REDACTED}`) when "
-                "the run stopped; it is not run again, and whether it took effect is unknown.",
+                f"This {call.name} call was stored with secret values redacted (`{REDACTED}`) in its "
+                "arguments when the run stopped; it is not run again, and whether it took effect is unknown.",
                 recoverable=True,
                 suggestion=(
-                    "Check whether it took effect; call it again only with the real value (ask the user "
-                    "for it if you no longer have it)."
+                    "Check whether it took effect; call it again only with the real values (ask the user "
+                    "for them if you no longer have them)."
                 ),
                 details={"redacted_at_rest": True},
             )
     return refused
 
 
-def _marker_where_secret(stored: Any, redacted: Any) -> bool:
-    if isinstance(redacted, str) and redacted == REDACTED:
-        return stored == REDACTED
-    if isinstance(stored, dict) and isinstance(redacted, dict):
-        return any(_marker_where_secret(v, redacted.get(k)) for k, v in stored.items())  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType, reportUnknownArgumentType]
-    if isinstance(stored, list) and isinstance(redacted, list):
-        return any(_marker_where_secret(v, r) for v, r in zip(stored, redacted, strict=False))  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+def _carries_marker(value: Any) -> bool:
+    if isinstance(value, str):
+        return REDACTED in value
+    if isinstance(value, dict):
+        return any(_carries_marker(k) or _carries_marker(v) for k, v in value.items())  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, list | tuple):
+        return any(_carries_marker(v) for v in value)  # pyright: ignore[reportUnknownVariableType]
     return False
