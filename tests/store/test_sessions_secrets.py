@@ -248,7 +248,11 @@ async def test_a_call_stored_with_a_redacted_secret_is_refused_on_resume_not_run
     session = Session.open("s3", open_store(url))
     assert [m.kind for m in session.messages] == ["user", "assistant"]  # the call has no result yet
     model = ScriptedModel(["I could not confirm the login; please check."])
-    result = await Agent(model, [secret_login, note], dialect="hermes").resume(session)
+    ended: list[str] = []
+    result = await Agent(model, [secret_login, note], dialect="hermes").resume(
+        session, on_event=lambda e: ended.append(e.event) if e.event == "on_tool_end" else None
+    )
+    assert ended == ["on_tool_end", "on_tool_end"]  # a stream's reader sees both calls end
     assert logins == [PASSWORD]  # not run again with `***`
     assert all(REDACTED not in n for n in notes)  # nor the note, whose plain argument echoed the password
     answers = [m.envelope for m in session.messages if isinstance(m, ToolResultMessage)]

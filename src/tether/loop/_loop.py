@@ -162,6 +162,9 @@ class AgentRun:
         refused = refusals_for_redacted(calls)
         if not refused:
             return await self.calls.answer(calls)
+        for call in calls:
+            if call.id in refused:
+                await self.calls.finish(call, refused[call.id])  # `on_tool_end`, as a cut-off call gets
         runnable = [c for c in calls if c.id not in refused]
         answers = iter(await self.calls.answer(runnable) if runnable else [])
         return [refused[c.id] if c.id in refused else next(answers) for c in calls]
