@@ -288,3 +288,18 @@ def test_each_form_of_a_secret_is_redacted_and_a_short_one_only_as_a_whole_word(
     assert stored_later == UserMessage(content="<p>***</p> *** *** ***5")  # a long one, even inside a word
     untouched = UserMessage(content="nothing secret here")
     assert SecretsAtRest(lambda _: spec)([untouched])[0] is untouched  # no secret seen: the same object
+
+
+def test_a_secret_with_no_text_to_look_for_is_still_redacted_where_the_schema_puts_it() -> None:
+    from tether.loop._secrets import SecretsAtRest
+    from tether.types import ToolCall
+
+    spec = LOGIN.spec.model_copy(
+        update={
+            "input_schema": {"type": "object", "properties": {"admin": {"type": "boolean", "x-secret": True}}}
+        }
+    )
+    call = ToolCall(id="c1", name="login", arguments={"admin": True})
+    (stored,) = SecretsAtRest(lambda _: spec)([AssistantMessage(tool_calls=(call,))])
+    assert isinstance(stored, AssistantMessage)
+    assert stored.tool_calls[0].arguments == {"admin": REDACTED}

@@ -58,8 +58,8 @@ class SecretsAtRest:
     def _message(self, message: Message) -> Message:
         if isinstance(message, AssistantMessage):
             calls = [self._arguments(call) for call in message.tool_calls]
-            if self._pattern is None:
-                return message
+            if self._pattern is None and all(a is c.arguments for c, a in calls):
+                return message  # nothing secret (a secret `true` has no text to look for, but is redacted)
             return message.model_copy(
                 update={
                     "content": self._text(message.content),
@@ -70,7 +70,7 @@ class SecretsAtRest:
             )
         if isinstance(message, ToolResultMessage):
             data = self._output(message)
-            if self._pattern is None:
+            if self._pattern is None and data is _SAME:
                 return message
             envelope = message.envelope.model_dump(mode="json", exclude_none=True)
             if data is not _SAME:
@@ -88,8 +88,9 @@ class SecretsAtRest:
         if spec is None:
             return call, call.arguments
         redacted = redact(call.arguments, spec.input_schema)
-        if redacted is not call.arguments:
-            self._learn(call.arguments, redacted)
+        if redacted is call.arguments or redacted == call.arguments:  # no secret given
+            return call, call.arguments
+        self._learn(call.arguments, redacted)
         return call, redacted
 
     def _output(self, message: ToolResultMessage) -> Any:
@@ -102,7 +103,7 @@ class SecretsAtRest:
         if spec is None or not spec.output_schema:
             return _SAME
         redacted = redact(envelope.data, spec.output_schema)
-        if redacted is envelope.data:
+        if redacted is envelope.data or redacted == envelope.data:
             return _SAME
         self._learn(envelope.data, redacted)
         return redacted
@@ -128,8 +129,7 @@ class SecretsAtRest:
             self._pattern = _pattern(self.secrets)
 
     def _text(self, text: str) -> str:
-        assert self._pattern is not None
-        return self._pattern.sub(REDACTED, text)
+        return text if self._pattern is None else self._pattern.sub(REDACTED, text)
 
     def _json(self, value: Any) -> Any:
         """`value` (JSON) with every secret taken out of its strings and keys, and secret numbers replaced."""
