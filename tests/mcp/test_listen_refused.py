@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -17,6 +18,7 @@ from tether.mcp import MCPToolset
 from tether.types import OkEnvelope, ToolCall
 
 SERVER = Path(__file__).with_name("unlistening_server.py")
+Listening = Callable[..., str]  # the `listening` fixture (conftest.py): starts a server, returns its URL
 WHY = {
     "reject": "it refused `subscriptions/listen` (-32601: Method not found: subscriptions/listen)",
     "silent": "it did not acknowledge `subscriptions/listen` within 0.5s",
@@ -69,3 +71,18 @@ async def test_the_async_with_path_lists_and_calls_without_watching_changes(
         (warning,) = warnings_about(toolset, caplog)  # said before the block began: listing waited for it
         assert WHY[mode] in warning
         assert toolset.stderr_tail().count("unlistening_server starting") == 1
+
+
+@pytest.mark.parametrize("mode", ["reject", "drop"])
+def test_over_streamable_http_too(mode: str, caplog: pytest.LogCaptureFixture, listening: Listening) -> None:
+    caplog.set_level(logging.WARNING, logger="tether.mcp")
+    url = listening([sys.executable, str(SERVER), mode, "http"])
+    with MCPToolset.http(f"{url}/mcp", ping_timeout_s=0.5) as toolset:
+        assert sorted(toolset.tools()) == ["add", "grow"]
+        assert anyio.run(Executor(toolset).execute, ADD) == OkEnvelope(data="5")
+        deadline = time.monotonic() + 10
+        while not warnings_about(toolset, caplog) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (warning,) = warnings_about(toolset, caplog)
+        assert WHY[mode] in warning
+        assert anyio.run(Executor(toolset).execute, ADD) == OkEnvelope(data="5")

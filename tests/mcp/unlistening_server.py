@@ -1,7 +1,8 @@
 """A 2026-revision MCP server (the SDK's low-level `Server`, over stdio) that offers tool list changes but
 does not keep a `subscriptions/listen` stream, in one of several ways.
 
-`python unlistening_server.py MODE`, MODE one of:
+`python unlistening_server.py MODE [http]`: over stdio, or streamable HTTP on a port the system picks (it
+prints `listening on URL` when ready). MODE one of:
 - `reject`: answers the request with an error (method not found), as a server without the method does;
 - `silent`: never acknowledges it (nor answers);
 - `close`: answers it at once, without an acknowledgment (a graceful close of a stream never opened);
@@ -78,14 +79,34 @@ async def listen(ctx: Any, params: types.SubscriptionsListenRequestParams) -> ty
     return types.SubscriptionsListenResult(_meta={SUBSCRIPTION_ID_META_KEY: ctx.request_id})
 
 
-async def main() -> None:
-    server = Server(
+def build() -> Server[Any]:
+    return Server(
         "unlistening", on_list_tools=list_tools, on_call_tool=call_tool, on_subscriptions_listen=listen
     )
+
+
+async def over_stdio() -> None:
+    server = build()
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
+def over_http() -> None:
+    import socket
+
+    import uvicorn
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    app = build().streamable_http_app()
+    print(f"listening on http://127.0.0.1:{listener.getsockname()[1]}", flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+
+
 if __name__ == "__main__":
     print(f"unlistening_server starting mode={MODE}", file=sys.stderr, flush=True)
-    anyio.run(main)
+    if sys.argv[2:] == ["http"]:
+        over_http()
+    else:
+        anyio.run(over_stdio)
