@@ -16,7 +16,7 @@ import httpx2
 import mcp_types as types
 import pytest
 
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from tether.exceptions import UserError
 from tether.execution import Executor, Principal
 from tether.mcp import BearerTokens, MCPToolset, mcp_server
@@ -136,6 +136,38 @@ def test_an_in_process_server_answers_the_sdk_client_through_the_executor() -> N
     result = anyio.run(main)
     assert result.content == [types.TextContent(type="text", text="42")]
     assert result.structured_content is None  # not an object: MCP's structured content must be one
+
+
+async def refused_listen(client: Client) -> tuple[types.ToolsCapability | None, int]:
+    """What a 2026 client sees of tether's change notifications: the tools capability, and the error code
+    a `subscriptions/listen` gets."""
+    assert client.protocol_version == "2026-07-28"
+    with pytest.raises(MCPError) as refused:
+        async with client.listen(tools_list_changed=True):
+            pass
+    return client.server_capabilities.tools, refused.value.code
+
+
+def test_tethers_server_offers_no_change_stream_and_rejects_listen_cleanly(tmp_path: Path) -> None:
+    @tool(side_effects="none")
+    def double(n: int) -> int:
+        return n * 2
+
+    async def in_process() -> tuple[types.ToolsCapability | None, int, types.CallToolResult]:
+        async with Client(mcp_server(Executor(Toolset(double)))) as client:
+            capability, code = await refused_listen(client)
+            return capability, code, await client.call_tool("double", {"n": 21})  # still answering
+
+    async def over_stdio() -> tuple[types.ToolsCapability | None, int, types.CallToolResult]:
+        async with Client(tether_serve(tmp_path, "tools.py")) as client:
+            capability, code = await refused_listen(client)
+            return capability, code, await client.call_tool("shout", {"text": "hi"})
+
+    for capability, code, result in (anyio.run(in_process), anyio.run(over_stdio)):
+        assert capability is not None
+        assert not capability.list_changed  # clients are told not to listen
+        assert code == types.METHOD_NOT_FOUND
+        assert not result.is_error
 
 
 def test_names_mcp_forbids_are_published_as_their_alias_and_still_found() -> None:

@@ -3,7 +3,7 @@ model sees them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import anyio.to_thread
 
@@ -28,9 +28,18 @@ def unanswered_calls(messages: Sequence[Message]) -> list[ToolCall]:
 class Conversation:
     """The messages of a run (the system message first), kept in the session too when there is one."""
 
-    def __init__(self, messages: Sequence[Message], session: Session | None, dialect: str, native: bool):
+    def __init__(
+        self,
+        messages: Sequence[Message],
+        session: Session | None,
+        dialect: str,
+        native: bool,
+        at_rest: Callable[[Sequence[Message]], list[Message]] = list,
+    ):
         self.messages = list(messages)
         self.session = session
+        self.at_rest = at_rest
+        """The messages as the session's store may keep them (secrets redacted)."""
         self.native = native
         self.dialect = dialect
         self._text: TextView | None = None
@@ -50,7 +59,7 @@ class Conversation:
         if session is not None:
             session.messages.extend(messages)
             if session.store is not None:
-                await anyio.to_thread.run_sync(session.store.append, session.id, list(messages))
+                await anyio.to_thread.run_sync(session.store.append, session.id, self.at_rest(messages))
 
     def for_model(self) -> list[Message]:
         """The messages as the model reads them: as they are (native), or in the text dialect's form."""

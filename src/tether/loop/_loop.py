@@ -38,6 +38,7 @@ from tether.loop._events import EventHandler, Events
 from tether.loop._limits import Budget, LimitReached
 from tether.loop._modes import Mode
 from tether.loop._result import RunResult
+from tether.loop._secrets import SecretsAtRest, refusals_for_redacted
 from tether.loop._session import Session
 from tether.loop._speech import Speaker
 from tether.loop._termination import End, TurnResult, Verdict
@@ -91,7 +92,9 @@ class AgentRun:
         self.calls = Calls(agent, offer, self.run_state, self.events, self.speaker)
         self.budget = Budget(agent.limits)
         self.session = session
-        self.conversation = Conversation((), session, agent.dialect, agent.native)
+        self.conversation = Conversation(
+            (), session, agent.dialect, agent.native, SecretsAtRest(self.tool_index.get)
+        )
         self.visible = agent.responder is None
         """Whether the model's text reaches the user: a planner's never does, only its responder's."""
 
@@ -149,11 +152,24 @@ class AgentRun:
         await self.events.emit(_wire.chain_start(self.run_id))
         unanswered = conversation.unanswered()
         if unanswered:
-            envelopes = await self.calls.answer(unanswered)
+            envelopes = await self.answer_resumed(unanswered)
             await conversation.add(*_results(unanswered, envelopes))
         if prompt is not None:  # a str is valid as it is; anything else is validated (and refused)
             user = _wire.user_message(prompt) if type(prompt) is str else UserMessage(content=prompt)
             await conversation.add(user)
+
+    async def answer_resumed(self, calls: list[ToolCall]) -> list[AnyEnvelope]:
+        """Answers for calls an earlier run left open: from the journal (or by running them), except those
+        stored with a secret redacted, which cannot run again (`refusals_for_redacted`)."""
+        refused = refusals_for_redacted(calls)
+        if not refused:
+            return await self.calls.answer(calls)
+        for call in calls:
+            if call.id in refused:
+                await self.calls.finish(call, refused[call.id])  # `on_tool_end`, as a cut-off call gets
+        runnable = [c for c in calls if c.id not in refused]
+        answers = iter(await self.calls.answer(runnable) if runnable else [])
+        return [refused[c.id] if c.id in refused else next(answers) for c in calls]
 
     # ------------------------------------------------------------------------------------------ step 2
 

@@ -36,11 +36,11 @@ import mcp_types as types
 from mcp.client.session import IncomingMessage
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
-from mcp_types.version import is_version_at_least
 
 from mcp import Client, MCPError, StdioServerParameters
 from tether.exceptions import ToolError, UserError
-from tether.mcp._results import GET_PROMPT, READ_RESOURCE, data_of, spec_of
+from tether.mcp._changes import listens, watch_changes
+from tether.mcp._offered import offered_tools
 from tether.mcp._transports import check_url, describe, first_failure, streamable_http
 from tether.tools import AbstractToolset, Tool
 
@@ -339,7 +339,7 @@ class MCPToolset(AbstractToolset):
                     Client(self._transport(self._stderr), message_handler=self._on_message) as client,
                     anyio.create_task_group() as group,
                 ):
-                    if _listens(client):
+                    if listens(client):
                         await group.start(self._listen, client)  # listening before listing: no change missed
                     self._client = client  # before the listing says ready: a first call finds it
                     await self._list(client)
@@ -371,38 +371,8 @@ class MCPToolset(AbstractToolset):
             self._backoff.cancel()
 
     async def _list(self, client: Client) -> None:
-        listed: list[types.Tool] = []
-        cursor: str | None = None
-        while True:
-            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-            listed.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        tools: dict[str, AnyTool] = {}
-        for listing in listed:
-            spec = spec_of(listing)
-            tools[spec.name] = Tool(spec, self._caller(listing.name))
-        if client.server_capabilities.resources is not None and "read_resource" not in tools:
-            resources = (await client.list_resources()).resources
-            if resources:  # a server that only declares the capability gets no tool that reads nothing
-                known = "; ".join(f"{r.uri} ({r.description or r.name})" for r in resources[:20])
-                spec = READ_RESOURCE.model_copy(
-                    update={"description": f"{READ_RESOURCE.description} Known resources: {known}"}
-                )
-                tools["read_resource"] = Tool(spec, self._reader())
-        if client.server_capabilities.prompts is not None and "get_prompt" not in tools:
-            prompts = (await client.list_prompts()).prompts
-            if prompts:
-                known = "; ".join(
-                    f"{p.name}({', '.join(a.name for a in p.arguments or [])}): {p.description or ''}"
-                    for p in prompts[:20]
-                )
-                spec = GET_PROMPT.model_copy(
-                    update={"description": f"{GET_PROMPT.description} Known: {known}"}
-                )
-                tools["get_prompt"] = Tool(spec, self._prompter())
-        self._tools, self._listed = tools, True  # a new mapping: toolsets built on this one rebuild
+        self._tools = await offered_tools(client, self._send)  # a new mapping: toolsets built on it rebuild
+        self._listed = True
         self._mark_ready()
 
     def _mark_ready(self) -> None:
@@ -415,38 +385,20 @@ class MCPToolset(AbstractToolset):
             self._spawn(self._list(self._client))
 
     async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        """Refresh the tools at each change the server reports (protocol 2026 on; older ones notify)."""
-        async with client.listen(tools_list_changed=True) as changes:
-            task_status.started()  # the server acknowledged: changes from now on reach us
-            async for _ in changes:
-                await self._list(client)
+        """Refresh the tools at each change the server reports (protocol 2026 on; older ones notify); see
+        `watch_changes` for a server that does not keep the stream."""
+        await watch_changes(
+            client,
+            self.name,
+            self.ping_timeout_s,
+            lambda: self._list(client),
+            lambda: self._check(client),
+            task_status=task_status,
+        )
 
-    def _caller(self, name: str) -> Callable[..., Awaitable[Any]]:
-        async def call(**arguments: Any) -> Any:
-            result = await self._submit(self._request(lambda c: c.call_tool(name, arguments)))
-            return data_of(result, name)
-
-        return call
-
-    def _reader(self) -> Callable[..., Awaitable[Any]]:
-        async def read_resource(uri: str) -> Any:
-            result = await self._submit(self._request(lambda c: c.read_resource(uri)))
-            out: list[dict[str, Any]] = [
-                c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents
-            ]
-            return out[0].get("text", out[0]) if len(out) == 1 else out
-
-        return read_resource
-
-    def _prompter(self) -> Callable[..., Awaitable[Any]]:
-        async def get_prompt(name: str, arguments: dict[str, str] | None = None) -> Any:
-            result = await self._submit(self._request(lambda c: c.get_prompt(name, arguments)))
-            return [
-                {"role": m.role, **m.content.model_dump(mode="json", by_alias=True, exclude_none=True)}
-                for m in result.messages
-            ]
-
-        return get_prompt
+    def _send(self, request: Callable[[Client], Awaitable[T]]) -> Awaitable[T]:
+        """One request on the connection, from the caller's event loop (the tools' `Send`)."""
+        return self._submit(self._request(request))
 
     async def _submit(self, work: Coroutine[Any, Any, T]) -> T:
         """Run `work` on the connection's loop; cancelling the caller (a timeout) cancels it there."""
@@ -555,11 +507,3 @@ async def _settle() -> None:
     """Let closed sockets finish closing (their callbacks are queued on the loop) before it stops."""
     for _ in range(5):
         await asyncio.sleep(0.01)
-
-
-def _listens(client: Client) -> bool:
-    """Whether the server reports tool list changes on a `subscriptions/listen` stream (2026-07-28 on); an
-    older revision sends `notifications/tools/list_changed` instead, which `_on_message` hears."""
-    tools = client.server_capabilities.tools
-    listed_changes = tools is not None and bool(tools.list_changed)
-    return listed_changes and is_version_at_least(client.protocol_version, "2026-07-28")
