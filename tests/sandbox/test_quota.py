@@ -295,12 +295,11 @@ def test_a_wide_tree_does_not_spend_tethers_open_files(workspace: Path, few_fds:
     assert len(os.listdir("/proc/self/fd")) < few_fds
 
 
+@pytest.mark.parametrize("spawn_path", ["bwrap"], indirect=True)  # a zygote's spare lays its own overlay
 def test_where_the_kernel_refuses_the_overlay_runs_write_straight_through(
     workspace: Path, quota: SandboxLimits, spawn_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The documented degradation (old kernels, no zygote): no quota, RLIMIT_FSIZE per file only."""
-    if spawn_path == "zygote":
-        pytest.skip("a zygote's spare lays the overlay itself")
 
     def refused(workspace: str) -> str:
         return "mount the workspace overlay: Invalid argument"
