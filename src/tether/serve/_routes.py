@@ -180,12 +180,12 @@ async def _start(
     prompt: str,
     title: str,
     *,
-    secret: _SecretAnswer | None = None,
+    answer: _Answer | None = None,
 ) -> Response:
-    """Take the session and start the run; the response follows it. With `secret`, the prompt holds values
+    """Take the session and start the run; the response follows it. With `answer`, the prompt holds values
     the user gave for a `needs` that are stored as `***` (the run gets `prompt` itself)."""
-    built = secret.agent if secret is not None else None
-    shown = secret.shown if secret is not None else prompt
+    built = answer.agent if answer is not None else None
+    shown = answer.shown if answer is not None else prompt
     stored = await anyio.to_thread.run_sync(_take, served, row.session_id, shown, title)
     if built is None:
         try:
@@ -193,7 +193,7 @@ async def _start(
         except BaseException:
             await anyio.to_thread.run_sync(served.index.release, row.session_id, "error")
             raise
-    secrets = set(secret.values) if secret is not None else set[str]()
+    secrets = set(answer.values) if answer is not None else set[str]()
     buffer = served.runs.start(Session(row.session_id, served.store, stored, secrets), built, prompt)
     return _stream(request, served, buffer, 0)
 
@@ -290,7 +290,7 @@ async def answer_needs(
     built = _served_agent(served, row).build(principal, served.journal)
     tool = built.executor.toolset.get(asked.name)
     shown = redact(body.values, tool.spec.input_schema if tool is not None else None)
-    secret = _SecretAnswer(
+    answer = _Answer(
         agent=built,
         shown=_answer_prompt(asked.name, body.call_id, shown),
         values=tuple(
@@ -298,12 +298,12 @@ async def answer_needs(
         ),
     )
     prompt = _answer_prompt(asked.name, body.call_id, body.values)
-    return await _start(served, request, row, principal, prompt, "", secret=secret)
+    return await _start(served, request, row, principal, prompt, "", answer=answer)
 
 
 @dataclass(frozen=True, slots=True)
-class _SecretAnswer:
-    """An answer to a `needs` with fields the tool's schema marks secret."""
+class _Answer:
+    """An answer to a `needs`: the agent that runs it, and what of it may be stored."""
 
     agent: Agent
     """The run's agent (built to read the tool's schema)."""
