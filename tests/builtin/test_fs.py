@@ -214,5 +214,5 @@ async def test_a_name_too_long_for_the_file_system_is_the_models_to_fix(
     envelope = await call(tree, tool, path=path, **extra)
     assert (envelope.error.code, envelope.error.recoverable) == ("INVALID_ARGS", True)
     assert envelope.error.message.endswith(
-        "is longer than the file system allows (a name at most 255 bytes, a path 4096)"
+        "is longer than the file system allows (a name at most 255 bytes, a path 4095)"
     )

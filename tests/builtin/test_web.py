@@ -36,9 +36,12 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Location", "/hello")
             self.end_headers()
             return
-        status, body = {"/hello": (200, b"hello world"), "/big": (200, b"x" * 5000)}.get(
-            self.path, (404, b"nope")
-        )
+        pages = {
+            "/hello": b"hello world",
+            "/big": b"x" * 5000,
+            "/caf%C3%A9%20menu?q=%C3%A9": b"the cafe menu",
+        }
+        status, body = {path: (200, page) for path, page in pages.items()}.get(self.path, (404, b"nope"))
         self.send_response(status)
         self.send_header("Content-Type", "text/plain; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -144,3 +147,66 @@ async def test_wildcard_hosts_must_resolve_publicly(server: str) -> None:
     port = server.rsplit(":", 1)[1]
     envelope = await call("api_call", api_hosts=("*.localhost",), url=f"http://x.localhost:{port}/hello")
     assert envelope.error.code in ("PERMISSION_DENIED", "UNREACHABLE")
+
+
+async def test_a_url_with_non_ascii_letters_and_spaces_is_sent_percent_encoded(server: str) -> None:
+    envelope = await call("wget", uri=f"{server}/café menu?q=é")
+    assert envelope.data == "the cafe menu"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            {"url": "http://127.0.0.1/\ud800"},
+            "the URL is not Unicode text (a lone surrogate, '\\ud800', at character 17)",
+        ),
+        (
+            {"url": "http://\udcff.example/"},
+            "the URL is not Unicode text (a lone surrogate, '\\udcff', at character 7)",
+        ),
+        ({"url": f"http://{'a' * 64}.example/"}, f"'{'a' * 64}.example' is not a valid host name"),
+        ({"body": "\ud800"}, "body is not Unicode text (a lone surrogate, '\\ud800', at character 0)"),
+        (
+            {"headers": {"X-Note": "a\r\nX-Injected: 1"}},
+            "the value of header 'X-Note' holds a line break or NUL",
+        ),
+        ({"headers": {"Bad Header": "x"}}, "'Bad Header' is not a valid header name (letters, digits, -)"),
+        (
+            {"headers": {"X-Note": "\u2603"}},
+            "the value of header 'X-Note' is not Latin-1 text (percent-encode it)",
+        ),
+        (
+            {"headers": {"X-Note": "\ud800"}},
+            "the value of header 'X-Note' is not Latin-1 text (percent-encode it)",
+        ),
+    ],
+    ids=[
+        "surrogate path",
+        "surrogate host",
+        "long label",
+        "surrogate body",
+        "crlf header",
+        "bad name",
+        "non-latin-1 value",
+        "surrogate value",
+    ],
+)
+async def test_a_request_that_cannot_be_sent_is_invalid_args_not_internal(
+    server: str, arguments: dict[str, Any], message: str
+) -> None:
+    arguments = {"url": f"{server}/items", "method": "POST", **arguments}
+    envelope = await call("api_call", api_hosts=("127.0.0.1", "*.example"), **arguments)
+    assert envelope.error.model_dump() == {
+        "code": "INVALID_ARGS",
+        "message": message,
+        "recoverable": True,
+        "suggestion": envelope.error.suggestion,
+        "details": None,
+    }
+    assert envelope.error.suggestion
+
+
+async def test_wget_answers_a_url_with_a_lone_surrogate_as_its_other_errors(server: str) -> None:
+    envelope = await call("wget", uri=f"{server}/\ud800")
+    assert envelope.data.startswith("Error: the URL is not Unicode text (a lone surrogate, '\\ud800'")

@@ -1,5 +1,6 @@
 """Which cgroup hierarchy a sandbox uses: v2 or v1, detected, and a clear reason when neither is writable."""
 
+import errno
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -99,3 +100,104 @@ def test_a_v2_group_is_limited_read_and_killed_through_the_unified_files(tmp_pat
     (tmp_path / "cgroup.kill").write_text("0")
     group.kill()
     assert (tmp_path / "cgroup.kill").read_text() == "1"  # the whole group at once
+
+
+class FakeKernel:
+    """A cgroupfs in a directory, with the one kernel rule at stake: a non-root group that holds processes
+    cannot enable controllers for its children (EBUSY). Writing a pid to `cgroup.procs` moves it; a pid that
+    has exited is ESRCH; `forks` pids appear in the parent while the first move happens."""
+
+    def __init__(
+        self, parent: Path, pids: list[str], *, exited: frozenset[str] = frozenset(), forks: int = 0
+    ):
+        self.parent, self.exited, self.forks = parent, exited, forks
+        parent.mkdir(parents=True)
+        (parent / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+        (parent / "cgroup.subtree_control").write_text("")
+        (parent / "cgroup.procs").write_text("\n".join(pids))
+        self.busy = 0
+
+    def write(self, path: Path, text: str) -> None:
+        if path.name == "cgroup.subtree_control" and (path.parent / "cgroup.procs").read_text().split():
+            self.busy += 1
+            raise OSError(errno.EBUSY, "Device or resource busy")
+        if path.name == "cgroup.procs":
+            procs = self.parent / "cgroup.procs"
+            left = [p for p in procs.read_text().split() if p != text]
+            if text in self.exited:  # it was listed, and is gone by the time it is moved
+                procs.write_text("\n".join(left))
+                raise ProcessLookupError(errno.ESRCH, "No such process")
+            if self.forks:
+                self.forks -= 1
+                left.append(f"9{self.forks}")
+            procs.write_text("\n".join(left))
+            text = "\n".join([*path.read_text().split(), text]) if path.exists() else text
+        path.write_text(text)
+
+
+def _v2_in(root: Path, own: str, monkeypatch: pytest.MonkeyPatch, kernel: FakeKernel) -> None:
+    (root / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    monkeypatch.setattr(_cgroup, "_ROOT", root)
+    monkeypatch.setattr(_cgroup, "_own_cgroups", lambda: {"": own})
+    monkeypatch.setattr(_cgroup, "_write", kernel.write)
+
+
+def test_a_delegated_v2_group_holding_processes_moves_them_into_a_leaf_and_enables_the_controllers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = tmp_path / "system.slice" / "app.service"
+    kernel = FakeKernel(parent, ["101", "102", "103"], exited=frozenset({"102"}), forks=1)
+    _v2_in(tmp_path, "/system.slice/app.service", monkeypatch, kernel)
+    support = cgroup_support()
+    assert (support.version, support.parents) == (2, (parent,))
+    assert support.reason == (
+        f"cgroup v2 (memory, pids, cpu controllers); the processes of {parent} were moved into "
+        f"{parent / 'tether-leaf'} first"
+    )
+    assert (parent / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    assert (parent / "cgroup.procs").read_text() == ""
+    assert (parent / "tether-leaf" / "cgroup.procs").read_text().split() == ["101", "103", "90"]
+    assert kernel.busy == 2  # refused with processes inside, then again for the one forked meanwhile
+
+
+def test_a_v2_group_that_keeps_filling_up_degrades_to_rlimits_with_a_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = tmp_path / "box"
+    kernel = FakeKernel(parent, ["101"], forks=1000)
+    _v2_in(tmp_path, "/box", monkeypatch, kernel)
+    support = cgroup_support()
+    assert support.version is None
+    assert support.reason == (
+        f"cgroup v2, but controllers cannot be enabled below {parent}: [Errno 16] new processes kept "
+        f"appearing in it while they moved into {parent / 'tether-leaf'}"
+    )
+    assert _cgroup.acquire(SandboxLimits()) is None  # runs go on with rlimits only
+
+
+def test_an_empty_v2_group_enables_the_controllers_without_moving_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = tmp_path / "box"
+    kernel = FakeKernel(parent, [])
+    _v2_in(tmp_path, "/box", monkeypatch, kernel)
+    assert cgroup_support().reason == "cgroup v2 (memory, pids, cpu controllers)"
+    assert not (parent / "tether-leaf").exists()
+    assert kernel.busy == 0
+
+
+def test_a_v2_refusal_other_than_busy_is_reported_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = tmp_path / "box"
+    kernel = FakeKernel(parent, ["101"])
+
+    def refuse(path: Path, text: str) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    _v2_in(tmp_path, "/box", monkeypatch, kernel)
+    monkeypatch.setattr(_cgroup, "_write", refuse)
+    assert cgroup_support().reason == (
+        f"cgroup v2, but controllers cannot be enabled below {parent}: [Errno 13] Permission denied"
+    )
+    assert not (parent / "tether-leaf").exists()

@@ -25,7 +25,7 @@ from tether.loop import Agent, Session
 from tether.models import ScriptedModel
 from tether.store import SessionStore, SqlJournal
 from tether.tools import REDACTED, Tool, tool
-from tether.types import AssistantMessage, ErrorEnvelope, ToolResultMessage
+from tether.types import AssistantMessage, ErrorEnvelope, ToolResultMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -303,3 +303,22 @@ def test_a_secret_with_no_text_to_look_for_is_still_redacted_where_the_schema_pu
     (stored,) = SecretsAtRest(lambda _: spec)([AssistantMessage(tool_calls=(call,))])
     assert isinstance(stored, AssistantMessage)
     assert stored.tool_calls[0].arguments == {"admin": REDACTED}
+
+
+async def test_text_the_session_marks_secret_reaches_the_model_but_not_the_database(
+    journal_url: str, open_store: OpenStore
+) -> None:
+    notes.clear()
+    store = open_store(journal_url)
+    session = Session("s4", store, secrets={PASSWORD})  # e.g. a password the user gave for a `needs`
+    model = ScriptedModel([hermes("note", text=f"password is {PASSWORD}"), "Noted."])
+    prompt = f"My password is {json.dumps(PASSWORD)}; note it."
+    await Agent(model, TOOLS, dialect="hermes").run(prompt, session=session)
+    assert notes == [f"password is {PASSWORD}"]  # the run used it
+    asked = model.requests[0].messages[-1]
+    assert isinstance(asked, UserMessage)
+    assert json.dumps(PASSWORD)[1:-1] in asked.content  # the model read it
+    on_disk = stored_text(journal_url, store)
+    assert "Zq9Kx7" not in on_disk, "the password is stored in clear"
+    stored = Session.open("s4", open_store(journal_url)).messages
+    assert stored[0].model_dump()["content"] == f'My password is "{REDACTED}"; note it.'

@@ -87,7 +87,10 @@ def write_atomic(roots: Roots, located: Located, data: bytes, *, shown: str) -> 
         if exc.code != ErrorCode.NOT_FOUND:
             raise
     with parent_of(roots, located, shown=shown) as (dir_fd, name):
-        tmp = f".{name}.{uuid.uuid4().hex[:8]}.tmp"
+        tag = uuid.uuid4().hex[:8]
+        tmp = f".{name}.{tag}.tmp"
+        if len(tmp.encode()) > 255:  # a name near the limit still gets a sibling the kernel accepts
+            tmp = f".tether-write.{tag}.tmp"
         try:
             fd = os.open(
                 tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd

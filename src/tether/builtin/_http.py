@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import http.client
 import ipaddress
+import re
 import socket
 import ssl
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
+
+from ._text import surrogate_problem
 
 __all__ = ["FetchError", "Response", "fetch"]
 
@@ -25,7 +28,8 @@ _MAX_REDIRECTS = 5
 
 
 class FetchError(Exception):
-    """Why a request was refused or failed; `kind` is `refused`, `timeout` or `unreachable`."""
+    """Why a request was refused or failed; `kind` is `invalid` (no such request can be sent), `refused`,
+    `timeout` or `unreachable`."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
@@ -75,12 +79,19 @@ def _once(
     max_bytes: int,
     host_allowed: Callable[[str], str | None],
 ) -> Response:
+    if (problem := surrogate_problem(url)) is not None:
+        raise FetchError("invalid", f"the URL {problem}")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise FetchError("refused", f"only http and https URLs can be fetched, not {url!r}")
     if parts.username or parts.password:
         raise FetchError("refused", "URLs with credentials are not fetched")
     host = parts.hostname
+    try:
+        host.encode("idna")  # what resolving it does; a label over 63 characters, say, cannot be
+    except UnicodeError:
+        raise FetchError("invalid", f"{host[:100]!r} is not a valid host name") from None
+    _check_headers(headers)
     trust = host_allowed(host)
     if trust is None:
         raise FetchError("refused", f"host {host!r} is not allowed")
@@ -88,7 +99,8 @@ def _once(
     address = _address(host, port, public_only=trust != "exact", deadline=deadline)
     conn = _connection(parts.scheme, host, address, port, _remaining(deadline))
     try:
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        # the request line is ASCII: anything else (non-ASCII letters, spaces, line breaks) is percent-encoded
+        path = _UNSAFE.sub(_escaped, (parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
         conn.request(method, path, body=body, headers={"User-Agent": "tether", **headers})
         raw = conn.getresponse()
         data = raw.read(max_bytes + 1)
@@ -105,6 +117,29 @@ def _once(
         raise FetchError("unreachable", f"{host}: {exc}") from None
     finally:
         conn.close()
+
+
+_UNSAFE = re.compile(r"[^\x21-\x7e]")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return quote(match.group(), safe="")
+
+
+def _check_headers(headers: Mapping[str, str]) -> None:
+    """Headers http.client would refuse with a bare ValueError, refused with what to change instead."""
+    for name, value in headers.items():
+        if not _TOKEN.fullmatch(name):
+            raise FetchError("invalid", f"{name[:100]!r} is not a valid header name (letters, digits, -)")
+        if any(ch in value for ch in "\r\n\x00"):
+            raise FetchError("invalid", f"the value of header {name!r} holds a line break or NUL")
+        try:
+            value.encode("latin-1")
+        except UnicodeEncodeError:
+            raise FetchError(
+                "invalid", f"the value of header {name!r} is not Latin-1 text (percent-encode it)"
+            ) from None
 
 
 def _address(host: str, port: int, *, public_only: bool, deadline: float) -> str:

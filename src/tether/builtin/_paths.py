@@ -4,12 +4,15 @@ the call is refused with PERMISSION_DENIED and a suggestion.
 Seed 000 sanitises paths by deleting `..` from the string, which `....//` defeats (it becomes `../`). Here a
 path is never rewritten; it is checked, then resolved by the kernel:
 
-1. Lexically: NUL and control characters, invisible format characters (bidi overrides, zero-width),
+1. As text: a path with no UTF-8 form (a lone surrogate, which JSON's `\ud800` escapes can carry) or longer
+   than the kernel takes (a name over 255 bytes, a path over 4095) is refused with INVALID_ARGS: no file
+   can have that name, so there is nothing to deny.
+2. Lexically: NUL and control characters, invisible format characters (bidi overrides, zero-width),
    backslashes, `~`, and any component made only of dots (`..`, `...`, `....`) are refused. So is a path that
    percent-decoding or Unicode NFKC normalisation would turn into one of those (`%2e%2e%2f`, fullwidth
    U+FF0E U+FF0E U+FF0F, the two-dot leader U+2025): some layer between the model and the disk may decode it.
-2. Absolute paths are accepted only inside a root; relative paths are relative to the first root.
-3. Opening goes through `openat2(RESOLVE_BENEATH)` from the root's directory fd, so symlinks that leave the
+3. Absolute paths are accepted only inside a root; relative paths are relative to the first root.
+4. Opening goes through `openat2(RESOLVE_BENEATH)` from the root's directory fd, so symlinks that leave the
    root - including ones created mid-operation - fail in the kernel, atomically.
 """
 
@@ -29,9 +32,14 @@ from tether.exceptions import ToolError, UserError
 from tether.types import ErrorCode
 
 from ._openat import open_beneath
+from ._text import SURROGATE_HINT, surrogate_problem
 
 __all__ = ["Located", "Roots"]
 
+_NAME_MAX = 255
+"""The longest file name in bytes (NAME_MAX on Linux file systems)."""
+_PATH_MAX = 4095
+"""The longest path in bytes the kernel takes (PATH_MAX, 4096, counts the terminating NUL)."""
 _DOTS = re.compile(r"^\.{2,}$")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SLASH_LOOKALIKES = frozenset("\u2215\u2044\u29f8\ufe68\uff0f\uff3c\u2571\u2572\u29f5\u29f9")
@@ -78,10 +86,12 @@ class Roots:
         """Check `user_path` lexically and say which root it is in.
 
         Raises:
-            ToolError: PERMISSION_DENIED (or INVALID_ARGS for a non-string), with a suggestion.
+            ToolError: PERMISSION_DENIED, or INVALID_ARGS for a non-string, text with no UTF-8 form or a
+                path too long for the kernel; with a suggestion.
         """
         if not isinstance(user_path, str):
             raise ToolError(ErrorCode.INVALID_ARGS, f"{what} must be a string", suggestion=self._hint())
+        _check_encodable(user_path, what)
         _check_text(user_path, what, self._hint())
         if user_path.startswith("/"):
             candidate = Path(os.path.normpath(user_path))
@@ -176,11 +186,7 @@ class Roots:
                 ErrorCode.INVALID_ARGS, f"{shown} is not a regular file", suggestion="Use fs.ls."
             )
         if exc.errno == errno.ENAMETOOLONG:
-            return ToolError(
-                ErrorCode.INVALID_ARGS,
-                f"{shown} is longer than the file system allows (a name at most 255 bytes, a path 4096)",
-                suggestion="Use a shorter file name, or fewer nested directories.",
-            )
+            return _too_long(shown)
         if exc.errno == errno.EEXIST:
             return ToolError(ErrorCode.CONFLICT, f"{shown} already exists")
         return ToolError(ErrorCode.INTERNAL, f"{shown}: {exc.strerror}", recoverable=False)
@@ -193,6 +199,27 @@ class Roots:
 
 def is_dir(fd: int) -> bool:
     return stat.S_ISDIR(os.fstat(fd).st_mode)
+
+
+def _check_encodable(path: str, what: str) -> None:
+    if (problem := surrogate_problem(path)) is not None:
+        raise ToolError(
+            ErrorCode.INVALID_ARGS,
+            f"{what} {_show(path)} {problem}, so no file can have this name",
+            suggestion=f"{SURROGATE_HINT} A name fs.ls shows with \ufffd cannot be named; rename it first.",
+        )
+    size = len(path.encode())
+    if size > _PATH_MAX or any(len(part.encode()) > _NAME_MAX for part in path.split("/")):
+        raise _too_long(f"{what} {_show(path)}")
+
+
+def _too_long(shown: str) -> ToolError:
+    return ToolError(
+        ErrorCode.INVALID_ARGS,
+        f"{shown} is longer than the file system allows (a name at most {_NAME_MAX} bytes, a path "
+        f"{_PATH_MAX})",
+        suggestion="Use a shorter file name, or fewer nested directories.",
+    )
 
 
 def _check_text(path: str, what: str, hint: str) -> None:

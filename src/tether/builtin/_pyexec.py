@@ -18,6 +18,7 @@ from tether.types import ErrorCode
 
 from ._paths import Roots
 from ._runner import ExecSettings, run_sandboxed
+from ._text import check_text
 
 __all__ = ["run_python"]
 
@@ -31,10 +32,10 @@ def run_python(
     settings: ExecSettings, code: str, files: dict[str, str], *, timeout_s: float
 ) -> dict[str, Any]:
     """Run `code` with `files` in a fresh sandboxed directory; stdout, stderr, return value, artifacts."""
-    _check_text(code, "code")
+    check_text(code, "code")
     for name, content in files.items():
-        _check_text(name, "a file name")
-        _check_text(content, f"the file {name!r}")
+        check_text(name, "a file name")
+        check_text(content, f"the file {name!r}")
     marker = f"tether-result-{secrets.token_hex(16)}:"
     job = {
         "code": code,
@@ -70,18 +71,6 @@ def run_python(
     data["return_value"] = report.get("return_value") if result.exit_code == 0 else None
     data["artifacts"] = report.get("artifacts", [])
     return data
-
-
-def _check_text(text: str, what: str) -> None:
-    """Refuse text Python cannot encode (a lone surrogate, which JSON's `\\ud800` escapes can carry)."""
-    try:
-        text.encode()
-    except UnicodeEncodeError as exc:
-        raise ToolError(
-            ErrorCode.INVALID_ARGS,
-            f"{what} is not Unicode text (a lone surrogate, {text[exc.start]!a}, at character {exc.start})",
-            suggestion="Send text only; write a surrogate pair as the one character it encodes.",
-        ) from None
 
 
 def _checked_names(box: Roots, files: dict[str, str]) -> dict[str, str]:

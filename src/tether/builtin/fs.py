@@ -22,6 +22,7 @@ from ._diff import apply_unified_diff
 from ._fsops import FsLimits, copy, list_dir, make_dirs, opened, read_bytes, write_atomic
 from ._paths import Roots
 from ._registry import PackConfig, ToolPack, register_pack
+from ._text import check_text
 
 __all__ = ["FS_PACK", "FsLimits", "LineRange", "fs_pack"]
 
@@ -105,7 +106,7 @@ def fs_pack(roots: Sequence[str | os.PathLike[str]], *, limits: FsLimits | None 
             path: File to append to.
             text: Text to add at the end, verbatim (include the newline you want).
         """
-        data = _checked(text, caps)
+        data = _checked(text, caps, "text")
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
         with opened(box, box.locate(path), flags, 0o644, shown=path) as fd:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -135,6 +136,7 @@ def fs_pack(roots: Sequence[str | os.PathLike[str]], *, limits: FsLimits | None 
             path: File to patch.
             diff: Unified diff, as `diff -u` or `git diff` print it.
         """
+        check_text(diff, "diff")
         located = box.locate(path)
         with opened(box, located, os.O_RDONLY, shown=path) as fd:
             data, truncated = read_bytes(fd, caps.write_bytes)
@@ -143,7 +145,7 @@ def fs_pack(roots: Sequence[str | os.PathLike[str]], *, limits: FsLimits | None 
                 ErrorCode.QUOTA_EXCEEDED, f"{path!r} is too large to patch", suggestion="Use fs.write."
             )
         patched, hunks = apply_unified_diff(data.decode("utf-8", errors="replace"), diff)
-        write_atomic(box, located, _checked(patched, caps), shown=path)
+        write_atomic(box, located, _checked(patched, caps, "the patched file"), shown=path)
         return {"path": path, "hunks_applied": hunks}
 
     @tool(
@@ -161,7 +163,7 @@ def fs_pack(roots: Sequence[str | os.PathLike[str]], *, limits: FsLimits | None 
             path: File to write; its directory must exist (see fs.mkdir).
             content: The file's entire new content.
         """
-        data = _checked(content, caps)
+        data = _checked(content, caps, "content")
         write_atomic(box, box.locate(path), data, shown=path)
         return {"path": path, "bytes_written": len(data)}
 
@@ -206,7 +208,8 @@ def fs_pack(roots: Sequence[str | os.PathLike[str]], *, limits: FsLimits | None 
     return Toolset(ls, read, append, patch, write, mkdir, copy_)
 
 
-def _checked(text: str, caps: FsLimits) -> bytes:
+def _checked(text: str, caps: FsLimits, what: str) -> bytes:
+    check_text(text, what)
     data = text.encode("utf-8")
     if len(data) > caps.write_bytes:
         raise ToolError(

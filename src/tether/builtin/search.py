@@ -17,6 +17,7 @@ from tether.types import ErrorCode, SandboxPolicy
 from ._paths import Roots
 from ._registry import PackConfig, ToolPack, register_pack
 from ._search import DEADLINE_S, Hit, find_hits
+from ._text import check_text
 
 __all__ = ["SEARCH_PACK", "search_pack"]
 
@@ -70,6 +71,9 @@ def search_pack(roots: Sequence[str | os.PathLike[str]], *, engine: str | None =
         """
         if not query:
             raise ToolError(ErrorCode.INVALID_ARGS, "query must not be empty", suggestion='e.g. "def parse"')
+        _check_pattern(query, "query")
+        if glob is not None:
+            _check_pattern(glob, "glob")
         where = box.resolve(scope, what="scope")
         limit = max(1, min(max_results, _MAX_RESULTS))
         root = box.within(where).root
@@ -80,6 +84,17 @@ def search_pack(roots: Sequence[str | os.PathLike[str]], *, engine: str | None =
         return _results(box, hits, around)
 
     return Toolset(lexical)
+
+
+def _check_pattern(text: str, what: str) -> None:
+    """A pattern ripgrep (a program: no NUL in its arguments) and the Python engine both take."""
+    check_text(text, what)
+    if "\x00" in text:
+        raise ToolError(
+            ErrorCode.INVALID_ARGS,
+            f"{what} holds a NUL byte, which cannot be passed to the search",
+            suggestion="Match a NUL byte with the regular expression escape \\x00.",
+        )
 
 
 def _results(box: Roots, hits: list[Hit], around: int) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from tether.types import ErrorCode, SandboxPolicy
 
 from ._http import FetchError, fetch
 from ._registry import PackConfig, ToolPack, register_pack
+from ._text import check_text
 
 __all__ = ["WEB_PACK", "web_pack"]
 
@@ -119,6 +120,7 @@ def web_pack(
         send_headers = dict(headers or {})
         data: bytes | None = None
         if isinstance(body, str):
+            check_text(body, "body")
             data = body.encode()
         elif body is not None:
             data = json.dumps(body).encode()
@@ -134,10 +136,15 @@ def web_pack(
                 host_allowed=api_allowed,
             )
         except FetchError as exc:
-            code = {"refused": ErrorCode.PERMISSION_DENIED, "timeout": ErrorCode.TIMEOUT}.get(
-                exc.kind, "UNREACHABLE"
-            )
-            hint = f"Allowed hosts: {', '.join(api_hosts)}." if exc.kind == "refused" else "Try again later."
+            code = {
+                "invalid": ErrorCode.INVALID_ARGS,
+                "refused": ErrorCode.PERMISSION_DENIED,
+                "timeout": ErrorCode.TIMEOUT,
+            }.get(exc.kind, "UNREACHABLE")
+            hint = {
+                "invalid": "Fix the URL or the headers as the message says.",
+                "refused": f"Allowed hosts: {', '.join(api_hosts)}.",
+            }.get(exc.kind, "Try again later.")
             raise ToolError(code, str(exc), suggestion=hint) from None
         return {
             "status": response.status,

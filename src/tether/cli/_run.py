@@ -280,7 +280,10 @@ def register(app: typer.Typer) -> None:
         reasoning_open: ReasoningOpenOption = False,
         until: Annotated[str, typer.Option(help="no_calls, end_turn or final_response.")] = "no_calls",
         record: Annotated[
-            Path | None, typer.Option(help="Save every model response to this cassette.")
+            Path | None,
+            typer.Option(
+                help="Save every model response to this cassette, verbatim: secrets the model wrote included."
+            ),
         ] = None,
         max_turns: MaxTurnsOption = DEFAULTS.max_iterations,
         max_calls: MaxCallsOption = DEFAULTS.max_tool_calls,

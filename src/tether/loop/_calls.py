@@ -16,6 +16,7 @@ from tether.loop._core import CORE_TOOL_NAMES
 from tether.loop._events import Events
 from tether.loop._offer import Offer
 from tether.loop._speech import Speaker
+from tether.tools import redact
 from tether.types import (
     AnyEnvelope,
     ChatEvent,
@@ -100,7 +101,7 @@ class Calls:
             for call in later:
                 if call.name == "say":
                     self.speaker.book(call)
-                await self.events.emit(_wire.tool_start(self.run.id, _describe(call), call))
+                await self.events.emit(_wire.tool_start(self.run.id, _describe(call, self.offer), call))
 
             if len(later) == 1:  # the usual case: one call, straight to its executor (nothing to order)
                 call = later[0]
@@ -159,7 +160,7 @@ class Calls:
         self.lags.append(time.monotonic() - completed_at)
         if call.name == "say":  # before any await: streamed calls start in the order they were said
             self.speaker.book(call)
-        await self.events.emit(_wire.tool_start(self.run.id, _describe(call), call))
+        await self.events.emit(_wire.tool_start(self.run.id, _describe(call, self.offer), call))
         envelope = await self._executor(call).execute(_journaled([call], self.turn)[0], self.run)
         self.answered[call.id] = envelope
         await self.finish(call, envelope)
@@ -201,7 +202,10 @@ def _journaled(calls: Sequence[ToolCall], turn: int) -> list[ToolCall]:
     return [_wire.renamed(call, f"{call.id}@{turn}") for call in calls]
 
 
-def _describe(call: ToolCall) -> str:
-    """Seed 004's line, to the letter: `Starting tool: search_docs with inputs: {'query': 'ollama'}`."""
-    text = f"Starting tool: {call.name} with inputs: {call.arguments!r}"
+def _describe(call: ToolCall, offer: Offer) -> str:
+    """Seed 004's line, to the letter: `Starting tool: search_docs with inputs: {'query': 'ollama'}`; what
+    the tool's input schema marks secret shows as `'***'`, as in the journal."""
+    spec = offer.index.get(call.name)
+    inputs = call.arguments if spec is None else redact(call.arguments, spec.input_schema)
+    text = f"Starting tool: {call.name} with inputs: {inputs!r}"
     return text if len(text) <= 300 else text[:299] + "…"

@@ -93,7 +93,11 @@ class AgentRun:
         self.budget = Budget(agent.limits)
         self.session = session
         self.conversation = Conversation(
-            (), session, agent.dialect, agent.native, SecretsAtRest(self.tool_index.get)
+            (),
+            session,
+            agent.dialect,
+            agent.native,
+            SecretsAtRest(self.tool_index.get, session.secrets if session else ()),
         )
         self.visible = agent.responder is None
         """Whether the model's text reaches the user: a planner's never does, only its responder's."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tether import envelopes
@@ -44,12 +44,17 @@ _LONG = 8
 
 class SecretsAtRest:
     """Redacts the messages a run stores in its session (see the module); remembers the secret values seen
-    during the run, so an echo in a later message is redacted too."""
+    during the run, so an echo in a later message is redacted too.
 
-    def __init__(self, spec_of: SpecOf):
+    Args:
+        spec_of: A tool's spec by name (its schemas say what is secret).
+        known: Secret text known before the run (`Session.secrets`: what the user gave for a `needs`).
+    """
+
+    def __init__(self, spec_of: SpecOf, known: Iterable[str] = ()):
         self.spec_of = spec_of
-        self.secrets: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
+        self.secrets: set[str] = {s for s in known if s.strip() and s != REDACTED}
+        self._pattern: re.Pattern[str] | None = _pattern(self.secrets) if self.secrets else None
 
     def __call__(self, messages: Sequence[Message]) -> list[Message]:
         """`messages` as they may be written to disk (the same objects when there is nothing to hide)."""

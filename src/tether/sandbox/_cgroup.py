@@ -7,14 +7,17 @@ the cgroup records (`oom_kill` in `memory.oom_control` on v1, `memory.events` on
 Both hierarchies are supported: v2 (one unified tree with the memory, pids and cpu controllers) where the
 machine has it, v1 (a tree per controller) otherwise. Groups are made below tether's own cgroup, so limits
 placed on tether still bound its sandboxes, and are reused between runs (making a v1 memory cgroup costs a
-millisecond or more). Where neither hierarchy is writable (an unprivileged user without a delegated
-subtree), `cgroup_support()` says why and runs keep the per-process rlimits only.
+millisecond or more). On v2, a delegated group that holds processes itself (tether's own, in a container) has
+them moved into a leaf child first, as the kernel requires before it enables controllers for children.
+Where neither hierarchy is writable (an unprivileged user without a delegated subtree), `cgroup_support()`
+says why and runs keep the per-process rlimits only.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import itertools
 import os
 import signal
@@ -31,6 +34,9 @@ __all__ = ["Cgroup", "CgroupSupport", "acquire", "cgroup_support", "release"]
 _ROOT = Path("/sys/fs/cgroup")
 _CONTROLLERS = ("memory", "pids", "cpu")
 _CPU_PERIOD_US = 100_000
+_LEAF = "tether-leaf"
+"""Where the processes of tether's own v2 group move when it must hold none itself (see `_enable_controllers`)."""
+_MOVE_ATTEMPTS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,12 +129,48 @@ def _detect_v2(parent: Path) -> CgroupSupport:
     if not os.access(parent, os.W_OK):
         return CgroupSupport(None, (), f"cgroup v2, but {parent} is not writable by this user (delegate it)")
     try:
-        # a v2 group with controllers for its children may hold no processes itself: tether's own group
-        # must be the root or a delegated group whose processes live in a leaf
-        (parent / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in _CONTROLLERS))
+        moved = _enable_controllers(parent)
     except OSError as exc:
         return CgroupSupport(None, (), f"cgroup v2, but controllers cannot be enabled below {parent}: {exc}")
-    return CgroupSupport(2, (parent,), "cgroup v2 (memory, pids, cpu controllers)")
+    note = f"; the processes of {parent} were moved into {parent / _LEAF} first" if moved else ""
+    return CgroupSupport(2, (parent,), f"cgroup v2 (memory, pids, cpu controllers){note}")
+
+
+def _enable_controllers(parent: Path) -> bool:
+    """Enable the controllers for `parent`'s children; True if its processes had to move into a leaf first.
+
+    A non-root v2 group that holds processes cannot give controllers to its children: the kernel answers
+    EBUSY ("no internal processes", Documentation/admin-guide/cgroup-v2.rst). That is tether's own group in
+    a container (its cgroup namespace's root is not the real root) or a delegated systemd unit. As the kernel
+    documentation says (and container runtimes do), its processes, tether's included, move into a leaf child
+    first; the leaf stays below `parent`, so every limit on `parent` still bounds them.
+    """
+    wanted = " ".join(f"+{c}" for c in _CONTROLLERS)
+    try:
+        _write(parent / "cgroup.subtree_control", wanted)
+        return False
+    except OSError as exc:
+        if exc.errno != errno.EBUSY:
+            raise
+    leaf = parent / _LEAF
+    with contextlib.suppress(FileExistsError):
+        leaf.mkdir()
+    for _ in range(_MOVE_ATTEMPTS):  # a process forked while the others moved lands in `parent`: again
+        for pid in (parent / "cgroup.procs").read_text().split():
+            with contextlib.suppress(ProcessLookupError):  # it exited meanwhile (ESRCH)
+                _write(leaf / "cgroup.procs", pid)
+        try:
+            _write(parent / "cgroup.subtree_control", wanted)
+            return True
+        except OSError as exc:
+            if exc.errno != errno.EBUSY:
+                raise
+    raise OSError(errno.EBUSY, f"new processes kept appearing in it while they moved into {leaf}")
+
+
+def _write(path: Path, text: str) -> None:
+    """One write to a cgroup file (what the kernel refuses arrives as OSError)."""
+    path.write_text(text)
 
 
 def _own_cgroups() -> dict[str, str]:

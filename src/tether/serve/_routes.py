@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import anyio
@@ -16,12 +17,14 @@ from sse_starlette import EventSourceResponse
 from starlette.responses import Response
 
 from tether.execution import Principal
-from tether.loop import Session
+from tether.loop import Agent, Session
+from tether.serve._config import ServedAgent
 from tether.serve._errors import ApiError
 from tether.serve._history import chat_messages
 from tether.serve._index import SessionRow
 from tether.serve._runs import RunBuffer, Runs
 from tether.serve._served import Served
+from tether.tools import redact
 from tether.types import ChatMessageV2, Message, NeedsEnvelope, ToolResultMessage
 
 __all__ = ["Caller", "State", "caller", "router", "served_state"]
@@ -170,23 +173,39 @@ async def messages(session_id: str, principal: Caller, served: State) -> list[Ch
 
 
 async def _start(
-    served: Served, request: Request, row: SessionRow, principal: Principal, prompt: str, title: str
+    served: Served,
+    request: Request,
+    row: SessionRow,
+    principal: Principal,
+    prompt: str,
+    title: str,
+    *,
+    answer: _Answer | None = None,
 ) -> Response:
-    """Take the session and start the run; the response follows it."""
+    """Take the session and start the run; the response follows it. With `answer`, the prompt holds values
+    the user gave for a `needs` that are stored as `***` (the run gets `prompt` itself)."""
+    built = answer.agent if answer is not None else None
+    shown = answer.shown if answer is not None else prompt
+    stored = await anyio.to_thread.run_sync(_take, served, row.session_id, shown, title)
+    if built is None:
+        try:
+            built = _served_agent(served, row).build(principal, served.journal)
+        except BaseException:
+            await anyio.to_thread.run_sync(served.index.release, row.session_id, "error")
+            raise
+    secrets = set(answer.values) if answer is not None else set[str]()
+    buffer = served.runs.start(Session(row.session_id, served.store, stored, secrets), built, prompt)
+    return _stream(request, served, buffer, 0)
+
+
+def _served_agent(served: Served, row: SessionRow) -> ServedAgent:
     agent = served.agents.get(row.agent)
     if agent is None:
         raise ApiError(
             409, "UNKNOWN_AGENT", f"The session's agent {row.agent!r} is no longer served.",
             "Start a new session with one of GET /api/agents.",
         )  # fmt: skip
-    stored = await anyio.to_thread.run_sync(_take, served, row.session_id, prompt, title)
-    try:
-        built = agent.build(principal, served.journal)
-    except BaseException:
-        await anyio.to_thread.run_sync(served.index.release, row.session_id, "error")
-        raise
-    buffer = served.runs.start(Session(row.session_id, served.store, stored), built, prompt)
-    return _stream(request, served, buffer, 0)
+    return agent
 
 
 def _take(served: Served, session_id: str, prompt: str, title: str) -> list[Message]:
@@ -267,11 +286,53 @@ async def answer_needs(
             422, "NEEDS_INCOMPLETE", f"Missing: {', '.join(missing)}.",
             f"Send every field the call asked for: {', '.join(sorted(asked.envelope.needs))}.",
         )  # fmt: skip
-    prompt = (
-        f"The user answered what {asked.name} needed (call {body.call_id}): "
-        f"{json.dumps(body.values, ensure_ascii=False)}. Call it again with these values."
+    # the tool's input schema says which of its fields are secret: their answers are stored as `***`
+    built = _served_agent(served, row).build(principal, served.journal)
+    tool = built.executor.toolset.get(asked.name)
+    shown = redact(body.values, tool.spec.input_schema if tool is not None else None)
+    answer = _Answer(
+        agent=built,
+        shown=_answer_prompt(asked.name, body.call_id, shown),
+        values=tuple(
+            text for key, value in body.values.items() if shown[key] != value for text in _texts(value)
+        ),
     )
-    return await _start(served, request, row, principal, prompt, "")
+    prompt = _answer_prompt(asked.name, body.call_id, body.values)
+    return await _start(served, request, row, principal, prompt, "", answer=answer)
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """An answer to a `needs`: the agent that runs it, and what of it may be stored."""
+
+    agent: Agent
+    """The run's agent (built to read the tool's schema)."""
+    shown: str
+    """The prompt as it may be stored (secret fields `***`)."""
+    values: tuple[str, ...]
+    """The secret values, as text."""
+
+
+def _answer_prompt(tool: str, call_id: str, values: dict[str, Any]) -> str:
+    return (
+        f"The user answered what {tool} needed (call {call_id}): "
+        f"{json.dumps(values, ensure_ascii=False)}. Call it again with these values."
+    )
+
+
+def _texts(value: Any) -> list[str]:
+    """Every string and number in a secret JSON value, as the text a message may show it as."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, int | float):
+        return [json.dumps(value)]
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in _texts(item)]  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, list):
+        return [t for item in value for t in _texts(item)]  # pyright: ignore[reportUnknownVariableType]
+    return []
 
 
 @router.post("/sessions/{session_id}/cancel", status_code=202)
