@@ -2,12 +2,13 @@
 
 A sync tool must not run on the event loop (one that blocks would stall every run in the process), so it runs
 in a worker thread. `anyio.to_thread.run_sync` does that through a capacity limiter, a per-loop worker
-registry and a cancel scope; its handoff cost ~160 µs a call on the 2-vCPU VM the benchmarks run on, more
-than the rest of a tool turn. Here a job is a queue put, one worker wakes, and its result comes back through
-the loop's inbox (~90 µs, most of it the two cross-thread wake-ups, which no hop avoids). The inbox wakes the
-loop (`call_soon_threadsafe`: a write to its self-pipe) only when it holds no result yet: results that come
-while the loop has not taken the earlier ones go with them, so a batch of calls costs about one wake-up
-instead of one a call (~20% less CPU a call in a batch of 50).
+registry and a cancel scope, `loop.run_in_executor` through two futures and a queue; on the 2-vCPU VM the
+benchmarks run on a hop costs them ~57 and ~43 µs (bench/bench_hop.py). Here a job is handed to an idle worker
+directly and wakes it with a byte on its pipe; its result comes back through the loop's inbox (~22 µs). Most
+of a hop is its two cross-thread wake-ups, which no hop avoids; a pipe makes them cheap (see `_Pool`). The
+inbox wakes the loop (`call_soon_threadsafe`: a write to its self-pipe) only when it holds no result yet:
+results that come while the loop has not taken the earlier ones go with them, so a batch of calls costs about
+one wake-up instead of one a call (~20% less CPU a call in a batch of 50).
 
 Workers are made on demand up to `LIMIT` at once and leave after `IDLE_S` without work. A caller that stops
 waiting (a timeout, a cancelled run) abandons its job: a job still queued never runs (a mutating tool
@@ -26,7 +27,7 @@ import select
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["IDLE_S", "LIMIT", "run_in_worker"]
 
@@ -126,6 +127,10 @@ class _Job:
         self.abandoned = False
 
 
+_LEAVE = _Job(lambda: None, cast("_Inbox", None), cast("asyncio.Future[Any]", None))
+"""What a worker does after a job abandoned while it ran: leave (its thread no longer counts)."""
+
+
 class _Worker:
     """A worker thread's handoff: the job it is given, and the pipe it sleeps on until a byte says so."""
 
@@ -187,7 +192,7 @@ class _Pool:
             if not job.started:  # still waiting, or on its way to a worker: it will never run
                 return
             self.threads -= 1  # its thread no longer counts against the limit
-            successor = self.next_job()  # a job waits for a worker: one starts in the abandoned one's place
+            successor = self.next_job()  # a job waiting for a worker: one starts in the abandoned one's place
             if successor is None:
                 return
             self.threads += 1
@@ -207,13 +212,10 @@ class _Pool:
         poller.register(worker.wake_r, select.POLLIN)
         try:
             while job is not None:
-                if not self.run(job):
-                    return  # its caller stopped waiting while it ran: the thread no longer counts
-                with self.lock:
-                    job = self.next_job()
-                    if job is None:
-                        self.idle.append(worker)
-                while job is None:
+                job = self.run(job, worker)
+                if job is _LEAVE:  # its caller stopped waiting while it ran: the thread no longer counts
+                    return
+                while job is None:  # idle: wait for a job handed over, or leave after IDLE_S without one
                     if poller.poll(IDLE_S * 1000):
                         os.read(worker.wake_r, 1)
                         job, worker.job = worker.job, None
@@ -226,11 +228,12 @@ class _Pool:
         finally:
             worker.close()
 
-    def run(self, job: _Job) -> bool:
-        """Run `job` unless it was abandoned before it started; False if it was abandoned while it ran."""
+    def run(self, job: _Job, worker: _Worker) -> _Job | None:
+        """Run `job` (unless it was abandoned before it started); then the worker's next job: one waiting,
+        else None with the worker idle, or `_LEAVE` if `job` was abandoned while it ran."""
         with self.lock:
             if job.abandoned:  # its caller stopped waiting before it started: it must not run
-                return True
+                return self.next_job_or_idle(worker)
             job.started = True
         try:
             result, error = job.context.run(job.function), None
@@ -238,9 +241,16 @@ class _Pool:
             result, error = None, e
         with self.lock:
             job.finished = True
-            abandoned = job.abandoned
-        job.inbox.put(job.future, result, error)
-        return not abandoned
+            following = _LEAVE if job.abandoned else self.next_job_or_idle(worker)
+        job.inbox.put(job.future, result, error)  # after the worker is idle: the caller's next job finds it
+        return following
+
+    def next_job_or_idle(self, worker: _Worker) -> _Job | None:
+        """The first job still waiting for a worker, else None with `worker` idle (the lock held)."""
+        job = self.next_job()
+        if job is None:
+            self.idle.append(worker)
+        return job
 
     def forget(self) -> None:
         """In a forked child: none of the parent's workers exist here (their pipes close), no lock is held."""
@@ -259,7 +269,7 @@ def _deliver(future: asyncio.Future[Any], result: Any, error: BaseException | No
 
 
 _POOL = _Pool()
-os.register_at_fork(after_in_child=_POOL.forget)
+os.register_at_fork(after_in_child=lambda: _POOL.forget())  # the pool of the moment (tests replace it)
 
 
 async def run_in_worker(function: Callable[[], T]) -> T:
