@@ -21,8 +21,14 @@ does nothing (µs wall, and the process's CPU a trip), so what it measures is th
 with a spinning process at nice 19 per CPU, which any woken thread preempts at once: no vCPU ever halts, so
 what the idle rows cost above the loaded ones is the wake-up of a halted vCPU.
 
+A second table puts the hop in a real run: `bench_loop`'s tether-sync runs (1 and 5 tool turns) in one
+process, the hop swapped run by run (interleaved), so that what a hop costs a tool turn is read beside the
+same turn with no hop and with `inline=True`.
+
 Command: `uv run --frozen --all-extras --group bench python bench/bench_hop.py` (`HOP_TRIPS`, default 3000;
-`HOP_ROUNDS`, default 3: every row that many times, interleaved, each keeping its lowest median).
+`HOP_ROUNDS`, default 3: every row that many times, interleaved, each keeping its lowest median;
+`HOP_ONLY=asyncio,tether,turn` runs the rows whose names contain one of these; `BENCH_BASELINE=<a checkout's
+src>` adds rows with that checkout's `tether._threads`).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import importlib.util
 import multiprocessing
 import os
 import statistics
@@ -43,6 +50,8 @@ from typing import Any
 from _timing import row
 
 TRIPS = int(os.environ.get("HOP_TRIPS", "3000"))
+BASELINE = os.environ.get("BENCH_BASELINE", "")
+"""A checkout's `src` directory: its `tether._threads` gets rows of its own (`baseline`), interleaved."""
 ROUNDS = int(os.environ.get("HOP_ROUNDS", "3"))
 CPUS = sorted(os.sched_getaffinity(0))
 
@@ -58,6 +67,7 @@ class Trips:
 
     def summary(self) -> tuple[float, float, float | None, float | None]:
         """Median µs a trip, CPU µs a trip, and the legs' medians (µs) if measured."""
+
         def median(xs: list[float]) -> float | None:
             return statistics.median(xs) * 1e6 if xs else None
 
@@ -269,6 +279,23 @@ def tether_hop() -> Callable[[Callable[[], None]], Any]:
     return run_in_worker
 
 
+def baseline_module() -> Any:
+    """The baseline checkout's `tether._threads` (standard library only), loaded beside this one's."""
+    spec = importlib.util.spec_from_file_location(
+        "baseline_threads", os.path.join(BASELINE, "tether", "_threads.py")
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def baseline_hop() -> Callable[[Callable[[], None]], Any]:
+    return baseline_module().run_in_worker
+
+
 def loop_row(make: Callable[[], Callable[[Callable[[], None]], Any]], *, uvloop: bool = False) -> Trips:
     hop = make()
     if uvloop:
@@ -291,7 +318,61 @@ ROWS: dict[str, Callable[[], Trips]] = {
     "anyio to_thread.run_sync": lambda: loop_row(anyio_hop),
     "uvloop run_in_executor": lambda: loop_row(executor_hop, uvloop=True),
     "tether run_in_worker": lambda: loop_row(tether_hop),
+    **({"tether run_in_worker, baseline": lambda: loop_row(baseline_hop)} if BASELINE else {}),
 }
+
+
+# ---------------------------------------------------------------------------- the hop in a tool turn
+
+
+async def turns() -> dict[str, tuple[float, float, float]]:
+    """`bench_loop`'s tether-sync runs (1 and 5 tool turns) in one process, the hop swapped run by run:
+    per extra tool turn (median and 10th percentile µs, CPU µs) with this checkout's hop, the baseline's
+    (with `asyncio.timeout_at` around it, as its executor had), none (the sync branch calling the function on
+    the loop: what is left is the hop's cost in a real run), and with `add` declared `inline=True`."""
+    import bench_loop as loop_bench
+    import tether.execution._invoke as invoke
+
+    async def no_hop(function: Callable[[], Any], deadline: float | None = None) -> Any:
+        return function()
+
+    hops: dict[str, Callable[..., Any]] = {"this hop": invoke.run_in_worker, "no hop": no_hop}
+    if BASELINE:
+        baseline = baseline_module().run_in_worker
+
+        async def baseline_with_timer(function: Callable[[], Any], deadline: float | None = None) -> Any:
+            async with asyncio.timeout_at(deadline):
+                return await baseline(function)
+
+        hops["baseline's hop"] = baseline_with_timer
+    systems = {name: loop_bench.Tether("openai", sync=True) for name in hops}
+    systems["inline=True"] = loop_bench.Tether("openai", inline=True)
+    hops["inline=True"] = invoke.run_in_worker
+    times: dict[str, dict[str, list[float]]] = {
+        n: {"one": [], "five": [], "one_cpu": [], "five_cpu": []} for n in hops
+    }
+    names = list(hops)
+    for n in range(TRIPS // 10 + 50):
+        for name in names if n % 2 else names[::-1]:
+            invoke.run_in_worker = hops[name]
+            for scenario, key in ((loop_bench.ONE, "one"), (loop_bench.FIVE, "five")):
+                cpu, start = time.process_time(), time.perf_counter()
+                await systems[name].run(scenario)
+                if n >= 50:  # warmed up
+                    times[name][key].append(time.perf_counter() - start)
+                    times[name][key + "_cpu"].append(time.process_time() - cpu)
+        loop_bench.STARTS.clear()
+
+    def p10(xs: list[float]) -> float:
+        return sorted(xs)[len(xs) // 10]
+
+    def extra(t: dict[str, list[float]], q: Callable[[list[float]], float], kind: str = "") -> float:
+        return (q(t["five" + kind]) - q(t["one" + kind])) / 4 * 1e6
+
+    return {
+        name: (extra(t, statistics.median), extra(t, p10), extra(t, statistics.median, "_cpu"))
+        for name, t in times.items()
+    }
 
 
 def _spin() -> None:
@@ -316,7 +397,7 @@ def loaded() -> Iterator[None]:
             spinner.join()
 
 
-def measure(only: list[str]) -> dict[str, Trips]:
+def measure(only: list[str]) -> tuple[dict[str, Trips], dict[str, tuple[float, float, float]]]:
     names = [n for n in ROWS if not only or any(o in n for o in only)]
     kept: dict[str, Trips] = {}
     for _ in range(ROUNDS):
@@ -324,7 +405,8 @@ def measure(only: list[str]) -> dict[str, Trips]:
             trips = ROWS[name]()
             if name not in kept or statistics.median(trips.wall) < statistics.median(kept[name].wall):
                 kept[name] = trips
-    return kept
+    in_turns = asyncio.run(turns()) if not only or "turn" in only else {}
+    return kept, in_turns
 
 
 def load() -> str:
@@ -332,13 +414,15 @@ def load() -> str:
 
 
 def main() -> None:
-    print(f"machine: {len(CPUS)} vCPUs, Python {sys.version.split()[0]}; {TRIPS} trips a row, {ROUNDS} rounds")
+    print(
+        f"machine: {len(CPUS)} vCPUs, Python {sys.version.split()[0]}; {TRIPS} trips a row, {ROUNDS} rounds"
+    )
     only = [n for n in os.environ.get("HOP_ONLY", "").split(",") if n]
     print(f"load average before: {load()}")
-    idle = measure(only)
+    idle, idle_turns = measure(only)
     print(f"load average after idle rows: {load()}")
     with loaded():
-        busy = measure(only)
+        busy, busy_turns = measure(only)
     print(f"load average after loaded rows: {load()}\n")
 
     def cell(value: float | None) -> str:
@@ -350,6 +434,13 @@ def main() -> None:
     for name in idle:
         a, b = idle[name].summary(), busy[name].summary()
         print(row(name, *(cell(x) for x in (*a, *b))))
+    if idle_turns:
+        print()
+        print(row("tether-sync, per extra tool turn (one process)", "idle median µs", "p10", "CPU µs",
+                  "loaded median µs", "p10", "CPU µs"))  # fmt: skip
+        print(row("---", *["---:"] * 6))
+        for name in idle_turns:
+            print(row(name, *(cell(x) for x in (*idle_turns[name], *busy_turns[name]))))
 
 
 if __name__ == "__main__":

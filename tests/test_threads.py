@@ -285,3 +285,24 @@ def run_one_job_or_fail() -> None:
             return await run_in_worker(lambda: 7)
 
     os._exit(0 if asyncio.run(one()) == 7 else 1)  # a forked child ends without the parent's atexit work
+
+
+async def test_a_job_given_to_a_worker_its_loop_never_woke_runs_after_idle_s(
+    monkeypatch: pytest.MonkeyPatch,
+    fresh_pool: threads._Pool,  # pyright: ignore[reportPrivateUsage] - the pool under test
+) -> None:
+    class Forgetful:
+        """A loop that drops the callback meant to wake the worker (e.g. one closed meanwhile)."""
+
+        def call_soon(self, callback: Callable[[], object]) -> None:
+            pass
+
+    monkeypatch.setattr(threads, "IDLE_S", 0.2)
+    await run_in_worker(lambda: None)  # one worker, idle now
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[int] = loop.create_future()
+    job = threads._Job(lambda: 7, threads._Inbox(loop), future)  # pyright: ignore[reportPrivateUsage]
+    fresh_pool.submit(job, Forgetful())  # pyright: ignore[reportArgumentType]
+    assert fresh_pool.idle == []  # given to the idle worker, which nobody wakes
+    async with asyncio.timeout(5):
+        assert await future == 7
