@@ -18,6 +18,10 @@ framework: what is left above it is the cost of the framework itself. `floor-syn
 tools as plain sync functions run through `loop.run_in_executor(None, ...)` (what pydantic-ai and
 openai-agents do with sync tools): the thread hop's own cost, the floor `tether-sync` is judged over. `parts` calls tether's own parser,
 executor, events and messages straight-line, with no loop around them: tether's row above it is the loop.
+`pydantic-ai-sync`, `openai-agents-sync` and `langgraph-sync` are the peers with the same
+plain sync tools, which each runs off its event loop in a thread (anyio's `to_thread.run_sync`,
+`asyncio.to_thread`, `loop.run_in_executor`), as tether runs them: with smolagents (whose tools are sync and
+called directly) they are the rows `tether-sync` is compared with.
 The peers run in a bench-only environment (the `bench` dependency group), never as runtime dependencies;
 they are imported dynamically, so this file type-checks with or without them installed.
 
@@ -59,8 +63,14 @@ SYSTEMS = (
     "openai-agents",
     "langgraph",
     "smolagents",
+    "pydantic-ai-sync",
+    "openai-agents-sync",
+    "langgraph-sync",
 )
 PEERS = ("pydantic-ai", "openai-agents", "langgraph", "smolagents")
+SYNC_PEERS = ("pydantic-ai-sync", "openai-agents-sync", "langgraph-sync", "smolagents")
+"""The peers' rows with plain sync tools: each runs them off its event loop in a thread (smolagents, a
+synchronous framework, calls them directly): the rows `tether-sync` is judged against."""
 TETHERS = ("parts", "tether", "tether-hermes", "tether-sync", "tether-inline", "tether-mutating")
 BASELINE = os.environ.get("BENCH_BASELINE", "")
 """A checkout's `src` directory: each tether row runs with it too (`base:NAME`), interleaved."""
@@ -503,13 +513,18 @@ class Parts(Tether):
 
 
 class PydanticAI(System):
-    """pydantic-ai `Agent` with `FunctionModel` (async functions, so nothing hops to a thread)."""
+    """pydantic-ai `Agent` with `FunctionModel` (async functions, so nothing hops to a thread). `sync`: the
+    tools are plain functions, which pydantic-ai runs off its event loop (`anyio.to_thread.run_sync`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, sync: bool = False) -> None:
         pai = peer("pydantic_ai")
         function = peer("pydantic_ai.models.function")
         messages = peer("pydantic_ai.messages")
         self.note = f"pydantic-ai-slim {pai.__version__}, FunctionModel"
+        tools: list[Any] = [add, nap]
+        if sync:
+            self.note += "; sync tools, each through anyio.to_thread.run_sync"
+            tools = [pai.Tool(add_sync, name="add"), pai.Tool(nap_sync, name="nap")]
 
         def taken(history: list[Any]) -> int:
             return sum(isinstance(m, messages.ModelResponse) for m in history)
@@ -528,7 +543,7 @@ class PydanticAI(System):
             async def reply(history: list[Any], info: Any) -> Any:
                 return respond(history, scenario)
 
-            return pai.Agent(function.FunctionModel(reply), tools=[add, nap])
+            return pai.Agent(function.FunctionModel(reply), tools=tools)
 
         async def stream(history: list[Any], info: Any) -> AsyncIterator[Any]:
             turn = taken(history)
@@ -543,7 +558,7 @@ class PydanticAI(System):
             yield "5"
 
         self.agents = {s: agent(s) for s in (ONE, FIVE, FIFTY)}
-        self.streaming = pai.Agent(function.FunctionModel(stream_function=stream), tools=[add, nap])
+        self.streaming = pai.Agent(function.FunctionModel(stream_function=stream), tools=tools)
 
     async def run(self, scenario: Scenario) -> None:
         result = await self.agents[scenario].run("2+3?")
@@ -559,9 +574,10 @@ class PydanticAI(System):
 
 
 class OpenAIAgents(System):
-    """openai-agents `Runner.run` with a `Model` subclass returning fixed Responses items; tracing off."""
+    """openai-agents `Runner.run` with a `Model` subclass returning fixed Responses items; tracing off.
+    `sync`: the tools are plain functions, which openai-agents runs off its event loop (`asyncio.to_thread`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, sync: bool = False) -> None:
         agents = peer("agents")
         interface = peer("agents.models.interface")
         items = peer("agents.items")
@@ -637,6 +653,11 @@ class OpenAIAgents(System):
                 )
 
         tools = [agents.function_tool(add), agents.function_tool(nap)]
+        if sync:
+            self.note += "; sync tools, each through asyncio.to_thread"
+            tools = [
+                agents.function_tool(f, name_override=n) for f, n in ((add_sync, "add"), (nap_sync, "nap"))
+            ]
         self.config = agents.RunConfig(tracing_disabled=True)
         self.runner = agents.Runner
         self.agents = {s: agents.Agent(name="a", model=Fake(s), tools=tools) for s in (ONE, FIVE, FIFTY, LAG)}
@@ -653,9 +674,10 @@ class OpenAIAgents(System):
 
 
 class LangGraph(System):
-    """langgraph's prebuilt `create_react_agent` with a small `BaseChatModel` subclass."""
+    """langgraph's prebuilt `create_react_agent` with a small `BaseChatModel` subclass. `sync`: the tools are
+    plain functions, which langchain runs off the event loop (`loop.run_in_executor(None, ...)`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, sync: bool = False) -> None:
         warnings.filterwarnings("ignore", message=".*create_react_agent.*")
         language_models = peer("langchain_core.language_models")
         lc_messages = peer("langchain_core.messages")
@@ -726,6 +748,9 @@ class LangGraph(System):
                 yield outputs.ChatGenerationChunk(message=lc_messages.AIMessageChunk(content=""))
 
         tools = [lc_tools.tool(add), lc_tools.tool(nap)]
+        if sync:
+            self.note += "; sync tools, each through loop.run_in_executor"
+            tools = [lc_tools.tool(n)(f) for f, n in ((add_sync, "add"), (nap_sync, "nap"))]
         self.graphs = {
             s: prebuilt.create_react_agent(Fake(scenario=s), tools) for s in (ONE, FIVE, FIFTY, LAG)
         }
@@ -848,12 +873,12 @@ def make(name: str) -> System:
         )
     if name == "parts":
         return Parts()
-    if name == "pydantic-ai":
-        return PydanticAI()
-    if name == "openai-agents":
-        return OpenAIAgents()
-    if name == "langgraph":
-        return LangGraph()
+    if name in ("pydantic-ai", "pydantic-ai-sync"):
+        return PydanticAI(sync=name.endswith("-sync"))
+    if name in ("openai-agents", "openai-agents-sync"):
+        return OpenAIAgents(sync=name.endswith("-sync"))
+    if name in ("langgraph", "langgraph-sync"):
+        return LangGraph(sync=name.endswith("-sync"))
     if name == "smolagents":
         return Smolagents()
     raise SystemExit(f"unknown system {name!r}; one of {', '.join(SYSTEMS)}")
@@ -1116,6 +1141,12 @@ def targets(ok: dict[str, dict[str, Any]], floor: dict[str, Any]) -> None:
         print(row("tether-sync: 50 x 10 ms fan-out over floor-sync's", f"{r['fifty_ms'] - hop['fifty_ms']:.1f} ms",
                   f"{13.0 - ok['floor']['fifty_ms']:.1f} ms",
                   verdict(r["fifty_ms"] - hop["fifty_ms"], 13.0 - ok["floor"]["fifty_ms"])))  # fmt: skip
+    sync_peers = [p for p in SYNC_PEERS if p in ok]
+    if "tether-sync" in ok and sync_peers:
+        extra = extra_turn_us(ok["tether-sync"])
+        peer_us, peer_name = min((extra_turn_us(ok[p]), p) for p in sync_peers)
+        print(row("tether-sync per extra turn below every peer's sync row", f"{extra:,.1f} µs",
+                  f"{peer_us:,.1f} µs ({peer_name})", verdict(extra, peer_us)))  # fmt: skip
     if "tether-mutating" in ok and "tether" in ok:
         more = extra_turn_us(ok["tether-mutating"]) - extra_turn_us(ok["tether"])
         print(row("tether-mutating: extra per tool turn over `tether` <= 5 µs", f"{more:,.1f} µs", "5.0 µs",

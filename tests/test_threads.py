@@ -3,7 +3,10 @@ capacity with it, the limit holds, and idle workers leave."""
 
 import asyncio
 import contextvars
+import functools
 import gc
+import multiprocessing
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -199,3 +202,107 @@ def test_a_loop_without_weak_references_gets_an_inbox_a_job_and_still_its_result
         assert future.result() == 5
     finally:
         real.close()
+
+
+async def test_a_blocking_function_never_freezes_the_event_loop() -> None:
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.005)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    try:
+        started = time.perf_counter()
+        await asyncio.gather(*(run_in_worker(functools.partial(time.sleep, 0.2)) for _ in range(3)))
+        elapsed = time.perf_counter() - started
+    finally:
+        ticker.cancel()
+    assert elapsed < 0.5  # the three ran at once
+    assert ticks >= 10  # the loop went on meanwhile (40 ticks at most in 0.2 s)
+
+
+async def test_the_worker_busy_last_takes_the_next_job_and_no_thread_is_made_for_it(
+    fresh_pool: threads._Pool,  # pyright: ignore[reportPrivateUsage] - the pool under test
+) -> None:
+    first = await run_in_worker(threading.get_ident)
+    assert [await run_in_worker(threading.get_ident) for _ in range(20)] == [first] * 20
+    assert fresh_pool.threads == 1
+
+
+async def test_a_cancelled_caller_gets_its_cancellation_and_the_pool_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(threads, "LIMIT", 1)
+    release, ran = threading.Event(), threading.Event()
+
+    def blocking() -> str:
+        ran.set()
+        release.wait(5)
+        return "late"
+
+    caller = asyncio.create_task(run_in_worker(blocking))
+    await asyncio.to_thread(ran.wait, 5)
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    try:
+        async with asyncio.timeout(5):  # the abandoned thread no longer takes the only place
+            assert await run_in_worker(lambda: "served") == "served"
+    finally:
+        release.set()
+
+
+async def test_a_worker_that_leaves_closes_its_pipe(
+    monkeypatch: pytest.MonkeyPatch,
+    fresh_pool: threads._Pool,  # pyright: ignore[reportPrivateUsage] - the pool under test
+) -> None:
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    monkeypatch.setattr(threads, "IDLE_S", 0.02)
+    await asyncio.gather(*(run_in_worker(nap) for _ in range(3)))
+    await asyncio.to_thread(gone, fresh_pool)
+    await asyncio.sleep(0.05)  # the last one closes its pipe just after it stops counting
+    if before is not None:  # Linux: every descriptor the workers opened is closed again
+        assert len(os.listdir("/proc/self/fd")) <= before
+
+
+def test_a_forked_child_runs_jobs_although_the_parents_workers_are_not_there() -> None:
+    async def in_a_thread() -> int:
+        return await run_in_worker(lambda: 5)
+
+    assert asyncio.run(in_a_thread()) == 5  # the parent has an idle worker now
+    child = multiprocessing.get_context("fork").Process(target=run_one_job_or_fail)
+    child.start()
+    child.join(10)
+    assert child.exitcode == 0
+
+
+def run_one_job_or_fail() -> None:
+    async def one() -> int:
+        async with asyncio.timeout(5):
+            return await run_in_worker(lambda: 7)
+
+    os._exit(0 if asyncio.run(one()) == 7 else 1)  # a forked child ends without the parent's atexit work
+
+
+async def test_a_job_given_to_a_worker_its_loop_never_woke_runs_after_idle_s(
+    monkeypatch: pytest.MonkeyPatch,
+    fresh_pool: threads._Pool,  # pyright: ignore[reportPrivateUsage] - the pool under test
+) -> None:
+    class Forgetful:
+        """A loop that drops the callback meant to wake the worker (e.g. one closed meanwhile)."""
+
+        def call_soon(self, callback: Callable[[], object]) -> None:
+            pass
+
+    monkeypatch.setattr(threads, "IDLE_S", 0.2)
+    await run_in_worker(lambda: None)  # one worker, idle now
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[int] = loop.create_future()
+    job = threads._Job(lambda: 7, threads._Inbox(loop), future)  # pyright: ignore[reportPrivateUsage]
+    fresh_pool.submit(job, Forgetful())  # pyright: ignore[reportArgumentType]
+    assert fresh_pool.idle == []  # given to the idle worker, which nobody wakes
+    async with asyncio.timeout(5):
+        assert await future == 7

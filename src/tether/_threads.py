@@ -2,12 +2,13 @@
 
 A sync tool must not run on the event loop (one that blocks would stall every run in the process), so it runs
 in a worker thread. `anyio.to_thread.run_sync` does that through a capacity limiter, a per-loop worker
-registry and a cancel scope; its handoff cost ~160 µs a call on the 2-vCPU VM the benchmarks run on, more
-than the rest of a tool turn. Here a job is a queue put, one worker wakes, and its result comes back through
-the loop's inbox (~90 µs, most of it the two cross-thread wake-ups, which no hop avoids). The inbox wakes the
-loop (`call_soon_threadsafe`: a write to its self-pipe) only when it holds no result yet: results that come
-while the loop has not taken the earlier ones go with them, so a batch of calls costs about one wake-up
-instead of one a call (~20% less CPU a call in a batch of 50).
+registry and a cancel scope, `loop.run_in_executor` through two futures and a queue; on the 2-vCPU VM the
+benchmarks run on a hop costs them ~57 and ~43 µs (bench/bench_hop.py). Here a job is handed to an idle worker
+directly and wakes it with a byte on its pipe; its result comes back through the loop's inbox (~22 µs). Most
+of a hop is its two cross-thread wake-ups, which no hop avoids; a pipe makes them cheap (see `_Pool`). The
+inbox wakes the loop (`call_soon_threadsafe`: a write to its self-pipe) only when it holds no result yet:
+results that come while the loop has not taken the earlier ones go with them, so a batch of calls costs about
+one wake-up instead of one a call (~20% less CPU a call in a batch of 50).
 
 Workers are made on demand up to `LIMIT` at once and leave after `IDLE_S` without work. A caller that stops
 waiting (a timeout, a cancelled run) abandons its job: a job still queued never runs (a mutating tool
@@ -19,15 +20,16 @@ the pool's capacity with it.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import os
-import queue
+import select
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-__all__ = ["IDLE_S", "LIMIT", "run_in_worker"]
+__all__ = ["IDLE_S", "LIMIT", "Expired", "run_in_worker"]
 
 T = TypeVar("T")
 
@@ -42,7 +44,7 @@ class _Inbox:
     """Results for one event loop, taken all at once by the loop: one wake-up for however many arrive before
     it runs. It holds its loop weakly (inboxes are kept per loop, for as long as the loop lives)."""
 
-    __slots__ = ("lock", "loop", "pending", "results")
+    __slots__ = ("lock", "loop", "pending", "results", "to_wake")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, *, weak: bool = True) -> None:
         self.loop: Callable[[], asyncio.AbstractEventLoop | None] = (
@@ -52,6 +54,24 @@ class _Inbox:
         self.results: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         self.pending = False
         """A `take` is on its way to the loop: results put meanwhile go with it."""
+        self.to_wake: list[_Worker] = []
+        """Workers given a job by this loop since it last woke them (on the loop's thread only)."""
+
+    def wake(self, worker: _Worker, loop: asyncio.AbstractEventLoop) -> None:
+        """On the loop: `worker` has a job; wake it, with any others given one, once the loop's current
+        callbacks have run (`wake_all`)."""
+        self.to_wake.append(worker)
+        if len(self.to_wake) == 1:
+            loop.call_soon(self.wake_all)
+
+    def wake_all(self) -> None:
+        """On the loop: a byte on each waiting worker's pipe. Written together, after the loop's other
+        callbacks: `os.write` lets go of the GIL, and a worker woken while the loop still has Python to run
+        (the other calls of a batch) takes it from the loop, once a call (50 calls at once cost ~40% more
+        CPU woken one by one)."""
+        workers, self.to_wake = self.to_wake, []
+        for worker in workers:
+            os.write(worker.wake_w, b"\0")
 
     def put(self, future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
         """From a worker thread: `future` gets `result` (or `error`) on its loop."""
@@ -125,68 +145,140 @@ class _Job:
         self.abandoned = False
 
 
+_LEAVE = _Job(lambda: None, cast("_Inbox", None), cast("asyncio.Future[Any]", None))
+"""What a worker does after a job abandoned while it ran: leave (its thread no longer counts)."""
+
+
+class _Worker:
+    """A worker thread's handoff: the job it is given, and the pipe it sleeps on until a byte says so."""
+
+    __slots__ = ("job", "wake_r", "wake_w")
+
+    def __init__(self, job: _Job) -> None:
+        self.job: _Job | None = job
+        self.wake_r, self.wake_w = os.pipe()
+
+    def close(self) -> None:
+        os.close(self.wake_r)
+        os.close(self.wake_w)
+
+
 class _Pool:
+    """Workers made on demand up to `LIMIT`; an idle one sleeps on a pipe of its own.
+
+    A job goes to the idle worker that was busy last, woken by a byte on its pipe (written once the loop's
+    current callbacks have run: `_Inbox.wake_all`). A pipe rather than a lock
+    (what `queue` waits on): Linux wakes a pipe's reader as a "sync" wake-up, on the writer's CPU when the
+    writer is about to sleep, which the event loop is (it awaits the result); the worker's result wakes the
+    loop through its self-pipe the same way. So a hop is two context switches on one vCPU instead of two
+    interrupts to the other, halted one (on the benchmarks' VM ~18 µs a hop against ~30, bench/bench_hop.py).
+    The scheduler stays free to move a worker that keeps its CPU busy (nothing is pinned)."""
+
     def __init__(self) -> None:
-        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self.lock = threading.Lock()
+        self.idle: list[_Worker] = []
+        """Workers waiting for a job, the one busy last at the end."""
+        self.waiting: collections.deque[_Job] = collections.deque()
+        """Jobs waiting for a worker (`LIMIT` busy)."""
         self.threads = 0
         """Workers counting against `LIMIT`: idle, or busy with a job someone still waits for."""
-        self.idle = 0
-        """Workers waiting for work less the jobs waiting for a worker (below 0: jobs wait at `LIMIT`)."""
 
-    def submit(self, job: _Job) -> None:
+    def submit(self, job: _Job, loop: asyncio.AbstractEventLoop) -> None:
+        """`job` to an idle worker (woken through the inbox of `loop`, the running one), a new one, or the
+        queue of jobs waiting for one."""
         with self.lock:
-            if self.idle > 0 or self.threads >= LIMIT:
-                self.idle -= 1
+            if self.idle:
+                worker = self.idle.pop()
+                worker.job = job
+            elif self.threads < LIMIT:
+                self.threads += 1
+                worker = None
             else:
-                self.start()
-        self.jobs.put(job)
+                self.waiting.append(job)
+                return
+        if worker is None:
+            self.start(job)
+        else:
+            job.inbox.wake(worker, loop)
 
-    def start(self) -> None:
-        """One more worker (the lock held); it takes the job its caller is about to queue."""
-        self.threads += 1
-        threading.Thread(target=self.work, name="tether-worker", daemon=True).start()
+    def start(self, job: _Job) -> None:
+        """A new worker for `job` (counted already)."""
+        threading.Thread(target=self.work, args=(_Worker(job),), name="tether-worker", daemon=True).start()
 
     def abandon(self, job: _Job) -> None:
         with self.lock:
             if job.finished:
                 return
             job.abandoned = True
-            if not job.started:  # still queued: it will never run, and holds no thread
+            if not job.started:  # still waiting, or on its way to a worker: it will never run
                 return
             self.threads -= 1  # its thread no longer counts against the limit
-            if self.idle < 0:  # a job waits for a worker: one starts in the abandoned one's place
-                self.idle += 1
-                self.start()
-
-    def work(self) -> None:
-        while True:
-            try:
-                job = self.jobs.get(timeout=IDLE_S)
-            except queue.Empty:
-                with self.lock:
-                    if self.idle > 0:  # no job is on its way to this worker: leave
-                        self.idle -= 1
-                        self.threads -= 1
-                        return
-                continue
-            with self.lock:
-                if job.abandoned:  # its caller stopped waiting before it started: it must not run
-                    self.idle += 1
-                    continue
-                job.started = True
-            try:
-                result, error = job.context.run(job.function), None
-            except BaseException as e:  # a tool's sys.exit() or ^C ends its call only, as anything else
-                result, error = None, e
-            with self.lock:
-                job.finished = True
-                if not job.abandoned:
-                    self.idle += 1
-            job.inbox.put(job.future, result, error)
-            if job.abandoned:
+            successor = self.next_job()  # a job waiting for a worker: one starts in the abandoned one's place
+            if successor is None:
                 return
-            del job, result, error  # not kept alive while the worker waits
+            self.threads += 1
+        self.start(successor)
+
+    def next_job(self) -> _Job | None:
+        """The first job still waiting for a worker (the lock held)."""
+        while self.waiting:
+            job = self.waiting.popleft()
+            if not job.abandoned:
+                return job
+        return None
+
+    def work(self, worker: _Worker) -> None:
+        job, worker.job = worker.job, None
+        poller = select.poll()
+        poller.register(worker.wake_r, select.POLLIN)
+        try:
+            while job is not None:
+                job = self.run(job, worker)
+                if job is _LEAVE:  # its caller stopped waiting while it ran: the thread no longer counts
+                    return
+                while job is None:  # idle: wait for a job handed over, or leave after IDLE_S without one
+                    if poller.poll(IDLE_S * 1000):
+                        os.read(worker.wake_r, 1)
+                        job, worker.job = worker.job, None
+                        continue
+                    with self.lock:
+                        if worker in self.idle:  # no job is on its way to this worker: leave
+                            self.idle.remove(worker)
+                            self.threads -= 1
+                            return
+                        job, worker.job = worker.job, None  # given one, and its loop never woke it
+        finally:
+            worker.close()
+
+    def run(self, job: _Job, worker: _Worker) -> _Job | None:
+        """Run `job` (unless it was abandoned before it started); then the worker's next job: one waiting,
+        else None with the worker idle, or `_LEAVE` if `job` was abandoned while it ran."""
+        with self.lock:
+            if job.abandoned:  # its caller stopped waiting before it started: it must not run
+                return self.next_job_or_idle(worker)
+            job.started = True
+        try:
+            result, error = job.context.run(job.function), None
+        except BaseException as e:  # a tool's sys.exit() or ^C ends its call only, as anything else
+            result, error = None, e
+        with self.lock:
+            job.finished = True
+            following = _LEAVE if job.abandoned else self.next_job_or_idle(worker)
+        job.inbox.put(job.future, result, error)  # after the worker is idle: the caller's next job finds it
+        return following
+
+    def next_job_or_idle(self, worker: _Worker) -> _Job | None:
+        """The first job still waiting for a worker, else None with `worker` idle (the lock held)."""
+        job = self.next_job()
+        if job is None:
+            self.idle.append(worker)
+        return job
+
+    def forget(self) -> None:
+        """In a forked child: none of the parent's workers exist here (their pipes close), no lock is held."""
+        for worker in self.idle:
+            worker.close()
+        self.__init__()
 
 
 def _deliver(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
@@ -199,16 +291,38 @@ def _deliver(future: asyncio.Future[Any], result: Any, error: BaseException | No
 
 
 _POOL = _Pool()
+os.register_at_fork(after_in_child=lambda: _POOL.forget())  # the pool of the moment (tests replace it)
 
 
-async def run_in_worker(function: Callable[[], T]) -> T:
-    """`function()` in a worker thread; cancelling the caller abandons the thread (see the module)."""
+class Expired(TimeoutError):
+    """`run_in_worker`'s deadline passed before the function returned (a `TimeoutError` the function raised
+    itself is not this)."""
+
+
+async def run_in_worker(function: Callable[[], T], *, deadline: float | None = None) -> T:
+    """`function()` in a worker thread; cancelling the caller abandons the thread (see the module), and so
+    does `deadline` (the running loop's clock) when it passes first, which raises `Expired`.
+
+    The deadline is a timer of the loop's (`call_at`) that abandons the job and fails its future: no
+    `asyncio.timeout_at` around the await, whose context manager, task cancellation and `uncancel` cost
+    ~3 µs a call more."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
     job = _Job(function, _INBOXES.of(loop), future)
-    _POOL.submit(job)
+    _POOL.submit(job, loop)
+    timer = None if deadline is None else loop.call_at(deadline, _expire, job)
     try:
         return await future
     except asyncio.CancelledError:
         _POOL.abandon(job)
         raise
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+def _expire(job: _Job) -> None:
+    """On the loop, at a job's deadline: its caller stops waiting."""
+    if not job.future.done():
+        _POOL.abandon(job)
+        job.future.set_exception(Expired())

@@ -15,6 +15,7 @@ import anyio
 import pytest
 from isolated_tools import isolated_add, isolated_crash, isolated_refusal, spin
 
+import tether._threads as threads
 from tether.exceptions import NeedsInput, ToolError, UserError
 from tether.execution import Executor, Policy
 from tether.tools import Tool, Toolset, tool
@@ -159,6 +160,67 @@ async def test_a_sync_tool_over_its_timeout_gets_timeout_and_its_thread_is_aband
         "running."
     )
     assert time.perf_counter() - started < 0.4
+
+
+async def test_a_sync_tools_own_timeout_error_is_a_failure_not_a_timeout() -> None:
+    @tool(side_effects="none")
+    def upstream() -> str:
+        raise TimeoutError("the upstream API timed out")
+
+    envelope = await Executor(Toolset(upstream), policy=Policy(default_timeout_s=5)).execute(call("upstream"))
+    assert isinstance(envelope, ErrorEnvelope)
+    assert envelope.error.code == "INTERNAL"
+    assert envelope.error.message.startswith("upstream failed: it raised TimeoutError.")
+
+
+async def test_cancelling_a_run_while_its_sync_tool_runs_cancels_it_and_the_next_call_is_served() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    @tool(side_effects="none")
+    def wait_for_release() -> str:
+        started.set()
+        release.wait(5)
+        return "released"
+
+    executor = Executor(Toolset(wait_for_release, blocking_nap))
+    running = asyncio.create_task(executor.execute(call("wait_for_release")))
+    try:
+        await asyncio.to_thread(started.wait, 5)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        assert await executor.execute(call("blocking_nap", seconds=0)) == OkEnvelope(data="rested")
+    finally:
+        release.set()
+
+
+async def test_a_mutating_sync_tool_timed_out_while_it_waited_for_a_thread_never_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(threads, "LIMIT", 1)
+    monkeypatch.setattr(threads, "_POOL", threads._Pool())  # pyright: ignore[reportPrivateUsage] - one thread
+    release, writes = threading.Event(), list[str]()
+
+    @tool(side_effects="none")
+    def occupy() -> str:
+        release.wait(5)
+        return "done"
+
+    @tool()
+    def write() -> str:
+        writes.append("written")
+        return "written"
+
+    executor = Executor(Toolset(occupy, write), policy=Policy(default_timeout_s=0.05))
+    busy = asyncio.create_task(Executor(Toolset(occupy)).execute(call("occupy")))
+    await asyncio.sleep(0.02)
+    envelope = await executor.execute(call("write"))
+    assert isinstance(envelope, ErrorEnvelope)
+    assert envelope.error.code == "TIMEOUT"
+    release.set()
+    assert await busy == OkEnvelope(data="done")
+    await asyncio.sleep(0.05)
+    assert writes == []
 
 
 async def test_a_tools_own_timeout_error_is_a_failure_not_a_timeout() -> None:

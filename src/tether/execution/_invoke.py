@@ -26,7 +26,7 @@ from typing import Any, NamedTuple, cast
 import pydantic_core
 
 from tether import envelopes
-from tether._threads import run_in_worker
+from tether._threads import Expired, run_in_worker
 from tether.exceptions import NeedsInput, ToolCrashed, ToolError
 from tether.execution._plain import plain_scalar
 from tether.execution._process import run_in_process
@@ -74,12 +74,10 @@ async def invoke(
                 result = await run_in_process(function, kwargs)
         elif tool.inline:  # declared never to block: called here, without the hop to a worker thread
             result = function(**kwargs)
-        else:
-            timer = asyncio.timeout_at(deadline)
-            async with timer:
-                result = await run_in_worker(functools.partial(function, **kwargs))
+        else:  # in a worker thread, which its deadline abandons (raising `Expired`)
+            result = await run_in_worker(functools.partial(function, **kwargs), deadline=deadline)
     except BaseException as e:
-        if isinstance(e, TimeoutError) and timer is not None and timer.expired():
+        if isinstance(e, Expired) or (isinstance(e, TimeoutError) and timer is not None and timer.expired()):
             return _timed_out(tool, timeout_s, stopped=isolated)
         return _raised(tool, e)
     return returned(tool, result)
