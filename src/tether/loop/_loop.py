@@ -116,7 +116,9 @@ class AgentRun:
             await self.cut_off(f"the run's time limit ({wall_time:g} s) was reached")
             return await self.end(End(None, "max_wall_time"))
         finally:
-            if self.calls.spoken is not None:  # speech still going when the run did not end normally is not wanted
+            if (
+                self.calls.spoken is not None
+            ):  # speech still going when the run did not end normally is not wanted
                 self.calls.spoken.cancel()
 
     async def steps(self, prompt: str | None, history: Sequence[Message]) -> RunResult:
