@@ -463,6 +463,30 @@ async def test_an_earlier_runs_unanswered_calls_are_answered_before_the_new_prom
     assert STARTED == ["lookup:Oslo"]
 
 
+async def test_history_given_to_a_run_is_read_as_a_session_is() -> None:
+    """A run without history skips reading it (nothing to answer, turn 0); one with history still counts its
+    turns (journal ids) and answers the calls it left open, as a session's run does."""
+    STARTED.clear()
+    earlier = AssistantMessage(
+        content="", tool_calls=(ToolCall(id="c0", name="lookup", arguments={"city": "Oslo"}),)
+    )
+    agent = Agent(
+        ScriptedModel([calls(("lookup", {"city": "Rome"})), "Sunny."]), [lookup], dialect="json_calls"
+    )
+    result = await agent.run("and?", history=[UserMessage(content="weather?"), earlier])
+    assert [m.kind for m in result.messages] == [
+        "system", "user", "assistant", "tool_result", "user", "assistant", "tool_result", "assistant"
+    ]  # fmt: skip
+    assert STARTED == ["lookup:Oslo", "lookup:Rome"]
+    assert [e.call_id for e in agent.executor.journal.entries()][::2] == ["c0@1", "c0@2"]  # one turn before
+
+    fresh = Agent(
+        ScriptedModel([calls(("lookup", {"city": "Rome"})), "Sunny."]), [lookup], dialect="json_calls"
+    )
+    await fresh.run("and?")
+    assert [e.call_id for e in fresh.executor.journal.entries()][::2] == ["c0@1"]
+
+
 async def test_tool_end_events_come_as_each_call_of_a_batch_finishes() -> None:
     @tool  # mutating: waits for the end of the turn, then runs in a batch
     async def slow_write(path: str) -> str:

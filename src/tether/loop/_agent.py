@@ -172,7 +172,7 @@ class Agent:
         if session is not None:
             history = [*session.messages, *history]
         run = AgentRun(self, on_event, session, self.deps if deps is None else deps)
-        return await run.run(prompt, [m for m in history if m.kind != "system"])
+        return await run.run(prompt, [m for m in history if m.kind != "system"] if history else [])
 
     def run_sync(
         self,

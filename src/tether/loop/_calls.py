@@ -39,12 +39,13 @@ class Calls:
     """Runs the calls of one run, a model turn at a time: those without side effects as soon as the stream
     completes them (`schedule`), the rest once the turn's output is stored (`answer`)."""
 
-    def __init__(self, agent: Agent, offer: Offer, run: Run, events: Events, speaker: Speaker):
+    def __init__(self, agent: Agent, offer: Offer, run: Run, events: Events):
         self.agent = agent
         self.offer = offer
         self.run = run
         self.events = events
-        self.speaker = speaker
+        self.spoken: Speaker | None = None
+        """The run's speech, made at its first `say` call (most runs never speak)."""
         self.turn = 0
         """The model turn the calls belong to; the journal ids of calls are made unique with it."""
         self.answered: dict[str, AnyEnvelope] = {}
@@ -60,6 +61,13 @@ class Calls:
         self.answered = {}
         self._tasks = []
         self._waiting = {}
+
+    @property
+    def speaker(self) -> Speaker:
+        """The run's speech (`spoken`), made now if this is its first `say` call."""
+        if self.spoken is None:
+            self.spoken = Speaker(self.events)
+        return self.spoken
 
     def streamable(self, call: ToolCall) -> bool:
         """Whether `call` may start while the model is still streaming."""

@@ -123,6 +123,8 @@ class Budget:
 
     def refused(self, turn: TurnResult) -> End | None:
         """The end of the run when a tool has been refused more often than the retry budget allows."""
+        if not turn.envelopes:  # a turn without calls (every run's last): nothing to count
+            return None
         for call, envelope in zip(turn.calls, turn.envelopes, strict=True):
             if type(envelope) is OkEnvelope or not isinstance(
                 envelope, ErrorEnvelope

@@ -40,7 +40,6 @@ from tether.loop._modes import Mode
 from tether.loop._result import RunResult
 from tether.loop._secrets import SecretsAtRest, refusals_for_redacted
 from tether.loop._session import Session
-from tether.loop._speech import Speaker
 from tether.loop._termination import End, TurnResult, Verdict
 from tether.models import Model, ModelChunk, ModelRequest, TextChunk, Usage
 from tether.types import (
@@ -79,7 +78,6 @@ class AgentRun:
         )
         self.run_id = self.run_state.id
         self.events = Events(self.run_id, on_event)
-        self.speaker = Speaker(self.events)
         # Read once per run, not per model turn (and worked out once per toolset): the tools offered, the
         # parser's index, the context sources, the tool prompt.
         self.offer = offer = agent.offer()
@@ -89,16 +87,12 @@ class AgentRun:
         """What tools add to the system prompt before each model turn (memory.advise's working set)."""
         self.system_message = agent.system_message(self.specs)
         self.dialect = get_dialect(agent.dialect)
-        self.calls = Calls(agent, offer, self.run_state, self.events, self.speaker)
+        self.calls = Calls(agent, offer, self.run_state, self.events)
         self.budget = Budget(agent.limits)
         self.session = session
-        self.conversation = Conversation(
-            (),
-            session,
-            agent.dialect,
-            agent.native,
-            SecretsAtRest(self.tool_index.get, session.secrets if session else ()),
-        )
+        # Redaction at rest only for a run that stores its messages (most runs keep none).
+        at_rest = list if session is None else SecretsAtRest(self.tool_index.get, session.secrets)
+        self.conversation = Conversation((), session, agent.dialect, agent.native, at_rest)
         self.visible = agent.responder is None
         """Whether the model's text reaches the user: a planner's never does, only its responder's."""
 
@@ -122,7 +116,10 @@ class AgentRun:
             await self.cut_off(f"the run's time limit ({wall_time:g} s) was reached")
             return await self.end(End(None, "max_wall_time"))
         finally:
-            self.speaker.cancel()  # speech still going when the run did not end normally is not wanted
+            if (
+                self.calls.spoken is not None
+            ):  # speech still going when the run did not end normally is not wanted
+                self.calls.spoken.cancel()
 
     async def steps(self, prompt: str | None, history: Sequence[Message]) -> RunResult:
         agent = self.agent
@@ -150,11 +147,11 @@ class AgentRun:
         journal answers those that ran and refuses those in doubt."""
         agent, conversation = self.agent, self.conversation
         conversation.messages = [self.system_message, *history]
-        self.calls.begin(conversation.turns())
+        self.calls.begin(conversation.turns() if history else 0)
         mode = cast(Mode, agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt or "")
         self.events.hold = mode == "act_first"
         await self.events.emit(_wire.chain_start(self.run_id))
-        unanswered = conversation.unanswered()
+        unanswered = conversation.unanswered() if history else None  # (a new conversation owes nothing)
         if unanswered:
             envelopes = await self.answer_resumed(unanswered)
             await conversation.add(*_results(unanswered, envelopes))
@@ -220,7 +217,7 @@ class AgentRun:
             await self.events.release()
         if envelopes:
             await conversation.add(*_results(parsed.calls, envelopes))
-        unreadable = [e.message for e in parsed.errors]
+        unreadable = [e.message for e in parsed.errors] if parsed.errors else []
         if unreadable:
             problems = "; ".join(unreadable)
             await conversation.add(
@@ -287,7 +284,8 @@ class AgentRun:
             await self.events.emit(ErrorEvent(run_id=self.run_id, data=data))
         if verdict.reply and self.agent.responder is not None:
             output = await self.respond()
-        await self.speaker.finish()
+        if self.calls.spoken is not None:
+            await self.calls.spoken.finish()
         await self.events.emit(_wire.chain_end(self.run_id, output, self.run_state.records, verdict.reason))
         return RunResult(output, verdict.reason, self.conversation.messages, self.events.all, self.calls.lags)
 

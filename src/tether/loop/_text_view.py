@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tether import _wire
 from tether.dialects import render_results
 from tether.types import AssistantMessage, Message, ToolResultMessage, UserMessage
 
 __all__ = ["TextView"]
+
+_CONTENT = frozenset(("content",))
 
 
 class TextView:
@@ -21,20 +24,35 @@ class TextView:
         self.seen = 0
         self.results: list[ToolResultMessage] = []
         """Results at the end of what was seen, not yet followed by another message."""
+        self._rendered: UserMessage | None = None
+        """`results` as their user message, once made: a turn's request shows it, the next turn keeps it."""
 
     def of(self, messages: Sequence[Message]) -> list[Message]:
         """`messages` (the conversation seen before, grown) as the model reads it; a new list each time."""
         for message in messages[self.seen :]:
             if isinstance(message, ToolResultMessage):
                 self.results.append(message)
+                self._rendered = None
                 continue
             if self.results:
-                self.converted.append(UserMessage(content=render_results(self.dialect, self.results)))
-                self.results = []
+                self.converted.append(self._results())
+                self.results, self._rendered = [], None
             if isinstance(message, AssistantMessage) and message.raw is not None:
-                message = AssistantMessage(content=message.raw)
+                message = _as_written(message.raw)
             self.converted.append(message)
         self.seen = len(messages)
         if not self.results:
             return list(self.converted)
-        return [*self.converted, UserMessage(content=render_results(self.dialect, self.results))]
+        return [*self.converted, self._results()]
+
+    def _results(self) -> UserMessage:
+        if self._rendered is None:
+            self._rendered = _wire.user_message(render_results(self.dialect, self.results))
+        return self._rendered
+
+
+def _as_written(raw: str) -> AssistantMessage:
+    """`AssistantMessage(content=raw)`: the model's output as it wrote it (built without validating a `str`
+    again, `_wire`'s way: a text dialect's every turn)."""
+    values = {"kind": "assistant", "content": raw, "reasoning": None, "tool_calls": (), "raw": None}
+    return _wire.built(AssistantMessage, _CONTENT, values)

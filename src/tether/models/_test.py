@@ -22,6 +22,9 @@ they are, text as `TextChunk`s, a provider's JSON object (a dict, with a `native
 that dialect reads in it, and a `ToolCall` (or several in a row: parallel calls) written as the model would
 write it in the request's dialect."""
 
+_ProviderJson = Mapping[str, Any]
+"""A provider's JSON object (named once: subscripting `Mapping` in a `cast` costs ~0.2 µs a chunk)."""
+
 
 def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None) -> list[ModelChunk]:
     """The turn as the typed events a provider would stream: converted here, at the test double's edge, so
@@ -35,7 +38,7 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None
         if type(item) is dict and not calls:  # the usual provider JSON object (no ABC check)
             if read is None:
                 read = _reader(native)
-            chunks += read(cast(Mapping[str, Any], item))
+            chunks += read(cast(_ProviderJson, item))
             continue
         if isinstance(item, ToolCall):
             calls.append(item)
@@ -46,7 +49,7 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None
         if isinstance(item, str):
             chunks.append(TextChunk(item))
         elif isinstance(item, Mapping):
-            chunks += _reader(native)(cast(Mapping[str, Any], item))
+            chunks += _reader(native)(cast(_ProviderJson, item))
         elif cast(object, item) is not None:  # a None in a scripted turn is skipped, as it always was
             chunks.append(item)
     if calls:
