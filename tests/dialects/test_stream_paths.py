@@ -157,3 +157,39 @@ def test_a_hook_failing_on_text_let_go_after_a_hold_leaves_the_parser_broken(cut
     [error] = p.result.errors
     assert error.message.startswith("internal parser error (RuntimeError: hook failed)")
     assert "more after" not in p.result.content
+
+
+# Bodies near the whole-body read's edge (`JsonAnnouncer.whole`: strict JSON, exactly a name then arguments):
+# each must read, and stream its events, as the same body streamed in pieces.
+WHOLE_BODIES = [
+    '{"name": "f", "arguments": {"a": 1}}',
+    '\n {"name":"f","arguments":{"a":[1,{"b":"}"}]}}  \n',
+    '{"name": " f ", "arguments": {}}',
+    '{"name": "f", "arguments": {"a": 1}, "id": "x"}',
+    '{"name": "f", "arguments": {"a": 1}, "arguments": {"b": 2}}',
+    '{"name": "f", "parameters": {"a": 1}}',
+    '{"name": "f", "arguments": "{\\"a\\": 1}"}',
+    '{"name": "f", "arguments": [1]}',
+    '{"name": "f", "arguments": {"a": 1}} trailing',
+    '{"name": "f", "arguments": {"a": 1}',
+    '{"name": "f", "arguments": {"a": NaN}}',
+    '{"name": "f", "arguments": {\'a\': 1}}',
+    '\x0b{"name": "f", "arguments": {"a": 1}}',
+    '{"name": "f\tg", "arguments": {"a": 1}}',
+    '{"name": "  ", "arguments": {"a": 1}}',
+    '{"name": "f", "arguments":\u00a0{"a": 1}}',
+    '{"name": "f", "arguments": {"a": 1}}}',
+    '[{"name": "f", "arguments": {"a": 1}}]',
+]
+
+
+@pytest.mark.parametrize("body", WHOLE_BODIES)
+def test_a_hermes_body_read_whole_reads_as_streamed(body: str) -> None:
+    text = f"a <tool_call>{body}</tool_call> z"
+    whole, whole_events = _events(text, "hermes", ())
+    expected = _merged(whole_events)
+    start = text.index(body)
+    for i in range(start + 1, start + len(body)):  # every cut inside the body: it streams
+        result, events = _events(text, "hermes", (i,))
+        assert result == whole, i
+        assert _merged(events) == expected, i

@@ -70,6 +70,12 @@ class BodyStream(Protocol):
         ...
 
 
+# A body stream whose class sets `reads_whole = True` may get `end` with no `progress` before it when its
+# region's body arrived whole with the end marker (a whole output, or a large chunk): it must then record the
+# same calls and events (argument fragments joined) as `progress(text)` followed by `end` would, and may read
+# the body once instead of twice.
+
+
 # --------------------------------------------------------------------------------------------- JSON
 
 
@@ -127,16 +133,27 @@ class JsonCalls:
 
 
 class _AnnouncedJson:
-    __slots__ = ("announcer", "body")
+    __slots__ = ("announcer", "body", "streamed")
+
+    reads_whole = True
+    """See `BodyStream`: a body that arrives whole is read by one decode (`JsonAnnouncer.whole`)."""
 
     def __init__(self, body: JsonCalls, out: Emitter, keep: int):
         self.body = body
         self.announcer = JsonAnnouncer(out, keep)
+        self.streamed = False
 
     def progress(self, chunk: str) -> None:
+        self.streamed = True
         self.announcer.progress(chunk)
 
     def end(self, text: str, span: tuple[int, int], complete: bool) -> None:
+        if not self.streamed and text:
+            body = self.body
+            plain = complete and not (body.several or body.single_key or body.fenced)
+            if plain and self.announcer.whole(text, span):
+                return
+            self.announcer.progress(text)  # what streaming it whole would have done
         announced = self.announcer.finish(text)
         self.body._read(self.announcer.out, text, span, complete, announced)  # pyright: ignore[reportPrivateUsage]
 

@@ -762,14 +762,28 @@ class RegionParser(StreamParser):
             return
         if o.kind == "drop":
             return
-        if last:
-            region.parts.append(last)
+        parts = region.parts
+        if not parts:  # the body arrived whole with its end marker (a whole output, or a large chunk)
+            body = last
+            # a body stream that reads a whole body at once is not also handed it as progress first
+            streams = last and self._chunk is not None and not self._reads_whole()
+        else:
+            if last:
+                parts.append(last)
+            body = "".join(parts)
+            streams = last and self._chunk is not None
         if region.head is not None:
             self._announce(region, last, final=True)
-        if last and self._chunk is not None:
+        if streams:
+            assert self._chunk is not None
             self._chunk(last)
-        self.on_region(o, "".join(region.parts), (region.start, end + marker_len), complete)
+        self.on_region(o, body, (region.start, end + marker_len), complete)
         self._emit.announced = None
+
+    def _reads_whole(self) -> bool:
+        """Whether the open region's body stream (when it is what reads its progress) may take a whole body in
+        `end` with no `progress` before it (see `BodyStream`)."""
+        return not self._own_progress and getattr(self._stream, "reads_whole", False)
 
 
 class _MarksParser(RegionParser):
