@@ -18,6 +18,7 @@ from tether.dialects import (
     parse,
     stream_parser,
 )
+from tether.dialects._calls import JsonAnnouncer
 
 # Outputs full of near misses: words and tokens that begin like a marker, at every position in a delta.
 CASES = [
@@ -193,3 +194,25 @@ def test_a_hermes_body_read_whole_reads_as_streamed(body: str) -> None:
         result, events = _events(text, "hermes", (i,))
         assert result == whole, i
         assert _merged(events) == expected, i
+
+
+@pytest.mark.parametrize("body", WHOLE_BODIES)
+def test_the_one_decode_reads_of_a_hermes_body_equal_the_general_path(
+    body: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`JsonAnnouncer.whole` (a body that arrived whole) and `finish_call` (one that streamed) read what
+    `progress`, `finish` and `emit_json_calls` read, for the whole output and every cut inside the body."""
+    text = f"a <tool_call>{body}</tool_call> z"
+    start = text.index(body)
+    cuts = [(), *((i,) for i in range(start + 1, start + len(body)))]
+    fast = [_events(text, "hermes", c) for c in cuts]
+
+    def declined(self: JsonAnnouncer, body: str, span: tuple[int, int]) -> bool:
+        return False
+
+    monkeypatch.setattr(JsonAnnouncer, "whole", declined)
+    monkeypatch.setattr(JsonAnnouncer, "finish_call", declined)
+    general = [_events(text, "hermes", c) for c in cuts]
+    for cut, (result, events), (expected, expected_events) in zip(cuts, fast, general, strict=True):
+        assert result == expected, cut
+        assert _merged(events) == _merged(expected_events), cut

@@ -133,7 +133,7 @@ class JsonCalls:
 
 
 class _AnnouncedJson:
-    __slots__ = ("announcer", "body", "streamed")
+    __slots__ = ("announcer", "body", "progress")
 
     reads_whole = True
     """See `BodyStream`: a body that arrives whole is read by one decode (`JsonAnnouncer.whole`)."""
@@ -141,21 +141,21 @@ class _AnnouncedJson:
     def __init__(self, body: JsonCalls, out: Emitter, keep: int):
         self.body = body
         self.announcer = JsonAnnouncer(out, keep)
-        self.streamed = False
-
-    def progress(self, chunk: str) -> None:
-        self.streamed = True
-        self.announcer.progress(chunk)
+        self.progress = self.announcer.progress
+        """More of the region's body (the announcer's own method: it runs on every delta of a streamed call)."""
 
     def end(self, text: str, span: tuple[int, int], complete: bool) -> None:
-        if not self.streamed and text:
-            body = self.body
-            plain = complete and not (body.several or body.single_key or body.fenced)
-            if plain and self.announcer.whole(text, span):
+        announcer, body = self.announcer, self.body
+        # the usual body (strict `{"name", "arguments"}`) is read once, here; any other by the general path
+        plain = complete and not (body.several or body.single_key or body.fenced)
+        if announcer.fresh and text:
+            if plain and announcer.whole(text, span):
                 return
-            self.announcer.progress(text)  # what streaming it whole would have done
-        announced = self.announcer.finish(text)
-        self.body._read(self.announcer.out, text, span, complete, announced)  # pyright: ignore[reportPrivateUsage]
+            announcer.progress(text)  # what streaming it whole would have done
+        elif plain and announcer.finish_call(text, span):
+            return
+        announced = announcer.finish(text)
+        body._read(announcer.out, text, span, complete, announced)  # pyright: ignore[reportPrivateUsage]
 
     def partial(self) -> PartialCall | None:
         return self.announcer.partial()
