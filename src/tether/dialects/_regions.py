@@ -516,6 +516,16 @@ class RegionParser(StreamParser):
         self._process(delta, start, eof=False)
 
     def _close(self) -> None:
+        # between regions with nothing held back, and markers found by one pattern: no marker can begin in no
+        # more text (`_process` would search "" for nothing)
+        if (
+            self._region is None
+            and not self._hold
+            and not self._at_start
+            and self._open_reasoning is None
+            and self._exact is not None
+        ):
+            return
         self._process("", self._emit.fed, eof=True)
 
     def _pass_text(self, s: str) -> None:
