@@ -188,10 +188,10 @@ class RegionParser(StreamParser):
         self._hold_start: int = 0
         self._last_char = "\n"
         self._region: _Region | None = None
-        openers = self.active_openers()
-        self._start_openers = _plan(openers).at_start
+        plan = _plan(tuple(self.active_openers()))
+        self._start_openers = plan.at_start
         self._at_start = bool(self._start_openers)
-        self.use_openers(openers)
+        self._use_plan(plan)
         self._plain_text_is_content = type(self).after_text is RegionParser.after_text
         """Whether `after_text` would only pass plain text on as content, as the default does: a subclass that
         overrides it may set this while that holds, so that such text skips the hook."""
@@ -468,7 +468,9 @@ class RegionParser(StreamParser):
     def use_openers(self, openers: Sequence[Opener]) -> None:
         """Set the openers in force from here on (a dialect may change them once the output's start has shown
         which variant of its format it is)."""
-        plan = _plan(tuple(openers))
+        self._use_plan(_plan(tuple(openers)))
+
+    def _use_plan(self, plan: _Plan) -> None:
         self._openers, self._first, self._mark, self._prefixes = (
             plan.anywhere,
             plan.first,
