@@ -27,7 +27,16 @@ from typing import Any, Literal, cast
 
 from tether.types import Repair
 
-__all__ = ["MAX_DEPTH", "Flavor", "LooseValue", "loads", "parse_value", "skip_ws", "strict_object"]
+__all__ = [
+    "MAX_DEPTH",
+    "Flavor",
+    "LooseValue",
+    "loads",
+    "parse_value",
+    "skip_ws",
+    "strict_object",
+    "strict_value_at",
+]
 
 Flavor = Literal["json", "js", "python"]
 
@@ -560,6 +569,15 @@ def strict_object(text: str) -> dict[str, Any] | None:
     except (ValueError, RecursionError, StopIteration):
         return None
     return cast(dict[str, Any], value) if isinstance(value, dict) else None
+
+
+def strict_value_at(text: str, start: int) -> tuple[Any, int] | None:
+    """The value in strict JSON beginning exactly at `start` (no blanks before it) and where it ends, read at C
+    speed; None when none begins there (the lenient parser may still read one)."""
+    try:
+        return _SCAN(text, start)
+    except (ValueError, RecursionError, StopIteration):
+        return None
 
 
 def _fast(text: str, start: int, stop: int) -> LooseValue | None:

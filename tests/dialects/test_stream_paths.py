@@ -18,6 +18,7 @@ from tether.dialects import (
     parse,
     stream_parser,
 )
+from tether.dialects._calls import JsonAnnouncer
 
 # Outputs full of near misses: words and tokens that begin like a marker, at every position in a delta.
 CASES = [
@@ -157,3 +158,61 @@ def test_a_hook_failing_on_text_let_go_after_a_hold_leaves_the_parser_broken(cut
     [error] = p.result.errors
     assert error.message.startswith("internal parser error (RuntimeError: hook failed)")
     assert "more after" not in p.result.content
+
+
+# Bodies near the whole-body read's edge (`JsonAnnouncer.whole`: strict JSON, exactly a name then arguments):
+# each must read, and stream its events, as the same body streamed in pieces.
+WHOLE_BODIES = [
+    '{"name": "f", "arguments": {"a": 1}}',
+    '\n {"name":"f","arguments":{"a":[1,{"b":"}"}]}}  \n',
+    '{"name": " f ", "arguments": {}}',
+    '{"name": "f", "arguments": {"a": 1}, "id": "x"}',
+    '{"name": "f", "arguments": {"a": 1}, "arguments": {"b": 2}}',
+    '{"name": "f", "parameters": {"a": 1}}',
+    '{"name": "f", "arguments": "{\\"a\\": 1}"}',
+    '{"name": "f", "arguments": [1]}',
+    '{"name": "f", "arguments": {"a": 1}} trailing',
+    '{"name": "f", "arguments": {"a": 1}',
+    '{"name": "f", "arguments": {"a": NaN}}',
+    '{"name": "f", "arguments": {\'a\': 1}}',
+    '\x0b{"name": "f", "arguments": {"a": 1}}',
+    '{"name": "f\tg", "arguments": {"a": 1}}',
+    '{"name": "  ", "arguments": {"a": 1}}',
+    '{"name": "f", "arguments":\u00a0{"a": 1}}',
+    '{"name": "f", "arguments": {"a": 1}}}',
+    '[{"name": "f", "arguments": {"a": 1}}]',
+]
+
+
+@pytest.mark.parametrize("body", WHOLE_BODIES)
+def test_a_hermes_body_read_whole_reads_as_streamed(body: str) -> None:
+    text = f"a <tool_call>{body}</tool_call> z"
+    whole, whole_events = _events(text, "hermes", ())
+    expected = _merged(whole_events)
+    start = text.index(body)
+    for i in range(start + 1, start + len(body)):  # every cut inside the body: it streams
+        result, events = _events(text, "hermes", (i,))
+        assert result == whole, i
+        assert _merged(events) == expected, i
+
+
+@pytest.mark.parametrize("body", WHOLE_BODIES)
+def test_the_one_decode_reads_of_a_hermes_body_equal_the_general_path(
+    body: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`JsonAnnouncer.whole` (a body that arrived whole) and `finish_call` (one that streamed) read what
+    `progress`, `finish` and `emit_json_calls` read, for the whole output and every cut inside the body."""
+    text = f"a <tool_call>{body}</tool_call> z"
+    start = text.index(body)
+    cuts = [(), *((i,) for i in range(start + 1, start + len(body)))]
+    fast = [_events(text, "hermes", c) for c in cuts]
+
+    def declined(self: JsonAnnouncer, body: str, span: tuple[int, int]) -> bool:
+        return False
+
+    monkeypatch.setattr(JsonAnnouncer, "whole", declined)
+    monkeypatch.setattr(JsonAnnouncer, "finish_call", declined)
+    general = [_events(text, "hermes", c) for c in cuts]
+    for cut, (result, events), (expected, expected_events) in zip(cuts, fast, general, strict=True):
+        assert result == expected, cut
+        assert _merged(events) == _merged(expected_events), cut

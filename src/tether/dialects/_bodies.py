@@ -70,6 +70,12 @@ class BodyStream(Protocol):
         ...
 
 
+# A body stream whose class sets `reads_whole = True` may get `end` with no `progress` before it when its
+# region's body arrived whole with the end marker (a whole output, or a large chunk): it must then record the
+# same calls and events (argument fragments joined) as `progress(text)` followed by `end` would, and may read
+# the body once instead of twice.
+
+
 # --------------------------------------------------------------------------------------------- JSON
 
 
@@ -127,18 +133,29 @@ class JsonCalls:
 
 
 class _AnnouncedJson:
-    __slots__ = ("announcer", "body")
+    __slots__ = ("announcer", "body", "progress")
+
+    reads_whole = True
+    """See `BodyStream`: a body that arrives whole is read by one decode (`JsonAnnouncer.whole`)."""
 
     def __init__(self, body: JsonCalls, out: Emitter, keep: int):
         self.body = body
         self.announcer = JsonAnnouncer(out, keep)
-
-    def progress(self, chunk: str) -> None:
-        self.announcer.progress(chunk)
+        self.progress = self.announcer.progress
+        """More of the region's body (the announcer's own method: it runs on every delta of a streamed call)."""
 
     def end(self, text: str, span: tuple[int, int], complete: bool) -> None:
-        announced = self.announcer.finish(text)
-        self.body._read(self.announcer.out, text, span, complete, announced)  # pyright: ignore[reportPrivateUsage]
+        announcer, body = self.announcer, self.body
+        # the usual body (strict `{"name", "arguments"}`) is read once, here; any other by the general path
+        plain = complete and not (body.several or body.single_key or body.fenced)
+        if announcer.fresh and text:
+            if plain and announcer.whole(text, span):
+                return
+            announcer.progress(text)  # what streaming it whole would have done
+        elif plain and announcer.finish_call(text, span):
+            return
+        announced = announcer.finish(text)
+        body._read(announcer.out, text, span, complete, announced)  # pyright: ignore[reportPrivateUsage]
 
     def partial(self) -> PartialCall | None:
         return self.announcer.partial()

@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from tether._literals import Flavor, LooseValue, loads, parse_value, skip_ws, strict_object
+from tether._literals import (
+    Flavor,
+    LooseValue,
+    loads,
+    parse_value,
+    skip_ws,
+    strict_object,
+    strict_value_at,
+)
 from tether.dialects._emitter import Emitter
 from tether.dialects._events import PartialCall
 from tether.types import Repair
@@ -206,9 +214,28 @@ def _under(path: str, prefix: str) -> bool:
 
 
 _HEAD = re.compile(r'\s*\{\s*"name"\s*:\s*"([^"\\]{1,128})"\s*,\s*"(?:arguments|parameters)"\s*:')
+_STRICT_HEAD = re.compile(
+    r'[ \t\n\r]*\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"([^"\\\x00-\x1f]{1,128})"[ \t\n\r]*,[ \t\n\r]*"arguments"'
+    r"[ \t\n\r]*:[ \t\n\r]*"
+)
+"""`_HEAD` in strict JSON (its blanks, a name JSON reads as written), the key `arguments`, and the blanks after
+the colon: what `JsonAnnouncer.whole` reads."""
 _HEAD_LIMIT = 256
 _OBJECT_END = "} \t\r\n"
 """What may follow a call's arguments to the end of its object."""
+
+
+def _strict_call(body: str, head: re.Match[str]) -> tuple[str, dict[str, Any], int, int] | None:
+    """The call of a body whose `_STRICT_HEAD` matched, when the rest is its arguments (a JSON object, strict)
+    and the object's end: its name as written, arguments, and where their text starts and ends."""
+    name, start = head.group(1), head.end()
+    scanned = strict_value_at(body, start)
+    if scanned is None:
+        return None
+    arguments, end = scanned
+    if type(arguments) is not dict or body[end:].strip(" \t\n\r") != "}" or not name.strip():
+        return None
+    return name, cast(dict[str, Any], arguments), start, end
 
 
 class JsonAnnouncer:
@@ -280,6 +307,48 @@ class JsonAnnouncer:
             self.emitted += safe
             pending = pending[safe:]
         self.pending = pending
+
+    @property
+    def fresh(self) -> bool:
+        """Whether no `progress` has come yet."""
+        return self.call_id is None and not self.prefix and not self.done
+
+    def whole(self, body: str, span: tuple[int, int]) -> bool:
+        """Read a complete region's `body` that arrived whole (no `progress` came), when it is exactly
+        `{"name": ..., "arguments": {...}}` in strict JSON: the call is announced, its arguments' text sent as
+        one fragment and the call recorded, as `progress(body)`, `finish(body)` and `emit_json_calls` would, with
+        one decode instead of three. False (nothing done) for any other body."""
+        m = _STRICT_HEAD.match(body)
+        read = _strict_call(body, m) if m is not None else None
+        if read is None:
+            return False
+        name, arguments, start, end = read
+        out = self.out
+        call_id = self.call_id = out.new_id()
+        out.started(call_id, name)
+        out.delta(call_id, body[start:end])
+        out.call(name.strip(), arguments, span, (), call_id=call_id, announced=True)
+        self.done = True
+        return True
+
+    def finish_call(self, body: str, span: tuple[int, int]) -> bool:
+        """After `progress` announced the call: when the complete region's `body` is exactly `{"name": ...,
+        "arguments": {...}}` in strict JSON, send the rest of its arguments' text and record the call, as
+        `finish(body)` and `emit_json_calls` would, with one decode instead of two. False (nothing done)
+        otherwise."""
+        if self.call_id is None:
+            return False
+        m = _STRICT_HEAD.match(body)
+        if m is None or m.end() != skip_ws(body, self.args_at):
+            return False
+        read = _strict_call(body, m)
+        if read is None:
+            return False
+        name, arguments, start, end = read
+        self.out.delta(self.call_id, body[start + self.emitted : end])
+        self.out.call(name.strip(), arguments, span, (), call_id=self.call_id, announced=True)
+        self.done = True
+        return True
 
     def finish(self, body: str) -> str | None:
         """Send the rest of the arguments' text; returns the announced id (None if nothing was announced)."""

@@ -26,6 +26,19 @@ from tether.exceptions import UserError
 __all__ = ["THINK", "Opener", "RegionParser", "marker_pattern", "region_parser"]
 
 
+_TO_END = "\x00"
+"""`_Region.end` of a call region that runs to the end of the output."""
+
+
+def _end(o: Opener) -> str | None:
+    if o.kind != "call" or o.balanced:
+        return None
+    if len(o.ends) <= 1:
+        return o.ends[0] if o.ends else _TO_END
+    firsts = {e[0] for e in o.ends}
+    return firsts.pop() if len(firsts) == 1 else None
+
+
 @dataclass(frozen=True, slots=True)
 class Opener:
     """How a region of the output begins and ends.
@@ -68,6 +81,16 @@ class Opener:
     tag: str = ""
     """A name for the dialect's own use (to tell openers apart)."""
     announce: re.Pattern[str] | None = None
+    keep: int = field(init=False, repr=False, compare=False)
+    """Derived: how many trailing characters of its region may begin an end marker."""
+    end_key: str | None = field(init=False, repr=False, compare=False)
+    """Derived: what `feed`'s inline path looks for in a delta of its call region (see `_Region.end`)."""
+
+    def __post_init__(self) -> None:
+        # Worked out once, not looked up per region: hashing an opener (a dozen fields, its body's too) to find
+        # them in a dict cost ~1 µs a region.
+        object.__setattr__(self, "keep", max((len(e) for e in self.ends), default=1) - 1)
+        object.__setattr__(self, "end_key", _end(self))
 
 
 THINK = Opener("<think>", "reasoning", ends=("</think>",))
@@ -99,8 +122,6 @@ _ANNOUNCE_WITHIN = 256
 _SHORT = 64
 """A delta up to this long that may hold a marker is looked at once more inline (see `_between`) before the
 general path; a longer one (a whole output parsed at once) goes straight to the general path's one scan."""
-_TO_END = "\x00"
-"""`_Region.end` of a call region that runs to the end of the output."""
 
 
 class RegionParser(StreamParser):
@@ -126,7 +147,6 @@ class RegionParser(StreamParser):
         "_declared",
         "_end",
         "_end_first",
-        "_ends",
         "_exact",
         "_first",
         "_firsts",
@@ -134,7 +154,6 @@ class RegionParser(StreamParser):
         "_hold_start",
         "_holding",
         "_inline",
-        "_keep",
         "_last_char",
         "_lines",
         "_longest",
@@ -169,12 +188,10 @@ class RegionParser(StreamParser):
         self._hold_start: int = 0
         self._last_char = "\n"
         self._region: _Region | None = None
-        openers = self.active_openers()
-        self._start_openers = tuple(o for o in openers if o.output_start)
+        plan = _plan(tuple(self.active_openers()))
+        self._start_openers = plan.at_start
         self._at_start = bool(self._start_openers)
-        self._keep: dict[Opener, int] = {}
-        self._ends: dict[Opener, str | None] = {}
-        self.use_openers(openers)
+        self._use_plan(plan)
         self._plain_text_is_content = type(self).after_text is RegionParser.after_text
         """Whether `after_text` would only pass plain text on as content, as the default does: a subclass that
         overrides it may set this while that holds, so that such text skips the hook."""
@@ -451,7 +468,9 @@ class RegionParser(StreamParser):
     def use_openers(self, openers: Sequence[Opener]) -> None:
         """Set the openers in force from here on (a dialect may change them once the output's start has shown
         which variant of its format it is)."""
-        plan = _opener_plan(tuple(openers))
+        self._use_plan(_plan(tuple(openers)))
+
+    def _use_plan(self, plan: _Plan) -> None:
         self._openers, self._first, self._mark, self._prefixes = (
             plan.anywhere,
             plan.first,
@@ -461,12 +480,7 @@ class RegionParser(StreamParser):
         self._exact, self._by_start, self._longest = plan.exact, plan.by_start, plan.longest
         self._firsts = plan.firsts
         self._marks = plan.marks
-        self._starts = frozenset(o.start for o in self._openers)
-        # after text not ending a line, a marker that counts only at a line's start needs a newline first
-        self._starts_in_line = frozenset(("\n" if o.line_start else "") + o.start for o in self._openers)
-        self._lines = any(o.line_start for o in self._openers)
-        self._keep.update(plan.keep)
-        self._ends.update(plan.ends)
+        self._starts, self._starts_in_line, self._lines = plan.starts, plan.starts_in_line, plan.lines
 
     # ------------------------------------------------------------------------------------------ hooks
 
@@ -504,6 +518,16 @@ class RegionParser(StreamParser):
         self._process(delta, start, eof=False)
 
     def _close(self) -> None:
+        # between regions with nothing held back, and markers found by one pattern: no marker can begin in no
+        # more text (`_process` would search "" for nothing)
+        if (
+            self._region is None
+            and not self._hold
+            and not self._at_start
+            and self._open_reasoning is None
+            and self._exact is not None
+        ):
+            return
         self._process("", self._emit.fed, eof=True)
 
     def _pass_text(self, s: str) -> None:
@@ -545,13 +569,9 @@ class RegionParser(StreamParser):
                     self.on_marker(opener, offset - skip)
                     continue
                 head = "" if opener.announce is not None and opener.kind == "call" else None
+                # positional: keywords cost a slotted dataclass ~0.45 µs more a region
                 self._region = _Region(
-                    opener,
-                    offset + p,
-                    offset + p + skip,
-                    keep=self._keep[opener],
-                    head=head,
-                    end=self._ends[opener],
+                    opener, offset + p, offset + p + skip, [], 0, "", None, opener.keep, head, opener.end_key
                 )
                 if opener.balanced:
                     self._region.balancer = Balancer(opener.quotes)
@@ -589,7 +609,7 @@ class RegionParser(StreamParser):
             return -1
         skip = q + len(opener.start) if data.startswith(opener.start, q) else 0
         self._open_reasoning, self._at_start = None, False
-        self._region = _Region(opener, offset, offset + skip, keep=self._keep[opener])
+        self._region = _Region(opener, offset, offset + skip, [], 0, "", None, opener.keep)
         self._emit.reasoning("")
         return skip
 
@@ -750,14 +770,28 @@ class RegionParser(StreamParser):
             return
         if o.kind == "drop":
             return
-        if last:
-            region.parts.append(last)
+        parts = region.parts
+        if not parts:  # the body arrived whole with its end marker (a whole output, or a large chunk)
+            body = last
+            # a body stream that reads a whole body at once is not also handed it as progress first
+            streams = last and self._chunk is not None and not self._reads_whole()
+        else:
+            if last:
+                parts.append(last)
+            body = "".join(parts)
+            streams = last and self._chunk is not None
         if region.head is not None:
             self._announce(region, last, final=True)
-        if last and self._chunk is not None:
+        if streams:
+            assert self._chunk is not None
             self._chunk(last)
-        self.on_region(o, "".join(region.parts), (region.start, end + marker_len), complete)
+        self.on_region(o, body, (region.start, end + marker_len), complete)
         self._emit.announced = None
+
+    def _reads_whole(self) -> bool:
+        """Whether the open region's body stream (when it is what reads its progress) may take a whole body in
+        `end` with no `progress` before it (see `BodyStream`)."""
+        return not self._own_progress and getattr(self._stream, "reads_whole", False)
 
 
 class _MarksParser(RegionParser):
@@ -791,7 +825,7 @@ class _MarksParser(RegionParser):
 def region_parser(dialect: str, tools: ToolIndex, openers: Sequence[Opener]) -> RegionParser:
     """A parser for these openers (a `RegionParser`, with a cheaper first check when their start markers begin
     with two or three characters)."""
-    if _opener_plan(tuple(openers)).marks[0]:
+    if _plan(tuple(openers)).marks[0]:
         return _MarksParser(dialect, tools, openers)
     return RegionParser(dialect, tools, openers)
 
@@ -814,10 +848,15 @@ class _Plan:
 
     anywhere: tuple[Opener, ...]
     """The openers that may open anywhere (not only at the output's start)."""
-    keep: dict[Opener, int]
-    """How much text each must hold back at the end of a delta (a possible end marker's prefix)."""
-    ends: dict[Opener, str | None]
-    """Each region's `end` (see `_Region.end`)."""
+    at_start: tuple[Opener, ...]
+    """The openers tried only at the output's start."""
+    starts: frozenset[str]
+    """The start markers of `anywhere`."""
+    starts_in_line: frozenset[str]
+    """The same, as they may follow text not ending a line (a marker that counts only at a line's start needs
+    a newline first)."""
+    lines: bool
+    """Whether any of `anywhere` counts only at a line's start."""
     first: re.Pattern[str] | None
     """Finds where any of their start markers may begin."""
     firsts: frozenset[str]
@@ -841,6 +880,22 @@ class _Plan:
     """The length of the longest start marker."""
 
 
+_PLANS: dict[int, tuple[tuple[Opener, ...], _Plan]] = {}
+"""Plans by the identity of their openers' tuple (a dialect's is a class attribute, the same every parser):
+finding one in `_opener_plan`'s cache hashes every opener, which cost more than the rest of making a parser."""
+
+
+def _plan(openers: tuple[Opener, ...]) -> _Plan:
+    known = _PLANS.get(id(openers))
+    if known is not None and known[0] is openers:  # the entry holds its tuple, so the id is not reused
+        return known[1]
+    plan = _opener_plan(openers)
+    if len(_PLANS) >= 256:  # openers made afresh per parser must not grow it without end
+        _PLANS.clear()
+    _PLANS[id(openers)] = (openers, plan)
+    return plan
+
+
 @functools.lru_cache(maxsize=256)
 def _opener_plan(openers: tuple[Opener, ...]) -> _Plan:
     anywhere = tuple(o for o in openers if not o.output_start)
@@ -857,8 +912,10 @@ def _opener_plan(openers: tuple[Opener, ...]) -> _Plan:
         by_start.setdefault(o.start, o)
     return _Plan(
         anywhere=anywhere,
-        keep={o: max((len(e) for e in o.ends), default=1) - 1 for o in openers},
-        ends={o: _end(o) for o in openers},
+        at_start=tuple(o for o in openers if o.output_start),
+        starts=starts,
+        starts_in_line=frozenset(("\n" if o.line_start else "") + o.start for o in anywhere),
+        lines=any(o.line_start for o in anywhere),
         first=marker_pattern(starts),
         firsts=frozenset(firsts),
         marks=cast("tuple[str, str, str]", tuple((sorted(firsts) * 3)[:3]))
@@ -872,15 +929,6 @@ def _opener_plan(openers: tuple[Opener, ...]) -> _Plan:
         by_start=by_start,
         longest=max(map(len, starts), default=0),
     )
-
-
-def _end(o: Opener) -> str | None:
-    if o.kind != "call" or o.balanced:
-        return None
-    if len(o.ends) <= 1:
-        return o.ends[0] if o.ends else _TO_END
-    firsts = {e[0] for e in o.ends}
-    return firsts.pop() if len(firsts) == 1 else None
 
 
 @functools.lru_cache(maxsize=256)
