@@ -2,8 +2,10 @@
 
 Only `append`, `claim` (the two writes every call makes) and `take` (a rate-limit token) go this way; reads
 stay on SQLAlchemy. Connections in autocommit mode with explicit `BEGIN IMMEDIATE`, used under one lock, so a
-claim's lookup and insert are one atomic step for every process sharing the file. Values are stored exactly as SQLAlchemy's
-JSON and Boolean types store them, so either side reads what the other wrote.
+claim's lookup and insert are one atomic step for every process sharing the file. A claim with a rate-limit
+token is, in the usual case, `BEGIN IMMEDIATE`, one `UPDATE` that takes the token if the key is new, the
+`INSERT`, `COMMIT`. Values are stored exactly as SQLAlchemy's JSON and Boolean types store them, so either side
+reads what the other wrote; a column that is None is left out of the `INSERT` rather than bound (`insert`).
 """
 
 from __future__ import annotations
