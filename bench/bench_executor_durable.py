@@ -12,7 +12,7 @@ Journals: none (a journal that keeps nothing: the executor's own cost), `MemoryJ
 SQLite file (WAL), and on a throwaway local PostgreSQL server (fsync on, as a real server) when its binaries
 and psycopg are installed. The SQLite floor ("sqlite-floor", sequential only, this code's schema): the least
 any runtime pays for the same guarantee, no executor: a call's intent and result rows (the same columns and
-values, JSON encoded the same way) as two autocommit INSERTs on a raw `sqlite3` connection in WAL with
+values, JSON encoded the same way, the columns a row leaves NULL left out) as two autocommit INSERTs on a raw `sqlite3` connection in WAL with
 `synchronous=NORMAL`, the result naming the intent by its `lastrowid`; measured whenever SQLite is.
 
 `BASELINE=<git rev>` also measures that revision's `src/` (checked out with `git archive` into a temp dir)
@@ -57,12 +57,13 @@ def sqlite_floor(n: int) -> dict[str, float]:
     connection = sqlite3.connect(path, isolation_level=None)  # autocommit: each INSERT commits
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
-    columns = (
-        "kind, call_id, tool, created_at, intent_id, session_id, run_id, idempotency_key, side_effects, "
-        "principal, why, arguments, annotations, repairs, repaired, outcome, error_code, envelope, "
-        "duration_ms, traceback, pid, host, note, extra"
+    # every column but those a row leaves NULL (for those `sqlite3` would look up an adapter, as tether does not)
+    common = (
+        "kind, call_id, tool, created_at, session_id, run_id, idempotency_key, side_effects, principal, why, "
     )
-    insert = f"INSERT INTO tether_journal ({columns}) VALUES ({', '.join('?' * 24)})"
+    common += "arguments, annotations, repairs, repaired, envelope, pid, host, extra"
+    intent_insert = f"INSERT INTO tether_journal ({common}) VALUES ({', '.join('?' * 18)})"
+    insert = f"INSERT INTO tether_journal ({common}, intent_id, outcome, duration_ms) VALUES ({', '.join('?' * 21)})"
     pid, host, stamp = os.getpid(), socket.gethostname(), f"floor-{os.getpid()}-{time.time_ns()}"
     arguments = {"a": 2, "b": 3}
     why = "Add the two subtotals for the invoice"
@@ -75,15 +76,15 @@ def sqlite_floor(n: int) -> dict[str, float]:
             call_id, key = f"{stamp}-{tag}-{i}", keys[i]
             args = pydantic_core.to_json(arguments).decode()
             intent = connection.execute(
-                insert,
-                ("intent", call_id, "add", time.time(), None, "bench", "r1", key, "idempotent", "u1", why,
-                 args, "[]", "[]", 0, None, None, None, None, None, pid, host, None, "{}"),
+                intent_insert,
+                ("intent", call_id, "add", time.time(), "bench", "r1", key, "idempotent", "u1", why,
+                 args, "[]", "[]", 0, "null", pid, host, "{}"),
             ).lastrowid  # fmt: skip
             envelope = pydantic_core.to_json({"ok": True, "data": 5}).decode()
             connection.execute(
                 insert,
-                ("result", call_id, "add", time.time(), intent, "bench", "r1", key, "idempotent", "u1", why,
-                 args, "[]", "[]", 0, "ok", None, envelope, 0.01, None, pid, host, None, "{}"),
+                ("result", call_id, "add", time.time(), "bench", "r1", key, "idempotent", "u1", why,
+                 args, "[]", "[]", 0, envelope, pid, host, "{}", intent, "ok", 0.01),
             )  # fmt: skip
         return (time.process_time() - cpu) / n * 1e6, (time.perf_counter() - wall) / n * 1e6
 

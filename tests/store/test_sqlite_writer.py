@@ -161,6 +161,42 @@ def test_every_column_written_on_the_callers_thread_reads_back_as_written(
     assert open_journal(url).entries() == [written, claimed]
 
 
+@pytest.mark.parametrize(
+    "nulls",
+    [
+        ("intent_id", "outcome", "error_code", "duration_ms", "traceback", "note"),  # an intent's
+        ("error_code", "traceback", "note"),  # a result's
+        ("session_id", "idempotency_key", "principal", "why"),  # a call without them
+        ("run_id", "side_effects", "pid", "host"),  # None elsewhere: bound as a parameter
+        ("session_id", "run_id", "why", "note", "pid"),  # both at once
+    ],
+)
+def test_columns_left_out_of_an_insert_read_back_as_none(
+    url: str, open_journal: OpenJournal, nulls: tuple[str, ...]
+) -> None:
+    """The writer leaves the columns that are often None out of its `INSERT` (they get NULL without a bound
+    parameter): an entry with any of them None reads back as written, whichever statement wrote it, and the
+    values of the columns kept land in their own columns."""
+    full = JournalEntry(
+        kind="result", call_id="c1", tool="add", created_at=1_700_000_000.5, intent_id=7, session_id="s1",
+        run_id="r1", idempotency_key="k1", side_effects="idempotent", principal="u1", why="Add them",
+        arguments={"a": 1}, outcome="ok", error_code="E", envelope={"ok": True, "data": 3}, duration_ms=1.25,
+        traceback="Traceback ...", pid=42, host="h1", note="a note", extra={"x": 1},
+    )  # fmt: skip
+    some = dataclasses.replace(full, **dict.fromkeys(nulls))
+    journal = open_journal(url)
+    journal.rate_limits  # noqa: B018 (its table is made on first use)
+    appended = journal.append(some, wait=False)
+    claimed = dataclasses.replace(some, kind="intent", id=None, intent_id=None, idempotency_key="k2")
+    assert journal.claim(claimed, wait=False).status == "new"
+    taken = dataclasses.replace(claimed, id=None, call_id="c3", idempotency_key="k3")
+    take = RateToken("add", RateLimit(calls=5, per_seconds=3600))
+    assert journal.claim(taken, wait=False, take=take).status == "new"
+    written = [appended, claimed, taken]
+    assert open_journal(url).entries() == written
+    assert all(getattr(e, name) is None for e in written[:2] for name in nulls if name != "idempotency_key")
+
+
 def test_a_tokens_statement_computes_what_a_token_bucket_does(url: str, open_journal: OpenJournal) -> None:
     """The writer takes a token in one `UPDATE` whose refill is SQL (its values bound by position): each take,
     refused or not, must answer as `TokenBucket` does at the same moments."""
@@ -175,37 +211,54 @@ def test_a_tokens_statement_computes_what_a_token_bucket_does(url: str, open_jou
 def test_a_claim_on_the_callers_thread_probes_the_keys_index_and_copies_nothing(
     url: str, open_journal: OpenJournal
 ) -> None:
-    """A new key's claim is a probe of the key's index (no entry: no row read), then a plain insert: no statement
-    that reads the table it inserts into (SQLite copies such a statement's rows through a temporary table)."""
+    """A new key's claim with a token is one `UPDATE` of the bucket that also probes the key's index (no entry:
+    no row read), then a plain insert: no statement that reads the table it inserts into (SQLite copies such
+    a statement's rows through a temporary table). When that `UPDATE` changes nothing (here: the bucket is
+    missing), the token and the key are each looked at again."""
     journal = open_journal(url)
     journal.rate_limits  # noqa: B018 (its table is made on first use)
     writer: Any = getattr(journal, "_writer")  # noqa: B009 (its connection, to see the statements run)
     connection: sqlite3.Connection = getattr(writer, "_now")  # noqa: B009
     ran: list[str] = []
     connection.set_trace_callback(ran.append)
-    intent = entry("c1")
-    take = RateToken("add:u1", RateLimit(calls=5, per_seconds=1))
-    assert journal.claim(intent, wait=False, take=take).status == "new"
-    result = dataclasses.replace(entry("c1", "result"), intent_id=intent.id, idempotency_key=None)
-    journal.append(result, wait=False)
+    take = RateToken("add:u1", RateLimit(calls=5, per_seconds=3600))
+    for call_id in ("c1", "c2"):
+        intent = entry(call_id)
+        assert journal.claim(intent, wait=False, take=take).status == "new"
+        result = dataclasses.replace(entry(call_id, "result"), intent_id=intent.id, idempotency_key=None)
+        journal.append(result, wait=False)
     connection.set_trace_callback(None)
     assert [s.split(" (")[0].split(" SET")[0] for s in ran] == [
         "BEGIN IMMEDIATE",
-        "UPDATE tether_rate_limits",  # the token: its bucket is missing, so it is made
+        "UPDATE tether_rate_limits",  # the token if the key is new: the bucket is missing, nothing changes
+        "UPDATE tether_rate_limits",  # the token alone: still nothing, so the bucket is made
         "SELECT tokens, updated FROM tether_rate_limits WHERE key = 'add:u1'",
         "INSERT INTO tether_rate_limits",
         "SELECT 1 FROM tether_journal WHERE kind = 'intent' AND idempotency_key = 'c1' LIMIT 1",
         "INSERT INTO tether_journal",
         "COMMIT",
         "INSERT INTO tether_journal",  # the result: one statement, its own transaction
+        "BEGIN IMMEDIATE",  # the usual case: the token and the probe in one statement
+        "UPDATE tether_rate_limits",
+        "INSERT INTO tether_journal",
+        "COMMIT",
+        "INSERT INTO tether_journal",
     ]
-    probe = next(s for s in ran if s.startswith("SELECT 1"))
-    plan = " ".join(row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {probe}"))
-    assert "USING INDEX ix_tether_journal_intents (idempotency_key=?)" in plan  # a new key: no row read
+    usual = ran[-4]
+    assert (
+        "NOT EXISTS (SELECT 1 FROM tether_journal WHERE kind = 'intent' AND idempotency_key = 'c2')" in usual
+    )
+    for probe in (next(s for s in ran if s.startswith("SELECT 1")), usual):
+        plan = " ".join(row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {probe}"))
+        assert "USING INDEX ix_tether_journal_intents (idempotency_key=?)" in plan  # a new key: no row read
     for statement in {s for s in ran if s.startswith(("SELECT", "INSERT", "UPDATE"))}:
         opcodes = [row[1] for row in connection.execute(f"EXPLAIN {statement}")]
         assert "OpenEphemeral" not in opcodes, statement
-    assert [e.kind for e in journal.entries(call_id="c1")] == ["intent", "result"]
+    assert [e.kind for e in journal.entries(call_id="c2")] == ["intent", "result"]
+    assert journal.rate_limits.take("add:u1", take.limit) == 0  # two of its five tokens taken, not more
+    assert journal.rate_limits.take("add:u1", take.limit) == 0
+    assert journal.rate_limits.take("add:u1", take.limit) == 0
+    assert journal.rate_limits.take("add:u1", take.limit) > 0
 
 
 def test_a_sqlite_journal_has_no_event_loop_writes(url: str, open_journal: OpenJournal) -> None:
