@@ -432,11 +432,11 @@ class Executor:
     async def _lookup(self, key: str) -> Lookup:
         return await self._writer.offload(self.journal.lookup, key)
 
-    def _key(self, attempt: Attempt) -> str | None:
+    @staticmethod
+    def _key(attempt: Attempt) -> str:
+        """The call's idempotency key; for a keyed tool only (`_Plan.keyed`: a read-only tool without
+        declared fields is not keyed, as reading again is harmless and a replay could be stale)."""
         assert attempt.tool is not None
-        spec = attempt.tool.spec
-        if spec.side_effects == "none" and not spec.idempotency_fields:
-            return None  # reading again is harmless, and a replay could be stale
         run = attempt.run
         scope = run.session_id if run.session_id is not None else run.id
         return idempotency_key(attempt.call, attempt.tool.spec, principal=run.principal.id, scope=scope)
