@@ -579,7 +579,12 @@ class _Plan:
         """An async tool run in this process: called, and awaited only if it waits (`_invoke.start`)."""
         self.plain_kwargs = tool is not None and tool.function is not None and tool.context_parameter is None
         """The validator's typed values are the keyword arguments as they are (no context to add)."""
-        self.output_schema = spec.output_schema if spec is not None else None
+        output_schema = spec.output_schema if spec is not None else None
+        probe: dict[str, Any] = {}  # `redact` returns it itself iff the schema marks nothing secret
+        self.output_schema = (
+            output_schema if output_schema and redact(probe, output_schema) is not probe else None
+        )
+        """The output schema, for redaction: None when it marks nothing secret (no redaction to ask for)."""
         self.counts_output = policy.max_output_bytes_per_run is not None
         """Whether the run's output bytes are counted (for the quota guard)."""
 
