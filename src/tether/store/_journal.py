@@ -174,9 +174,13 @@ class MemoryJournal:
         return completed(intent, completion)
 
     def claim(self, intent: JournalEntry) -> Lookup:
-        assert intent.idempotency_key is not None
+        key = intent.idempotency_key
+        assert key is not None
         with self._lock:
-            found = self.lookup(intent.idempotency_key)
+            if key not in self._latest_intent:  # the usual claim, of a key never seen: `lookup`'s `new`
+                self.append(intent)
+                return _NEW
+            found = self.lookup(key)
             if may_run(found, intent):
                 self.append(intent)
             return found
