@@ -23,7 +23,9 @@ class Journal(Protocol):
     Methods are synchronous; a journal that does I/O sets `blocking = True` and the executor calls it from a
     worker thread. One that can often write without waiting may also set `inline = True` and accept
     `wait=False` on `append` and `claim`, raising `WouldWait` (having written nothing) when it would have to
-    wait: the executor then tries those writes on its own thread first (see `SqlJournal`).
+    wait: the executor then tries those writes on its own thread first (see `SqlJournal`). One that keeps
+    entries as objects and does not block may offer `complete(intent, make, arguments)`, taking a call's
+    result entry to make only when read (see `MemoryJournal.complete`).
     """
 
     blocking: bool
