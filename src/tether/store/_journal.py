@@ -141,14 +141,19 @@ class MemoryJournal:
         at `index` in the entries when known, else found there. Called with the lock held."""
         if not isinstance(item, tuple):
             return item
+        entry = self._make(item)
+        entries = self._entries
+        if index is None:
+            index = item[2] - _id_of(entries[0]) if entries else -1
+        if 0 <= index < len(entries) and entries[index] is item:
+            entries[index] = entry
+        return entry
+
+    def _make(self, item: _Later) -> JournalEntry:
+        """Make an entry `complete` left to make, and index it in its place (the entries are the caller's)."""
         make, arguments, entry_id = item
         entry = make(*arguments)
         entry.id = entry_id
-        entries = self._entries
-        if index is None:
-            index = entry_id - _id_of(entries[0])
-        if 0 <= index < len(entries) and entries[index] is item:
-            entries[index] = entry
         if entry.intent_id is not None and self._completion.get(entry.intent_id) is item:
             self._completion[entry.intent_id] = entry
         return entry
@@ -195,7 +200,10 @@ class MemoryJournal:
         self, *, limit: int | None = None, call_id: str | None = None, since_id: int | None = None
     ) -> list[JournalEntry]:
         with self._lock:
-            found = [self._made(e, i) if isinstance(e, tuple) else e for i, e in enumerate(self._entries)]
+            kept = list(self._entries)
+            found = [self._make(e) if isinstance(e, tuple) else e for e in kept]
+            if any(isinstance(e, tuple) for e in kept):  # kept made from now on: one pass, not a write each
+                self._entries = deque(found)
         if since_id is not None:
             found = [e for e in found if (e.id or 0) > since_id]
         if call_id is not None:
