@@ -403,3 +403,21 @@ async def test_a_secret_argument_reaches_no_journal_entry_record_or_log_even_whe
     )
     assert "987654" not in kept
     assert "5521" not in kept
+
+
+async def test_a_scalar_result_whose_output_schema_is_secret_is_redacted_from_the_journal_and_record() -> (
+    None
+):
+    @tool(side_effects="none")
+    async def token() -> str:
+        return "t0ps3cret"
+
+    secret = token.with_spec(
+        token.spec.model_copy(update={"output_schema": {"type": "string", "format": "password"}})
+    )
+    executor = Executor(Toolset(secret))
+    run = Run()
+    assert await executor.execute(call("token", "c1"), run) == OkEnvelope(data="t0ps3cret")
+    _, result = executor.journal.entries()
+    assert result.envelope == {"ok": True, "data": REDACTED}
+    assert run.records[0].output == REDACTED

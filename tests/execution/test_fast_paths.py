@@ -226,8 +226,10 @@ async def test_a_result_entry_keeps_its_intents_columns_as_the_entry_made_by_nam
         )
         by_name.created_at, by_name.id = result.created_at, result.id
         assert result == by_name
-        made = _executor._result_entry(intent, result.envelope, None, result.duration_ms or 0.0)  # pyright: ignore[reportPrivateUsage]
-        made.created_at, made.id = result.created_at, result.id
+        made = _executor._result_entry(  # pyright: ignore[reportPrivateUsage]
+            intent, result.envelope, None, result.duration_ms or 0.0, result.created_at, result.pid or 0
+        )
+        made.id = result.id
         assert made == result
 
 

@@ -389,3 +389,20 @@ def test_idempotency_keys_stay_the_canonical_json_hash_journals_already_hold() -
         text = json.dumps(basis, sort_keys=True, separators=(",", ":"), default=repr)
         expected = hashlib.sha256(text.encode()).hexdigest()[:32]
         assert idempotency_key(call, spec, principal="p1", scope="s1") == expected
+
+
+@pytest.mark.parametrize(
+    ("scope", "call_id", "name"),
+    [("s1", "c1", "t"), ("sé", 'c"\\1', "t\u2028"), ("\x00\x1f", "\ud800", "é" * 300), ("", "", "x")],
+)
+def test_a_call_keys_head_is_written_as_the_canonical_json_of_the_whole_basis(
+    scope: str, call_id: str, name: str
+) -> None:
+    # the key writes the basis' list of strings itself and the arguments through the encoder: the same text
+    arguments = {"b": 1.5, "a": [True, None, "é"], "c": {"y": 1, "x": 2}}
+    call = ToolCall.model_construct(id=call_id, name=name, arguments=arguments)
+    basis = ["call", scope, call_id, name, arguments]
+    text = json.dumps(basis, sort_keys=True, separators=(",", ":"), default=repr)
+    expected = hashlib.sha256(text.encode()).hexdigest()[:32]
+    spec = ToolSpec.model_construct(name=name)  # any text, as the spec of a tool loaded from elsewhere
+    assert idempotency_key(call, spec, principal=None, scope=scope) == expected

@@ -1,5 +1,6 @@
 """Run ids: random (from the OS's generator, read in blocks), unique, and never repeated by a forked child."""
 
+import concurrent.futures
 import os
 import re
 import sys
@@ -30,3 +31,14 @@ def test_a_forked_child_does_not_repeat_its_parent_s_next_ids() -> None:
     parent = [Run().id for _ in range(3)]
     assert len(child) == 3
     assert not set(child) & set(parent)
+
+
+def test_run_ids_made_by_many_threads_at_once_are_unique() -> None:
+    # no lock: each id has its own number of a counter, and a block read twice gives each reader its own bytes
+    def ids_of_one_thread(_: int) -> list[str]:
+        return [Run().id for _ in range(2000)]
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        batches = list(pool.map(ids_of_one_thread, range(8)))
+    ids = [i for batch in batches for i in batch]
+    assert len(set(ids)) == len(ids) == 16_000

@@ -101,3 +101,63 @@ def test_in_doubt_and_lookup_answer_what_the_kept_entries_say(seed: int) -> None
         assert journal.in_doubt() == in_doubt_by_definition(journal)
         for key in ("a", "b", "c", f"k{step}"):
             assert journal.lookup(key) == lookup_by_definition(journal, key)
+
+
+def completion_of(intent: JournalEntry, step: int) -> JournalEntry:
+    """A result as the executor makes one: its intent's columns, and what changes (here the step)."""
+    return JournalEntry(
+        kind="result",
+        call_id=intent.call_id,
+        tool="t",
+        created_at=float(step),
+        intent_id=intent.id,
+        idempotency_key=intent.idempotency_key,
+        envelope={"ok": True, "data": step},
+    )
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_entries_complete_leaves_to_make_are_those_append_would_have_kept(seed: int) -> None:
+    """`complete` keeps `make(*arguments)` unmade until it is read: lookups, in-doubt intents, ids, bounded
+    size and every entry read back are what appending it made would give; each read makes it at most once,
+    and every later read returns that same object (the executor relies on nothing more)."""
+    rng = random.Random(seed)
+    size = rng.choice([5, 12, 1000])
+    eager, later = MemoryJournal(max_entries=size), MemoryJournal(max_entries=size)
+    open_intents: list[tuple[JournalEntry, JournalEntry]] = []
+    made: list[int] = []  # the step of each entry made
+
+    def make(intent: JournalEntry, step: int) -> JournalEntry:
+        made.append(step)
+        return completion_of(intent, step)
+
+    for step in range(150):
+        if rng.random() < 0.5 or not open_intents:
+            key = rng.choice([None, "a", "b", f"k{step}"])
+            pair = tuple(
+                j.append(
+                    JournalEntry(
+                        kind="intent", call_id=f"c{step}", tool="t", created_at=0.0, idempotency_key=key
+                    )
+                )
+                for j in (eager, later)
+            )
+            open_intents.append((pair[0], pair[1]))
+        else:
+            first, second = open_intents.pop(rng.randrange(len(open_intents)))
+            done = eager.append(completion_of(first, step))
+            assert later.complete(second, make, (second, step)) == done.id
+        for key in ("a", "b", f"k{step}"):
+            assert later.lookup(key) == eager.lookup(key)
+        assert later.in_doubt() == eager.in_doubt()
+        if rng.random() < 0.05:  # all made now, some results still to come
+            assert later.entries() == eager.entries()
+        if rng.random() < 0.2:
+            some = rng.randrange(1, step + 3)
+            assert later.entry(some) == eager.entry(some)
+            assert later.entry(some) is later.entry(some)
+    assert later.entries() == eager.entries()
+    first_read, second_read = later.entries(), later.entries()
+    assert all(a is b for a, b in zip(first_read, second_read, strict=True))
+    assert len(made) == len(set(made))  # each made once: reads after the first find it made
+    assert all(later.entry(e.id or 0) is e for e in first_read)

@@ -119,6 +119,10 @@ class Executor:
         self._writer = JournalWriter(self.journal, self._journal_limiter)  # inline, threaded or grouped
         # a journal that answers at once (in memory) is written directly, as the writer would: no coroutines
         self._direct = not self.journal.blocking and not getattr(self.journal, "inline", False)
+        self._complete: Callable[[JournalEntry, Callable[..., JournalEntry], tuple[Any, ...]], int] | None = (
+            getattr(self.journal, "complete", None) if self._direct else None
+        )
+        """A journal's way to take a result entry it makes only when read (`MemoryJournal.complete`)."""
         self._in_flight: set[str] = set()
         self._deadlines: Deadlines | None = None
         """The timeouts of this executor's async tools, on the loop it last ran on (one timer between them)."""
@@ -221,11 +225,24 @@ class Executor:
                     running.discard(intent.id)
                 duration_ms = (time.perf_counter() - started) * 1000
                 outcome, envelope_json = _settle(tool, outcome, plan)
-                result = _result_entry(intent, envelope_json, outcome.traceback, duration_ms)
-                if self._direct:
-                    self.journal.append(result)
+                if self._complete is not None:  # made when read, if ever (`MemoryJournal.complete`)
+                    made = (
+                        intent,
+                        envelope_json,
+                        outcome.traceback,
+                        duration_ms,
+                        time.time(),
+                        _process["pid"],
+                    )
+                    self._complete(intent, _result_entry, made)
                 else:
-                    await writer.append(result)
+                    result = _result_entry(
+                        intent, envelope_json, outcome.traceback, duration_ms, time.time(), _process["pid"]
+                    )
+                    if self._direct:
+                        self.journal.append(result)
+                    else:
+                        await writer.append(result)
             finally:
                 if key is not None:
                     self._in_flight.discard(key)
@@ -432,11 +449,11 @@ class Executor:
     async def _lookup(self, key: str) -> Lookup:
         return await self._writer.offload(self.journal.lookup, key)
 
-    def _key(self, attempt: Attempt) -> str | None:
+    @staticmethod
+    def _key(attempt: Attempt) -> str:
+        """The call's idempotency key; for a keyed tool only (`_Plan.keyed`: a read-only tool without
+        declared fields is not keyed, as reading again is harmless and a replay could be stale)."""
         assert attempt.tool is not None
-        spec = attempt.tool.spec
-        if spec.side_effects == "none" and not spec.idempotency_fields:
-            return None  # reading again is harmless, and a replay could be stale
         run = attempt.run
         scope = run.session_id if run.session_id is not None else run.id
         return idempotency_key(attempt.call, attempt.tool.spec, principal=run.principal.id, scope=scope)
@@ -562,22 +579,33 @@ class _Plan:
         """An async tool run in this process: called, and awaited only if it waits (`_invoke.start`)."""
         self.plain_kwargs = tool is not None and tool.function is not None and tool.context_parameter is None
         """The validator's typed values are the keyword arguments as they are (no context to add)."""
-        self.output_schema = spec.output_schema if spec is not None else None
+        output_schema = spec.output_schema if spec is not None else None
+        probe: dict[str, Any] = {}  # `redact` returns it itself iff the schema marks nothing secret
+        self.output_schema = (
+            output_schema if output_schema and redact(probe, output_schema) is not probe else None
+        )
+        """The output schema, for redaction: None when it marks nothing secret (no redaction to ask for)."""
         self.counts_output = policy.max_output_bytes_per_run is not None
         """Whether the run's output bytes are counted (for the quota guard)."""
 
 
 def _result_entry(
-    intent: JournalEntry, envelope_json: dict[str, Any], trace: str | None, duration_ms: float
+    intent: JournalEntry,
+    envelope_json: dict[str, Any],
+    trace: str | None,
+    duration_ms: float,
+    created_at: float,
+    pid: int,
 ) -> JournalEntry:
     """The result entry of a call whose intent is `intent`: the intent's columns (the same call, run and
-    arguments, which `Executor._entry` would make again), its outcome, when and where it ended."""
+    arguments, which `Executor._entry` would make again), its outcome, when (`created_at`) and where (`pid`,
+    this host) it ended."""
     outcome, error_code = _outcome_and_code(envelope_json)
     values: tuple[Any, ...] = (
         "result",
         intent.call_id,
         intent.tool,
-        time.time(),  # created_at
+        created_at,
         None,  # id: the journal's to set
         intent.id,  # intent_id
         intent.session_id,
@@ -595,7 +623,7 @@ def _result_entry(
         envelope_json,
         duration_ms,
         storable_text(trace) if trace is not None else None,
-        _process["pid"],
+        pid,
         _HOST,
         None,  # note
         {},  # extra

@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from tether.store._entries import JournalEntry, Lookup
@@ -22,7 +23,9 @@ class Journal(Protocol):
     Methods are synchronous; a journal that does I/O sets `blocking = True` and the executor calls it from a
     worker thread. One that can often write without waiting may also set `inline = True` and accept
     `wait=False` on `append` and `claim`, raising `WouldWait` (having written nothing) when it would have to
-    wait: the executor then tries those writes on its own thread first (see `SqlJournal`).
+    wait: the executor then tries those writes on its own thread first (see `SqlJournal`). One that keeps
+    entries as objects and does not block may offer `complete(intent, make, arguments)`, taking a call's
+    result entry to make only when read (see `MemoryJournal.complete`).
     """
 
     blocking: bool
@@ -69,11 +72,11 @@ class MemoryJournal:
 
     def __init__(self, *, max_entries: int = 100_000) -> None:
         self.max_entries = max_entries
-        self._entries: deque[JournalEntry] = deque()
+        self._entries: deque[JournalEntry | _Later] = deque()
         self._next_id = 1
         self._latest_intent: dict[str, JournalEntry] = {}
         """The latest intent of each idempotency key, for `lookup`."""
-        self._completion: dict[int, JournalEntry] = {}
+        self._completion: dict[int, JournalEntry | _Later] = {}
         """The result or resolution of each keyed intent, for `lookup` (only keyed ones are looked up)."""
         self._open: dict[int, JournalEntry] = {}
         """Intents with neither a result nor a resolution yet, oldest first (`in_doubt`): the calls running,
@@ -96,11 +99,64 @@ class MemoryJournal:
                 opened = self._open.pop(entry.intent_id, None)
                 if entry.idempotency_key is not None or (opened is not None and opened.idempotency_key):
                     self._completion[entry.intent_id] = entry
-            while len(entries) > self.max_entries:
-                old = entries.popleft()
-                if old.kind == "intent":
-                    self._forget(old)
+            if len(entries) > self.max_entries:
+                self._trim()
             return entry
+
+    def complete(
+        self, intent: JournalEntry, make: Callable[..., JournalEntry], arguments: tuple[Any, ...]
+    ) -> int:
+        """Append the entry `make(*arguments)` that completes `intent` (its result, which keeps its columns),
+        built only when read: returns its id.
+
+        For the executor, which writes a result entry after every call and never reads it back itself:
+        most are never read (a memory journal goes with the process), and making one costs as much as
+        writing it (~0.5 µs). What is read is the same entry `append(make(*arguments))` would have kept (the
+        same values: `arguments` holds what changes, e.g. the time), made once, on the first read, and the
+        same object on every read after (`tests/store/test_journal.py`)."""
+        with self._lock:
+            entry_id = self._next_id
+            self._next_id = entry_id + 1
+            later: _Later = (make, arguments, entry_id)
+            entries = self._entries
+            entries.append(later)
+            assert intent.id is not None, "an intent the journal holds"
+            self._open.pop(intent.id, None)
+            if intent.idempotency_key is not None:  # the entry's own key: its intent's
+                self._completion[intent.id] = later
+            if len(entries) > self.max_entries:
+                self._trim()
+            return entry_id
+
+    def _trim(self) -> None:
+        """Forget the oldest entries beyond `max_entries`."""
+        entries = self._entries
+        while len(entries) > self.max_entries:
+            old = entries.popleft()
+            if not isinstance(old, tuple) and old.kind == "intent":  # an entry made later never is one
+                self._forget(old)
+
+    def _made(self, item: JournalEntry | _Later, index: int | None = None) -> JournalEntry:
+        """The entry `item` is (made now, if `complete` left it to make), kept in its place from now on:
+        at `index` in the entries when known, else found there. Called with the lock held."""
+        if not isinstance(item, tuple):
+            return item
+        entry = self._make(item)
+        entries = self._entries
+        if index is None:
+            index = item[2] - _id_of(entries[0]) if entries else -1
+        if 0 <= index < len(entries) and entries[index] is item:
+            entries[index] = entry
+        return entry
+
+    def _make(self, item: _Later) -> JournalEntry:
+        """Make an entry `complete` left to make, and index it in its place (the entries are the caller's)."""
+        make, arguments, entry_id = item
+        entry = make(*arguments)
+        entry.id = entry_id
+        if entry.intent_id is not None and self._completion.get(entry.intent_id) is item:
+            self._completion[entry.intent_id] = entry
+        return entry
 
     def _forget(self, old: JournalEntry) -> None:
         """Drop an intent the journal no longer keeps from its indexes."""
@@ -116,12 +172,22 @@ class MemoryJournal:
         if intent is None:
             return _NEW
         assert intent.id is not None
-        return completed(intent, self._completion.get(intent.id))
+        completion = self._completion.get(intent.id)
+        if isinstance(completion, tuple):  # to make: under the lock, where another thread may have made it
+            with self._lock:
+                completion = self._completion.get(intent.id)
+                if isinstance(completion, tuple):
+                    completion = self._made(completion)
+        return completed(intent, completion)
 
     def claim(self, intent: JournalEntry) -> Lookup:
-        assert intent.idempotency_key is not None
+        key = intent.idempotency_key
+        assert key is not None
         with self._lock:
-            found = self.lookup(intent.idempotency_key)
+            if key not in self._latest_intent:  # the usual claim, of a key never seen: `lookup`'s `new`
+                self.append(intent)
+                return _NEW
+            found = self.lookup(key)
             if may_run(found, intent):
                 self.append(intent)
             return found
@@ -134,7 +200,10 @@ class MemoryJournal:
         self, *, limit: int | None = None, call_id: str | None = None, since_id: int | None = None
     ) -> list[JournalEntry]:
         with self._lock:
-            found = list(self._entries)
+            kept = list(self._entries)
+            found = [self._make(e) if isinstance(e, tuple) else e for e in kept]
+            if any(isinstance(e, tuple) for e in kept):  # kept made from now on: one pass, not a write each
+                self._entries = deque(found)
         if since_id is not None:
             found = [e for e in found if (e.id or 0) > since_id]
         if call_id is not None:
@@ -145,8 +214,16 @@ class MemoryJournal:
         with self._lock:
             if not self._entries:
                 return None
-            index = entry_id - (self._entries[0].id or 0)
-            return self._entries[index] if 0 <= index < len(self._entries) else None
+            index = entry_id - _id_of(self._entries[0])
+            return self._made(self._entries[index], index) if 0 <= index < len(self._entries) else None
+
+
+_Later = tuple[Callable[..., JournalEntry], tuple[Any, ...], int]
+"""An entry `MemoryJournal.complete` left to make: how (`make(*arguments)`), and its id."""
+
+
+def _id_of(item: JournalEntry | _Later) -> int:
+    return item[2] if isinstance(item, tuple) else (item.id or 0)
 
 
 _NEW = Lookup("new")

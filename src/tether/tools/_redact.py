@@ -14,7 +14,10 @@ _MAX_DEPTH = 32
 
 
 def redact(value: Any, schema: JsonSchema | None) -> Any:
-    """`value` with every part the JSON Schema marks secret replaced by `"***"`; the input is not modified."""
+    """`value` with every part the JSON Schema marks secret replaced by `"***"`; the input is not modified.
+
+    A schema that marks nothing secret gets `value` itself back (and one that marks anything, for a dict, a
+    new dict): a caller may ask once which a schema is."""
     if not schema:
         return value
     cached = _SECRET_FREE.get(id(schema))  # `_has_secrets`, inlined for the usual schema, already seen

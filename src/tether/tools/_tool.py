@@ -60,6 +60,7 @@ class Tool(Generic[P, R]):
         "__dict__",
         "_arguments",
         "_properties",
+        "_strict",
         "_validator",
         "context_parameter",
         "context_source",
@@ -85,6 +86,8 @@ class Tool(Generic[P, R]):
         self.context_source = context_source
         """Text the loop adds to the model's system prompt before each model turn (see `ContextSource`)."""
         self._arguments = arguments
+        self._strict: Callable[..., dict[str, Any]] | None = None
+        """`arguments`' own validator's `validate_python`, once built (`validate_call`'s fast path)."""
         self._properties: dict[str, Any] = spec.input_schema.get("properties", {})
         self._validator = ArgumentValidator(spec.input_schema, tool_name=spec.name)
         self.is_async: bool = function is not None and inspect.iscoroutinefunction(function)
@@ -148,7 +151,12 @@ class Tool(Generic[P, R]):
         unknown = self._validator.unknown_names(arguments)
         if not unknown and self._arguments is not None and arguments is call.arguments:
             try:  # fast path: valid as given, with no coercion at all
-                values = self._arguments.validate_python(arguments, strict=True)
+                strict = self._strict
+                if strict is None:  # the adapter builds its validator on first use, if it deferred it
+                    values = self._arguments.validate_python(arguments, strict=True)
+                    self._strict = self._arguments.validator.validate_python
+                else:  # the adapter's own validator, without its wrapper's checks of options (~0.25 µs)
+                    values = strict(arguments, strict=True)
                 return _validated(ValidatedCall, (call, (), values))  # `ValidatedCall(call, (), values)`
             except ValidationError:
                 pass  # maybe valid after a JSON-level reading or a safe coercion: take the full path

@@ -51,20 +51,20 @@ class Attempt:
         call = self.call
         if cached is not None and cached[0] is call:
             return cached[1]
-        why = call.why if call.why is not None else call.arguments.get("why")
-        call_id, name = call.id, call.name
-        if (
-            not (call_id.isascii() and name.isascii())
-            or len(call_id) + len(name) > 256
-            or "\x00" in call_id
-            or "\x00" in name
-        ):
+        values = call.__dict__  # the fields, read once each (a model's attribute costs ~0.05 µs a read)
+        why = values["why"]
+        if why is None:
+            why = values["arguments"].get("why")
+        call_id, name = values["id"], values["name"]
+        both = call_id + name  # one check of the two for the usual pair: short, ASCII, without NUL
+        if not both.isascii() or len(both) > 256 or "\x00" in both:
             call_id, name = _column_text(call_id, 256), _column_text(name, 256)
         if not isinstance(why, str):
             why = None
-        elif not (why.isascii() and "\x00" not in why):
+        elif not why.isascii() or "\x00" in why:
             why = storable_text(why)
-        repairs = call.repairs
+        provenance = values["provenance"]
+        repairs = provenance.repairs if provenance is not None else ()  # `call.repairs`
         columns: Columns = (
             call_id,
             name,

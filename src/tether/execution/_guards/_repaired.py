@@ -30,9 +30,10 @@ class RepairedCallGuard:
         """The decision, without waiting (the executor calls this, not `check`)."""
         tool = attempt.tool
         assert tool is not None, "the unknown-tool guard runs first"
-        given = attempt.call.repairs
-        if not given:  # the usual call, as the model wrote it
+        provenance = attempt.call.provenance  # `call.repairs`, without the property's call
+        if provenance is None or not provenance.repairs:  # the usual call, as the model wrote it
             return _ALLOW
+        given = provenance.repairs
         policy = attempt.policy
         if policy.repaired_calls == "allow":
             return _ALLOW

@@ -31,14 +31,17 @@ class SchemaGuard:
         tool = attempt.tool
         assert tool is not None, "the unknown-tool guard runs first"
         call = attempt.call
+        why = call.why
         if (
-            call.why is not None
+            why is not None
             and "why" in tool.spec.input_schema.get("properties", {})
             and "why" not in call.arguments
         ):
-            call = call.model_copy(update={"arguments": {**call.arguments, "why": call.why}})
+            call = call.model_copy(update={"arguments": {**call.arguments, "why": why}})
         validated = tool.validate_call(call)
         problems = validated.problems
+        if not problems:  # the usual call: nothing to filter
+            return allowed(validated)
         if tool.spec.requires_why:
             problems = [p for p in problems if not _missing_why(p)]
         if not problems:
