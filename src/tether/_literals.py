@@ -552,7 +552,7 @@ class _Parser:
 
 _FAST_STARTS = frozenset('{["-0123456789tfn')
 _DECODER = json.JSONDecoder(parse_constant=_refuse)
-_SCAN = cast(Callable[[str, int], tuple[Any, int]], _DECODER.scan_once)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+_SCAN = cast("Callable[[str, int], tuple[Any, int]]", _DECODER.scan_once)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
 _JSON_SPACE = " \t\n\r"
 
 
@@ -568,7 +568,7 @@ def strict_object(text: str) -> dict[str, Any] | None:
             value = _DECODER.decode(text)
     except (ValueError, RecursionError, StopIteration):
         return None
-    return cast(dict[str, Any], value) if isinstance(value, dict) else None
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
 
 
 def strict_value_at(text: str, start: int) -> tuple[Any, int] | None:

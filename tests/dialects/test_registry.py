@@ -91,7 +91,7 @@ def test_every_dialect_renders_its_tool_prompt_and_results(name: str) -> None:
 @pytest.mark.parametrize("wrong", ["nope", 123, None])
 def test_an_unknown_dialect_is_a_clear_error(wrong: object) -> None:
     with pytest.raises(UserError, match=r"unknown dialect .*; known dialects: .*hermes"):
-        stream_parser(cast(Any, wrong))
+        stream_parser(cast("Any", wrong))
 
 
 _PLUGIN = """

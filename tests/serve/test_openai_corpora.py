@@ -33,7 +33,7 @@ def _tools(record: dict[str, Any], dialect: str) -> list[dict[str, Any]]:
     """The record's OpenAI tools, or (for BFCL docs or none) a bare tool per name the text calls."""
     tools: list[Any] = record.get("tools") or []
     if tools and all(
-        isinstance(t, dict) and cast(dict[str, Any], t).get("type") == "function" for t in tools
+        isinstance(t, dict) and cast("dict[str, Any]", t).get("type") == "function" for t in tools
     ):
         return tools
     names = dict.fromkeys(c.name for c in parse(record["text"], dialect).calls)

@@ -229,11 +229,11 @@ def _load(store: Roots, where: str) -> dict[str, dict[str, str]]:
         return {}
     # the file may sit in a workspace that sandboxed code can write: keep only well-formed hints
     hints: dict[str, dict[str, str]] = {}
-    for path, hint in cast(dict[Any, Any], loaded).items():
+    for path, hint in cast("dict[Any, Any]", loaded).items():
         if isinstance(path, str) and isinstance(hint, dict):
             temperature, why = (
-                cast(dict[Any, Any], hint).get("temperature"),
-                cast(dict[Any, Any], hint).get("why"),
+                cast("dict[Any, Any]", hint).get("temperature"),
+                cast("dict[Any, Any]", hint).get("why"),
             )
             if temperature in ("hot", "cold"):
                 hints[path] = {"temperature": temperature, "why": why if isinstance(why, str) else ""}

@@ -93,9 +93,9 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 row = json.loads(line)
             except json.JSONDecodeError as e:
                 raise UserError(f"{path}:{n} is not a corpus case: not JSON ({e}).") from e
-            if not isinstance(row, dict) or not isinstance(cast(dict[str, Any], row).get("text"), str):
+            if not isinstance(row, dict) or not isinstance(cast("dict[str, Any]", row).get("text"), str):
                 raise UserError(f"{path}:{n} is not a corpus case: a JSON object with a `text` string.")
-            yield n, cast(dict[str, Any], row)
+            yield n, cast("dict[str, Any]", row)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -104,10 +104,10 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if isinstance(a, dict) and isinstance(b, dict):
-        da, db = cast(dict[str, Any], a), cast(dict[str, Any], b)
+        da, db = cast("dict[str, Any]", a), cast("dict[str, Any]", b)
         return da.keys() == db.keys() and all(_same(da[k], db[k]) for k in da)
     if isinstance(a, list) and isinstance(b, list):
-        la, lb = cast(list[Any], a), cast(list[Any], b)
+        la, lb = cast("list[Any]", a), cast("list[Any]", b)
         return len(la) == len(lb) and all(_same(x, y) for x, y in zip(la, lb, strict=True))
     return bool(a == b)
 
@@ -119,7 +119,7 @@ def calls_match(result: ParseResult, expected: Sequence[Mapping[str, Any]], subs
     for got, want in zip(result.calls, expected, strict=True):
         if got.name != want.get("name"):
             return False
-        args = cast(dict[str, Any], want.get("arguments") or {})
+        args = cast("dict[str, Any]", want.get("arguments") or {})
         if subset:
             if any(k not in got.arguments or not _same(got.arguments[k], v) for k, v in args.items()):
                 return False

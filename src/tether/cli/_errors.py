@@ -51,7 +51,7 @@ def fail(message: str, *, code: int = 2, hint: str | None = None) -> NoReturn:
 def leaves(error: BaseException) -> list[BaseException]:
     """The exceptions inside (nested) exception groups, or `error` itself."""
     if isinstance(error, BaseExceptionGroup):
-        inner = cast(tuple[BaseException, ...], error.exceptions)  # pyright: ignore[reportUnknownMemberType]
+        inner = cast("tuple[BaseException, ...]", error.exceptions)  # pyright: ignore[reportUnknownMemberType]
         return [leaf for e in inner for leaf in leaves(e)]
     return [error]
 

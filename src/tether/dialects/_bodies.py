@@ -297,7 +297,7 @@ class XmlInvoke:
             v = parse_value(inner, skip_ws(inner, 0))
             value: Any = v.value
             if isinstance(value, dict):
-                out.call(name, cast(dict[str, Any], value), span, [*repairs, *v.repairs])
+                out.call(name, cast("dict[str, Any]", value), span, [*repairs, *v.repairs])
             else:
                 out.fail(f"arguments of {name} are not an object", span, inner)
             return

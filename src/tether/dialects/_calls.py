@@ -51,13 +51,13 @@ def _arguments(value: Any, repairs: list[Repair]) -> dict[str, Any] | str:
     if value is None:
         return {}
     if isinstance(value, dict):
-        return cast(dict[str, Any], value)
+        return cast("dict[str, Any]", value)
     if isinstance(value, str):  # OpenAI style: arguments as a JSON string
         parsed = loads(value) if value.strip() else LooseValue({})
         parsed_value: Any = parsed.value
         if parsed.ok and isinstance(parsed_value, dict):
             repairs.extend(parsed.repairs)
-            return cast(dict[str, Any], parsed_value)
+            return cast("dict[str, Any]", parsed_value)
         return f"arguments are a string that is not a JSON object: {value[:80]!r}"
     return f"arguments must be an object, got {type(value).__name__}"
 
@@ -69,7 +69,7 @@ def read_call(value: Any, *, single_key: bool = False) -> JsonCall:
     """
     if not isinstance(value, dict):
         return JsonCall(error=f"a call must be an object, got {type(value).__name__}")
-    obj = cast(dict[str, Any], value)
+    obj = cast("dict[str, Any]", value)
     fn = obj.get("function")
     if isinstance(fn, dict):
         inner = read_call(fn)
@@ -105,7 +105,7 @@ def read_call(value: Any, *, single_key: bool = False) -> JsonCall:
 def read_calls(value: Any, *, single_key: bool = False) -> list[JsonCall]:
     """Calls from one object or a list of them."""
     if isinstance(value, list):
-        return [read_call(v, single_key=single_key) for v in cast(list[Any], value)]
+        return [read_call(v, single_key=single_key) for v in cast("list[Any]", value)]
     return [read_call(value, single_key=single_key)]
 
 
@@ -167,7 +167,7 @@ def _plain_call(body: str) -> tuple[str, dict[str, Any], str | None] | None:
         return None
     return (
         name.strip(),
-        cast(dict[str, Any], arguments),
+        cast("dict[str, Any]", arguments),
         _str_or_none(value.get("id") or value.get("call_id")),
     )
 
@@ -235,7 +235,7 @@ def _strict_call(body: str, head: re.Match[str]) -> tuple[str, dict[str, Any], i
     arguments, end = scanned
     if type(arguments) is not dict or body[end:].strip(" \t\n\r") != "}" or not name.strip():
         return None
-    return name, cast(dict[str, Any], arguments), start, end
+    return name, cast("dict[str, Any]", arguments), start, end
 
 
 class JsonAnnouncer:
@@ -370,5 +370,5 @@ class JsonAnnouncer:
         return PartialCall(
             id=self.call_id,
             name=self.name,
-            arguments=cast(dict[str, Any], value) if isinstance(value, dict) else {},
+            arguments=cast("dict[str, Any]", value) if isinstance(value, dict) else {},
         )

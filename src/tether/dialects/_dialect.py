@@ -71,7 +71,7 @@ class Dialect(ABC):
                 f"the {self.name} dialect reads text, not a provider's JSON objects: stream text "
                 "(TextChunk), or name a native dialect (openai, anthropic, gemini)"
             )
-        return cast(type[NativeParser], parser).read(event)
+        return cast("type[NativeParser]", parser).read(event)
 
     @abstractmethod
     def render_tools(self, tools: ToolIndex) -> str:

@@ -90,7 +90,7 @@ class NativeParser(StreamParser):
                     event = event.model_dump(exclude_none=True)
                 if not isinstance(event, Mapping):
                     return events
-            self.on_event(cast(Mapping[str, Any], event))
+            self.on_event(cast("Mapping[str, Any]", event))
         except Exception as e:  # a parser bug must not take the caller down with the model's output
             self._internal_error(e)
         return events
@@ -125,9 +125,9 @@ class NativeParser(StreamParser):
             )
             return
         values: Any = parsed.value
-        for v in cast(list[Any], values) if isinstance(values, list) else [values]:
+        for v in cast("list[Any]", values) if isinstance(values, list) else [values]:
             if isinstance(v, dict):
-                self.on_event(cast(dict[str, Any], v))
+                self.on_event(cast("dict[str, Any]", v))
 
     def _close(self) -> None:
         if self._balancer is not None and self._parts:
@@ -216,7 +216,7 @@ class NativeParser(StreamParser):
     def _whole(self, event: ToolCallDone) -> None:
         """A call the provider states whole, not streamed before: announced, then complete, as if its pieces
         had streamed (`CallStarted`, its arguments' text as one `CallDelta`, `CallCompleted`)."""
-        emit, name = self._emit, cast(str, event.name)
+        emit, name = self._emit, cast("str", event.name)
         call_id = emit.new_id(event.id)
         arguments = event.arguments
         if type(arguments) is str and (parsed := strict_object(arguments)) is not None:
@@ -253,7 +253,7 @@ class NativeParser(StreamParser):
                     call_id=call_id,
                 )
                 return
-            args, repairs = cast(dict[str, Any], value), parsed.repairs
+            args, repairs = cast("dict[str, Any]", value), parsed.repairs
         if not announced:
             self._emit.started(call_id, name)
             self._emit.delta(call_id, json.dumps(args, ensure_ascii=False))
@@ -271,7 +271,7 @@ class NativeParser(StreamParser):
                 args = call.arguments
             else:
                 value: Any = loads("".join(call.parts)).value if call.parts else {}
-                args = cast(dict[str, Any], value) if isinstance(value, dict) else {}
+                args = cast("dict[str, Any]", value) if isinstance(value, dict) else {}
             out.append(PartialCall(id=call.id, name=call.name, arguments=args))
         return out
 

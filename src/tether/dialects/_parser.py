@@ -79,7 +79,7 @@ class StreamParser(ABC):
             self._emit.events = events
             self._emit.reasoning(event.text)
             return events
-        kind = type(cast(object, event))
+        kind = type(cast("object", event))
         if kind in (ToolCallChunk, ToolCallDone, Usage, Finish):
             return []  # a text dialect's model is offered no tools through the provider's API
         raise UserError(

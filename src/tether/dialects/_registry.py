@@ -48,7 +48,7 @@ def get_dialect(name: str | Dialect) -> Dialect:
             return found
         if _load_entry_points():
             return get_dialect(name)
-    elif isinstance(cast(object, name), Dialect):  # anything else may arrive at run time: a clear error
+    elif isinstance(cast("object", name), Dialect):  # anything else may arrive at run time: a clear error
         return name
     known = ", ".join(sorted(_DIALECTS))
     raise UserError(f"unknown dialect {name!r}; known dialects: {known}")

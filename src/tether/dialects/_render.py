@@ -42,10 +42,10 @@ def text_value(value: Any) -> str:
 def python_literal(value: Any) -> str:
     """A Python literal for a JSON value (dict keys are strings)."""
     if isinstance(value, dict):
-        items = cast(dict[str, Any], value).items()
+        items = cast("dict[str, Any]", value).items()
         return "{" + ", ".join(f"{k!r}: {python_literal(v)}" for k, v in items) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(python_literal(v) for v in cast(list[Any], value)) + "]"
+        return "[" + ", ".join(python_literal(v) for v in cast("list[Any]", value)) + "]"
     return repr(value)
 
 

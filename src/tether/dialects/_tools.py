@@ -47,7 +47,7 @@ class ToolIndex:
         if spec is None:
             return []
         props = spec.input_schema.get("properties")
-        return list(cast(dict[str, Any], props)) if isinstance(props, dict) else []
+        return list(cast("dict[str, Any]", props)) if isinstance(props, dict) else []
 
     def param_schema(self, name: str, param: str) -> dict[str, Any] | None:
         spec = self.specs.get(name)
@@ -56,8 +56,8 @@ class ToolIndex:
         props = spec.input_schema.get("properties")
         if not isinstance(props, dict):
             return None
-        schema = cast(dict[str, Any], props).get(param)
-        return cast(dict[str, Any], schema) if isinstance(schema, dict) else None
+        schema = cast("dict[str, Any]", props).get(param)
+        return cast("dict[str, Any]", schema) if isinstance(schema, dict) else None
 
 
 def _types_of(schema: dict[str, Any] | None) -> list[str]:
@@ -67,12 +67,12 @@ def _types_of(schema: dict[str, Any] | None) -> list[str]:
     if isinstance(t, str):
         return [t]
     if isinstance(t, list):
-        return [x for x in cast(list[Any], t) if isinstance(x, str)]
+        return [x for x in cast("list[Any]", t) if isinstance(x, str)]
     types: list[str] = []
     for key in ("anyOf", "oneOf"):
-        for sub in cast(list[Any], schema.get(key) or []):
+        for sub in cast("list[Any]", schema.get(key) or []):
             if isinstance(sub, dict):
-                types.extend(_types_of(cast(dict[str, Any], sub)))
+                types.extend(_types_of(cast("dict[str, Any]", sub)))
     return types
 
 
@@ -113,7 +113,9 @@ def coerce_text_value(
             result = parse_value(text, flavor="python" if "'" in text and '"' not in text else "json")
             value: Any = result.value
             if result.ok and type(value) is (dict if t == "object" else list):
-                return cast(Any, value), Repair(kind="coerced", message=f"read the text as an {t}", path=path)
+                return cast("Any", value), Repair(
+                    kind="coerced", message=f"read the text as an {t}", path=path
+                )
     return raw, None
 
 

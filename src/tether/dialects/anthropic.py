@@ -26,7 +26,7 @@ __all__ = ["Anthropic"]
 
 
 def _d(v: Any) -> dict[str, Any]:
-    return cast(dict[str, Any], v) if isinstance(v, dict) else {}
+    return cast("dict[str, Any]", v) if isinstance(v, dict) else {}
 
 
 def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
@@ -60,7 +60,7 @@ def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
     elif kind == "message_stop":
         out.append(Finish())
     elif isinstance(event.get("content"), list):
-        for n, block in enumerate(cast(list[Any], event["content"])):
+        for n, block in enumerate(cast("list[Any]", event["content"])):
             _block(f"content:{n}", _d(block), out, streaming=False)
         out.append(Finish(str(event.get("stop_reason") or "")))
     elif kind in ("tool_use", "text", "thinking"):
@@ -69,7 +69,7 @@ def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
 
 
 def _l(v: Any) -> list[Any]:
-    return cast(list[Any], v) if isinstance(v, list) else []
+    return cast("list[Any]", v) if isinstance(v, list) else []
 
 
 def _index(event: Mapping[str, Any]) -> int | str:
@@ -99,7 +99,7 @@ def _block(index: int | str, block: dict[str, Any], out: list[ModelChunk], *, st
 
 
 def _mapping(v: Any) -> dict[str, Any] | None:
-    return cast(dict[str, Any], v) if isinstance(v, dict) else None
+    return cast("dict[str, Any]", v) if isinstance(v, dict) else None
 
 
 class _Parser(NativeParser):

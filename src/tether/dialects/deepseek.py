@@ -62,7 +62,7 @@ class _Call:
             out.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, text)
             return
         repairs = [r for r in parsed.repairs if r.kind != "code_fence"]  # the V3 format fences by design
-        out.call(name, cast(dict[str, Any], value), span, [*extra, *repairs])
+        out.call(name, cast("dict[str, Any]", value), span, [*extra, *repairs])
 
 
 # R1 writes the section's begin token in several spellings; its calls may lack their own begin token.

@@ -290,7 +290,7 @@ class _HunyuanCalls:
             if v is not None and (not v.ok or not isinstance(value, dict)):
                 out.fail(f"arguments of {name} are not a JSON object", span, part)
                 continue
-            out.call(name, cast(dict[str, Any], value), span, v.repairs if v is not None else [])
+            out.call(name, cast("dict[str, Any]", value), span, v.repairs if v is not None else [])
 
 
 class HunyuanA13b(Dialect):

@@ -49,7 +49,7 @@ def _emit(out: Emitter, name: str, rest: str, span: tuple[int, int], complete: b
     v = parse_value(rest, i)
     value: Any = v.value
     if v.ok and isinstance(value, dict) and not rest[v.end :].strip():
-        out.call(name, cast(dict[str, Any], value), span, [*repairs, *v.repairs])
+        out.call(name, cast("dict[str, Any]", value), span, [*repairs, *v.repairs])
     elif name in _PYTHON:
         out.call(name, {_code_argument(out.tools, name): rest.strip()}, span, repairs)
     else:

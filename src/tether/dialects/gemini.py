@@ -18,7 +18,7 @@ __all__ = ["Gemini"]
 
 
 def _d(v: Any) -> dict[str, Any]:
-    return cast(dict[str, Any], v) if isinstance(v, dict) else {}
+    return cast("dict[str, Any]", v) if isinstance(v, dict) else {}
 
 
 def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
@@ -26,10 +26,10 @@ def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
     streams: each `functionCall` part is a whole call."""
     out: list[ModelChunk] = []
     if isinstance(event.get("candidates"), list):
-        for cand in cast(list[Any], event["candidates"])[:1]:  # the first candidate is the reply
+        for cand in cast("list[Any]", event["candidates"])[:1]:  # the first candidate is the reply
             out += _read(_d(_d(cand).get("content")))
     elif isinstance(event.get("parts"), list):
-        for part in cast(list[Any], event["parts"]):
+        for part in cast("list[Any]", event["parts"]):
             _part(_d(part), out)
     elif "functionCall" in event or "text" in event:
         _part(dict(event), out)
@@ -39,14 +39,14 @@ def _read(event: Mapping[str, Any]) -> list[ModelChunk]:
 def _part(part: dict[str, Any], out: list[ModelChunk]) -> None:
     fc = part.get("functionCall") or part.get("function_call")
     if isinstance(fc, dict):
-        f = cast(dict[str, Any], fc)
+        f = cast("dict[str, Any]", fc)
         call_id, name, args = f.get("id"), f.get("name"), f.get("args")
         out.append(
             ToolCallDone(
                 "part",  # whole, so done at once: the next call may use the same key
                 call_id if isinstance(call_id, str) and call_id else None,
                 name if isinstance(name, str) and name else None,
-                cast(dict[str, Any], args) if isinstance(args, dict) else {},
+                cast("dict[str, Any]", args) if isinstance(args, dict) else {},
             )
         )
     elif isinstance(part.get("text"), str):

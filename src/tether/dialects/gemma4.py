@@ -47,10 +47,10 @@ def _unquote(body: str) -> str:
 def _gemma_value(value: Any) -> str:
     """A value as Gemma 4 writes it: bare keys, strings between `<|"|>` marks, the rest JSON-like."""
     if isinstance(value, dict):
-        items = cast(dict[str, Any], value).items()
+        items = cast("dict[str, Any]", value).items()
         return "{" + ",".join(f"{k}:{_gemma_value(v)}" for k, v in items) + "}"
     if isinstance(value, list):
-        return "[" + ",".join(_gemma_value(v) for v in cast(list[Any], value)) + "]"
+        return "[" + ",".join(_gemma_value(v) for v in cast("list[Any]", value)) + "]"
     if isinstance(value, str):
         return QUOTE + value + QUOTE
     return json_text(value)
@@ -77,7 +77,7 @@ class _GemmaCalls:
                 out.fail(f"arguments of {m.group(1)} are not an object: {v.error}", span, text)
                 return
             found = True
-            out.call(m.group(1), cast(dict[str, Any], value), span, [*extra, *v.repairs])
+            out.call(m.group(1), cast("dict[str, Any]", value), span, [*extra, *v.repairs])
             pos = v.end
         if not found:
             out.fail("a tool call with no call:name{...}", span, text)

@@ -159,7 +159,7 @@ class _Parser(RegionParser):
             return
         self._emit.call(
             name,
-            cast(dict[str, Any], value),
+            cast("dict[str, Any]", value),
             span,
             [*repairs, *(parsed.repairs if parsed else [])],
             call_id=self._call_id,

@@ -156,12 +156,12 @@ class _Envelope:
         if not complete and not any(r.kind == "unbalanced_brackets" for r in repairs):
             repairs.append(Repair(kind="unterminated", message="the closing code fence is missing"))
         value: Any = parsed.value
-        items: Any = cast(dict[str, Any], value).get("toolCalls") if isinstance(value, dict) else value
+        items: Any = cast("dict[str, Any]", value).get("toolCalls") if isinstance(value, dict) else value
         if not isinstance(items, list):
             out.fail("toolCalls must be a list of calls", span, body)
             return
         scopes = RepairScopes(repairs, "$.toolCalls")
-        for n, item in enumerate(cast(list[Any], items)[read:], read):
+        for n, item in enumerate(cast("list[Any]", items)[read:], read):
             _one(out, item, n, span, scopes.scope(f"$.toolCalls[{n}]", f"$.toolCalls[{n}].parameters"))
 
 
@@ -196,7 +196,7 @@ def _one(out: Emitter, item: Any, n: int, span: tuple[int, int], repairs: list[R
     if not isinstance(item, dict):
         out.fail(f"toolCalls[{n}] must be an object", span, raw)
         return
-    call = cast(dict[str, Any], item)
+    call = cast("dict[str, Any]", item)
     name = call.get("type")
     if not isinstance(name, str) or not name:
         out.fail(f"toolCalls[{n}] needs a string 'type' (the tool's name)", span, raw)
@@ -222,7 +222,7 @@ def _one(out: Emitter, item: Any, n: int, span: tuple[int, int], repairs: list[R
     operation = call.get("operation")
     out.call(
         name,
-        cast(dict[str, Any], params),
+        cast("dict[str, Any]", params),
         span,
         [*repairs, *own],
         call_id=call_id if isinstance(call_id, str) and call_id else None,
@@ -253,10 +253,10 @@ class ToolCallsJson(Dialect):
             "Tools (type: description; parameters as JSON Schema properties, * = required):",
         ]
         for spec in tools.specs.values():
-            props = cast(dict[str, Any], spec.input_schema.get("properties") or {})
-            required = set(cast(list[str], spec.input_schema.get("required") or []))
+            props = cast("dict[str, Any]", spec.input_schema.get("properties") or {})
+            required = set(cast("list[str]", spec.input_schema.get("required") or []))
             params = ", ".join(
-                f"{k}{'*' if k in required else ''}: {cast(dict[str, Any], v).get('type', 'any')}"
+                f"{k}{'*' if k in required else ''}: {cast('dict[str, Any]', v).get('type', 'any')}"
                 for k, v in props.items()
             )
             lines.append(f"- {spec.name}: {spec.description.strip()} ({params})")

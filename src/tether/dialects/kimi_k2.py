@@ -45,7 +45,7 @@ class _KimiCall:
         if not parsed.ok or not isinstance(value, dict):
             out.fail(f"arguments of {name} are not a JSON object: {parsed.error}", span, text)
             return
-        args = cast(dict[str, Any], value)
+        args = cast("dict[str, Any]", value)
         if name.isdigit():  # a bare counter: the tool is the one whose parameters fit the arguments
             fits = [
                 s.name

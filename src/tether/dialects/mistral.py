@@ -69,7 +69,7 @@ class _MistralCalls:
             if not v.ok or not isinstance(value, dict):
                 out.fail(f"arguments of {m.group(1)} are not a JSON object: {v.error}", span, seg[pos:])
                 return
-            out.call(m.group(1), cast(dict[str, Any], value), span, v.repairs, call_id=m.group(2) or None)
+            out.call(m.group(1), cast("dict[str, Any]", value), span, v.repairs, call_id=m.group(2) or None)
             pos = skip_ws(seg, v.end)
             if seg.startswith("</s>", pos):
                 break

@@ -32,11 +32,11 @@ __all__ = ["OpenAI"]
 
 
 def _d(v: Any) -> dict[str, Any]:
-    return cast(dict[str, Any], v) if isinstance(v, dict) else {}
+    return cast("dict[str, Any]", v) if isinstance(v, dict) else {}
 
 
 def _l(v: Any) -> list[Any]:
-    return cast(list[Any], v) if isinstance(v, list) else []
+    return cast("list[Any]", v) if isinstance(v, list) else []
 
 
 def _s(v: Any) -> str | None:
@@ -92,7 +92,7 @@ def _message(m: dict[str, Any], out: list[ModelChunk]) -> None:
         t = _d(tc)
         fn = _d(t.get("function"))
         args = fn.get("arguments")
-        whole = cast(str | dict[str, Any], args) if isinstance(args, str | dict) else None
+        whole = cast("str | dict[str, Any]", args) if isinstance(args, str | dict) else None
         out.append(ToolCallDone(f"message:{n}", _s(t.get("id")), _s(fn.get("name")), whole))
     out.append(Finish())  # a whole message: every call in it is complete
 

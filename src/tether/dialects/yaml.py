@@ -60,13 +60,13 @@ class _YamlCalls:
         except Exception as e:  # PyYAML raises many error types (and RecursionError) on bad input
             out.fail(f"invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}", span, doc)
             return
-        items = cast(list[Any], value) if isinstance(value, list) else [value]
+        items = cast("list[Any]", value) if isinstance(value, list) else [value]
         notes = _comments(doc)
         for item in items:
             if not isinstance(item, dict):
                 out.fail("a tool call is a mapping with type, tool and args", span, doc)
                 continue
-            call = cast(dict[str, Any], item)
+            call = cast("dict[str, Any]", item)
             name = call.get("tool") or call.get("name")
             if call.get("type", "tool_call") != "tool_call" or not isinstance(name, str) or not name:
                 out.fail("a tool call needs `type: tool_call` and a `tool` name", span, doc)
@@ -94,9 +94,9 @@ class _YamlCalls:
 def _jsonable(value: Any) -> Any:
     """YAML may produce dates and other non-JSON scalars; tool arguments are JSON, so those become text."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in cast(dict[Any, Any], value).items()}
+        return {str(k): _jsonable(v) for k, v in cast("dict[Any, Any]", value).items()}
     if isinstance(value, list):
-        return [_jsonable(v) for v in cast(list[Any], value)]
+        return [_jsonable(v) for v in cast("list[Any]", value)]
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)
@@ -116,10 +116,10 @@ class Yaml(Dialect):
         catalog: dict[str, Any] = {}
         for s in tools.specs.values():
             entry: dict[str, Any] = {"description": s.description} if s.description else {}
-            props = cast(dict[str, Any], s.input_schema.get("properties") or {})
-            required = set(cast(list[str], s.input_schema.get("required") or []))
+            props = cast("dict[str, Any]", s.input_schema.get("properties") or {})
+            required = set(cast("list[str]", s.input_schema.get("required") or []))
             entry["args"] = {
-                k + ("" if k in required else "?"): cast(dict[str, Any], v).get("type", "any")
+                k + ("" if k in required else "?"): cast("dict[str, Any]", v).get("type", "any")
                 for k, v in props.items()
             }
             catalog[s.name] = entry

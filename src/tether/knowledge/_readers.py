@@ -90,7 +90,7 @@ def _front_matter(text: str) -> Document:
         loaded = {}
     if not isinstance(loaded, dict):
         raise Unreadable("its front matter must be a YAML mapping (key: value lines between --- lines)")
-    mapping = cast(dict[Any, Any], loaded)
+    mapping = cast("dict[Any, Any]", loaded)
     return Document(text[match.end() :], {f"file_{key}": _as_text(value) for key, value in mapping.items()})
 
 
@@ -98,8 +98,8 @@ def _as_text(value: Any) -> str:
     """Seed 004's front-matter fields are strings: lists become `a, b`, dates ISO 8601, the rest JSON."""
     if isinstance(value, str):
         return value
-    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in cast(list[Any], value)):
-        return ", ".join(str(v) for v in cast(list[Any], value))
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in cast("list[Any]", value)):
+        return ", ".join(str(v) for v in cast("list[Any]", value))
     if isinstance(value, dt.date):
         return value.isoformat()
     return json.dumps(value, default=str)

@@ -148,7 +148,7 @@ class AgentRun:
         agent, conversation = self.agent, self.conversation
         conversation.messages = [self.system_message, *history]
         self.calls.begin(conversation.turns() if history else 0)
-        mode = cast(Mode, agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt or "")
+        mode = cast("Mode", agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt or "")
         self.events.hold = mode == "act_first"
         await self.events.emit(_wire.chain_start(self.run_id))
         unanswered = conversation.unanswered() if history else None  # (a new conversation owes nothing)

@@ -79,7 +79,7 @@ def call_result(envelope: OkEnvelope | NeedsEnvelope | ErrorEnvelope) -> types.C
     if isinstance(envelope, OkEnvelope):
         data: Any = pydantic_core.to_jsonable_python(envelope.data, fallback=repr)
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-        structured = cast(dict[str, Any], data) if isinstance(data, dict) else None
+        structured = cast("dict[str, Any]", data) if isinstance(data, dict) else None
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)], structured_content=structured
         )

@@ -36,7 +36,7 @@ def check_url(url: str) -> None:
 def first_failure(error: BaseException) -> BaseException:
     """The first real failure inside the exception groups of the SDK's task groups."""
     while isinstance(error, BaseExceptionGroup):
-        group = cast(BaseExceptionGroup[BaseException], error)
+        group = cast("BaseExceptionGroup[BaseException]", error)
         error = group.exceptions[0]
     return error
 

@@ -84,7 +84,7 @@ class AnthropicModel(Model):
         import anthropic
 
         # one call for every SDK version: the overloads' `Omit`/`NotGiven` sentinels changed over time
-        create = cast(_Create, self.client.messages.create)
+        create = cast("_Create", self.client.messages.create)
         try:
             stream = await create(**params)
             events = 0
@@ -92,7 +92,7 @@ class AnthropicModel(Model):
             try:
                 async for event in stream:
                     events += 1
-                    for typed in read(cast(dict[str, Any], event.model_dump(exclude_none=True))):
+                    for typed in read(cast("dict[str, Any]", event.model_dump(exclude_none=True))):
                         yield typed
             finally:
                 await stream.close()  # release the connection when the turn is cancelled midway

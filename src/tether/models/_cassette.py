@@ -83,17 +83,19 @@ def load_cassette(path: Path) -> tuple[dict[str, Any], ScriptedModel]:
         ]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise UserError(f"Cannot read cassette {path}: {e}") from e
-    version = cast(dict[str, Any], lines[0]).get("cassette") if lines and isinstance(lines[0], dict) else None
+    version = (
+        cast("dict[str, Any]", lines[0]).get("cassette") if lines and isinstance(lines[0], dict) else None
+    )
     if version not in (1, 2):
         raise UserError(
             f"{path} is not a tether cassette (its first line should be a header with cassette: 2, or 1)."
         )
-    header = cast(dict[str, Any], lines[0])
+    header = cast("dict[str, Any]", lines[0])
     for key, kind in _HEADER_TYPES.items():
         value = header.get(key)
         if key in header and not isinstance(value, kind):
             raise UserError(f"{path}: the header's {key!r} should be a {_named(kind)}, not {value!r}.")
-        if isinstance(value, list) and not all(isinstance(v, str) for v in cast(list[Any], value)):
+        if isinstance(value, list) and not all(isinstance(v, str) for v in cast("list[Any]", value)):
             raise UserError(f"{path}: the header's {key!r} should be a list of strings, not {value!r}.")
     return header, ScriptedModel(
         [_chunks(path, n, turn, version) for n, turn in enumerate(lines[1:], 2)],
@@ -119,17 +121,17 @@ def _recorded(chunk: ModelChunk) -> Any:
 def _chunks(path: Path, line: int, turn: Any, version: int) -> list[Any]:
     """A turn's chunks as the scripted model takes them: text, typed events, or (version 1) provider JSON,
     which the scripted model reads through its native dialect."""
-    chunks = cast(dict[str, Any], turn).get("chunks") if isinstance(turn, dict) else None
-    if not isinstance(chunks, list) or not all(isinstance(c, str | dict) for c in cast(list[Any], chunks)):
+    chunks = cast("dict[str, Any]", turn).get("chunks") if isinstance(turn, dict) else None
+    if not isinstance(chunks, list) or not all(isinstance(c, str | dict) for c in cast("list[Any]", chunks)):
         raise UserError(
             f"{path}:{line} is not a recorded model turn: a JSON object whose `chunks` is a list of text "
             "or recorded events."
         )
     if version == 1:
-        return cast(list[Any], chunks)
+        return cast("list[Any]", chunks)
     return [
-        c if isinstance(c, str) else _event(path, line, cast(dict[str, Any], c))
-        for c in cast(list[Any], chunks)
+        c if isinstance(c, str) else _event(path, line, cast("dict[str, Any]", c))
+        for c in cast("list[Any]", chunks)
     ]
 
 

@@ -38,7 +38,7 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None
         if type(item) is dict and not calls:  # the usual provider JSON object (no ABC check)
             if read is None:
                 read = _reader(native)
-            chunks += read(cast(_ProviderJson, item))
+            chunks += read(cast("_ProviderJson", item))
             continue
         if isinstance(item, ToolCall):
             calls.append(item)
@@ -49,8 +49,8 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None
         if isinstance(item, str):
             chunks.append(TextChunk(item))
         elif isinstance(item, Mapping):
-            chunks += _reader(native)(cast(_ProviderJson, item))
-        elif cast(object, item) is not None:  # a None in a scripted turn is skipped, as it always was
+            chunks += _reader(native)(cast("_ProviderJson", item))
+        elif cast("object", item) is not None:  # a None in a scripted turn is skipped, as it always was
             chunks.append(item)
     if calls:
         chunks += _written(calls, chunk_size, dialect, native)

@@ -252,7 +252,7 @@ def check_fields(data: Any, model: type[BaseModel], where: str) -> None:
 
 def _walk(data: Any, annotation: Any, path: str, found: list[str]) -> None:
     if isinstance(data, dict):
-        data = cast(dict[Any, Any], data)
+        data = cast("dict[Any, Any]", data)
         if (model := _model_in(annotation)) is not None:
             fields = model.model_fields
             for key, value in data.items():
@@ -266,7 +266,7 @@ def _walk(data: Any, annotation: Any, path: str, found: list[str]) -> None:
             for key, value in data.items():
                 _walk(value, values[1], _join(path, key), found)
     elif isinstance(data, list) and (items := _args_of(annotation, list)) is not None:
-        for i, value in enumerate(cast(list[Any], data)):
+        for i, value in enumerate(cast("list[Any]", data)):
             _walk(value, items[0], f"{path}[{i}]", found)
 
 

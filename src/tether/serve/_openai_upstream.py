@@ -133,9 +133,9 @@ class UpstreamStream:
         try:
             parsed: Any = json.loads(raw)
             if isinstance(parsed, dict) and isinstance(
-                error := cast(dict[str, Any], parsed).get("error"), dict
+                error := cast("dict[str, Any]", parsed).get("error"), dict
             ):
-                message = str(cast(dict[str, Any], error).get("message", raw))
+                message = str(cast("dict[str, Any]", error).get("message", raw))
         except ValueError:
             pass
         # the client's request may be at fault (context too long, a bad parameter): say so with the same status;
@@ -162,19 +162,19 @@ def _piece(where: str, data: str) -> Piece:
         raise _garbage(where, f"streamed an event that is not JSON: {data[:200]!r}") from None
     if not isinstance(parsed, dict):
         raise _garbage(where, f"streamed {type(parsed).__name__} where a chunk object belongs")
-    obj = cast(dict[str, Any], parsed)
+    obj = cast("dict[str, Any]", parsed)
     if isinstance(error := obj.get("error"), dict):
-        message = cast(dict[str, Any], error).get("message", "no message")
+        message = cast("dict[str, Any]", error).get("message", "no message")
         raise ApiError(
             502, f"{where} failed mid-stream: {message}", type="upstream_error", code="upstream_error"
         )
     piece = Piece(usage=obj.get("usage") if isinstance(obj.get("usage"), dict) else None)
     choices = obj.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choice := cast(list[Any], choices)[0], dict):
-        choice = cast(dict[str, Any], choice)
+    if isinstance(choices, list) and choices and isinstance(choice := cast("list[Any]", choices)[0], dict):
+        choice = cast("dict[str, Any]", choice)
         delta: Any = choice.get("delta")
         if isinstance(delta, dict):
-            delta = cast(dict[str, Any], delta)
+            delta = cast("dict[str, Any]", delta)
             if isinstance(text := delta.get("content"), str):
                 piece.text = text
             reasoning = delta.get("reasoning_content", delta.get("reasoning"))

@@ -102,13 +102,13 @@ def request_schema() -> dict[str, Any]:
 
     def inline(node: Any) -> Any:
         if isinstance(node, dict):
-            node = cast(dict[str, Any], node)
+            node = cast("dict[str, Any]", node)
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
                 return inline(defs[ref.removeprefix("#/$defs/")])
             return {k: inline(v) for k, v in node.items()}
         if isinstance(node, list):
-            return [inline(v) for v in cast(list[Any], node)]
+            return [inline(v) for v in cast("list[Any]", node)]
         return node
 
     return inline(schema)

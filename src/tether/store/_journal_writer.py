@@ -84,7 +84,7 @@ class JournalWriter:
     async def claim(self, intent: JournalEntry, take: RateToken | None = None) -> Lookup:
         """`Journal.claim`, with the rate-limit token `take` in the same transaction (`RateLimited` without)."""
         if self._write_batch is not None and self.calls > 1:
-            return cast(Lookup, _raised(await self._grouped(Write(intent, claim=True, take=take))))
+            return cast("Lookup", _raised(await self._grouped(Write(intent, claim=True, take=take))))
         if self._inline:  # the usual case first, as `_single` does it: no coroutine, no `Write`
             try:
                 if take is None:
@@ -97,12 +97,12 @@ class JournalWriter:
                 return await self._claim_async(intent, take=take, connect=False)
             except WouldWait:
                 pass
-        return cast(Lookup, await self._blocking(Write(intent, claim=True, take=take)))
+        return cast("Lookup", await self._blocking(Write(intent, claim=True, take=take)))
 
     async def append(self, entry: JournalEntry, take: RateToken | None = None) -> JournalEntry:
         """`Journal.append`, with the rate-limit token `take` in the same transaction (`RateLimited` without)."""
         if self._write_batch is not None and self.calls > 1:
-            return cast(JournalEntry, _raised(await self._grouped(Write(entry, take=take))))
+            return cast("JournalEntry", _raised(await self._grouped(Write(entry, take=take))))
         if self._inline:  # the usual case first, as `_single` does it: no coroutine, no `Write`
             try:
                 if take is None:
@@ -115,7 +115,7 @@ class JournalWriter:
                 return await self._append_async(entry, take=take, connect=False)
             except WouldWait:
                 pass
-        return cast(JournalEntry, await self._blocking(Write(entry, take=take)))
+        return cast("JournalEntry", await self._blocking(Write(entry, take=take)))
 
     async def offload(self, function: Callable[..., T], *args: Any) -> T:
         """`function(*args)` of the journal: in a worker thread if it blocks."""

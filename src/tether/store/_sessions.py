@@ -36,7 +36,7 @@ _messages = Table(
     Column("created_at", Float, nullable=False),
 )
 _SESSION_LOCK = text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))")
-_MESSAGE: TypeAdapter[Any] = TypeAdapter(cast(Any, Message))  # pyright reads the union alias as a value
+_MESSAGE: TypeAdapter[Any] = TypeAdapter(cast("Any", Message))  # pyright reads the union alias as a value
 
 
 class SessionStore:

@@ -62,10 +62,10 @@ def _clean(value: Any, depth: int) -> Any:
     if depth >= _MAX_DEPTH:
         return f"(nested more than {_MAX_DEPTH} levels deep: left out)"
     if isinstance(value, dict):
-        items = cast(dict[Any, Any], value).items()
+        items = cast("dict[Any, Any]", value).items()
         return {storable_text(k if isinstance(k, str) else str(k)): _clean(v, depth + 1) for k, v in items}
     if isinstance(value, list | tuple):
-        return [_clean(v, depth + 1) for v in cast(list[Any], value)]
+        return [_clean(v, depth + 1) for v in cast("list[Any]", value)]
     return storable_text(repr(value))
 
 

@@ -66,7 +66,7 @@ def bind(spec: ToolSpec, *, base: Path, workspace: Path | None, source: str = "Y
                 # imported on use: the MCP SDK is an optional extra
                 from tether.tools._mcp_binding import mcp_function
 
-                return Tool(spec, mcp_function(spec, cast(dict[str, Any], value), where))
+                return Tool(spec, mcp_function(spec, cast("dict[str, Any]", value), where))
             return Tool(spec, _mcp_unavailable(spec.name, value))
 
 

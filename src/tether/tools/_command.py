@@ -70,12 +70,12 @@ class CommandTemplate:
                 f'{where}: command must be a list of arguments, not a shell line: e.g. [wc, -w, --, "{{path}}"]. '
                 "No shell runs it; each element is one argument."
             )
-        elements = cast(list[Any], template) if isinstance(template, list) else []
+        elements = cast("list[Any]", template) if isinstance(template, list) else []
         if not elements or not all(isinstance(e, str) for e in elements):
             raise UserError(f"{where}: command must be a non-empty list of strings, not {template!r}.")
         self.parts: list[list[str]] = [_parse(str(element), where) for element in elements]
         self.defaults: dict[str, Any] = {
-            name: cast(dict[str, Any], p).get("default")
+            name: cast("dict[str, Any]", p).get("default")
             for name, p in properties.items()
             if isinstance(p, dict)
         }

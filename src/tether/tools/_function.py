@@ -201,7 +201,7 @@ def _describe(
             if extra_items is None
             else TypedDict(name, fields, extra_items=extra_items)  # pyright: ignore[reportArgumentType]
         )
-        adapter = cast(TypeAdapter[dict[str, Any]], TypeAdapter(arguments))
+        adapter = cast("TypeAdapter[dict[str, Any]]", TypeAdapter(arguments))
         schema = adapter.json_schema(schema_generator=_ToolSchema)
     except (PydanticUserError, PydanticSchemaGenerationError, TypeError) as e:
         raise UserError(f"{where}: a parameter's type cannot be described as JSON Schema: {e}") from e

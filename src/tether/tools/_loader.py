@@ -41,13 +41,13 @@ def as_toolset(tools: ToolsLike) -> AbstractToolset:
     if isinstance(tools, AbstractToolset):
         return tools
     if isinstance(tools, Tool | ToolSpec) or (callable(tools) and not isinstance(tools, type)):
-        return Toolset(cast(Any, tools))
+        return Toolset(cast("Any", tools))
     if isinstance(tools, Mapping):
         return Toolset(*specs_from_json(tools))
     if isinstance(tools, str | bytes):
         raise UserError("Tools given as a string: use load_tools(path) for a file, or pass parsed JSON.")
     items: list[Any] = []
-    for item in cast(Iterable[Any], tools):
+    for item in cast("Iterable[Any]", tools):
         if isinstance(item, Mapping):
             items.extend(specs_from_json(item))
         elif isinstance(item, AbstractToolset):
@@ -137,7 +137,7 @@ def _tools_in(module: ModuleType, source: str) -> Toolset:
     found: list[Tool[..., Any]] = []
     for value in vars(module).values():
         if isinstance(value, Tool):
-            found.append(cast(Tool[..., Any], value))
+            found.append(cast("Tool[..., Any]", value))
         elif isinstance(value, AbstractToolset):
             found.extend(value.tools().values())
     unique = list({id(t): t for t in found}.values())

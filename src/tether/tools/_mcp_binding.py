@@ -30,7 +30,7 @@ def mcp_function(spec: ToolSpec, entry: dict[str, Any], where: str) -> Callable[
             f"tool (the server's name for it), env and transport (http or sse); got {sorted(entry)}."
         )
     remote = str(entry.get("tool", spec.name))
-    env: dict[str, str] = {str(k): str(v) for k, v in cast(dict[Any, Any], entry.get("env") or {}).items()}
+    env: dict[str, str] = {str(k): str(v) for k, v in cast("dict[Any, Any]", entry.get("env") or {}).items()}
     key = (transport, str(command or url), repr(sorted(env.items())))
 
     async def forward(**arguments: Any) -> Any:

@@ -134,7 +134,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> ToolSpec:
         return from_mcp(d)
     if "input_schema" in d:
         schema: Any = d["input_schema"]
-        declares_why = isinstance(schema, dict) and "why" in cast(dict[str, Any], schema).get(
+        declares_why = isinstance(schema, dict) and "why" in cast("dict[str, Any]", schema).get(
             "properties", {}
         )
         moollm = bool(_MOOLLM_KEYS & set(d)) or declares_why
@@ -153,9 +153,9 @@ def specs_from_json(data: Any) -> list[ToolSpec]:
     """Every tool in parsed JSON: one definition, a list, `{"tools": [...]}` (MCP, OpenAI requests) or
     `{"functionDeclarations": [...]}` (Gemini)."""
     if isinstance(data, list):
-        return [spec for item in cast(list[Any], data) for spec in specs_from_json(item)]
+        return [spec for item in cast("list[Any]", data) for spec in specs_from_json(item)]
     if isinstance(data, dict):
-        obj = cast(dict[str, Any], data)
+        obj = cast("dict[str, Any]", data)
         for key in ("tools", "functionDeclarations", "function_declarations"):
             if isinstance(obj.get(key), list) and "name" not in obj:
                 return specs_from_json(obj[key])

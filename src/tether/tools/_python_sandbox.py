@@ -150,7 +150,7 @@ def _answer(stdout: str, stderr: str, exit_code: int) -> Any:
         ) from None
     if not isinstance(answer, dict):
         raise ToolCrashed("ProtocolError", f"the tool's sandboxed interpreter replied {stdout[:200]!r}")
-    reply = cast(dict[str, Any], answer)
+    reply = cast("dict[str, Any]", answer)
     if "ok" in reply:
         return reply["ok"]
     if "tool_error" in reply:
@@ -159,6 +159,6 @@ def _answer(stdout: str, stderr: str, exit_code: int) -> Any:
     if "needs" in reply:
         needs: Any = reply["needs"]
         raise NeedsInput(
-            **(cast(dict[str, Any], needs) if isinstance(needs, dict) and needs else {"input": True})
+            **(cast("dict[str, Any]", needs) if isinstance(needs, dict) and needs else {"input": True})
         )
     raise ToolCrashed(str(reply.get("raised")), str(reply.get("traceback")))

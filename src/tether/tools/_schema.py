@@ -38,7 +38,7 @@ _SCHEMA_VALUES = ("items", "additionalProperties", "not", "contains", "if", "the
 
 def normalize_schema(schema: Any, *, where: str = "schema") -> JsonSchema:
     """Any of the type vocabularies tether reads, as JSON Schema; raises `UserError` on what it cannot map."""
-    return cast(JsonSchema, _normalize(copy.deepcopy(schema), where))
+    return cast("JsonSchema", _normalize(copy.deepcopy(schema), where))
 
 
 def _normalize(node: Any, where: str) -> Any:
@@ -46,7 +46,7 @@ def _normalize(node: Any, where: str) -> Any:
         return _shorthand(node, where)
     if not isinstance(node, dict):
         raise UserError(f"{where}: expected a schema object, got {type(node).__name__} {node!r}.")
-    schema = cast(dict[str, Any], node)
+    schema = cast("dict[str, Any]", node)
     kind = schema.get("type")
     if isinstance(kind, str):
         if kind.lower() in _TYPE_NAMES and kind not in _TYPE_NAMES:
@@ -61,7 +61,7 @@ def _normalize(node: Any, where: str) -> Any:
         else:
             schema["type"] = mapped
     elif isinstance(kind, list):
-        schema["type"] = [_TYPE_NAMES.get(str(k)) or str(k) for k in cast(list[Any], kind)]
+        schema["type"] = [_TYPE_NAMES.get(str(k)) or str(k) for k in cast("list[Any]", kind)]
     if schema.pop("nullable", False) is True and isinstance(schema.get("type"), str):
         schema["type"] = [schema["type"], "null"]
     for key in _SCHEMA_MAPS:
@@ -109,13 +109,13 @@ def model_schema(spec: ToolSpec) -> JsonSchema:
 
 def strict_schema(schema: JsonSchema) -> JsonSchema:
     """OpenAI strict mode: every object closed, every property required, optional ones nullable."""
-    return cast(JsonSchema, _strict(_inline_refs(schema)))
+    return cast("JsonSchema", _strict(_inline_refs(schema)))
 
 
 def _strict(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
-    out = {k: v for k, v in cast(dict[str, Any], node).items() if k not in ("default", "$schema", "title")}
+    out = {k: v for k, v in cast("dict[str, Any]", node).items() if k not in ("default", "$schema", "title")}
     for key in _SCHEMA_LISTS:
         if isinstance(out.get(key), list):
             out[key] = [_strict(v) for v in out[key]]
@@ -144,7 +144,7 @@ def _nullable(schema: JsonSchema) -> JsonSchema:
 
 def gemini_schema(schema: JsonSchema) -> JsonSchema:
     """Gemini's OpenAPI subset: refs inlined, upper-case types, `nullable`, no `additionalProperties`."""
-    return cast(JsonSchema, _gemini(_inline_refs(schema)))
+    return cast("JsonSchema", _gemini(_inline_refs(schema)))
 
 
 _GEMINI_KEYS = frozenset(
@@ -157,22 +157,22 @@ _GEMINI_KEYS = frozenset(
 def _gemini(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
-    src = cast(dict[str, Any], node)
+    src = cast("dict[str, Any]", node)
     out: dict[str, Any] = {}
     if "const" in src:
         out["enum"] = [src["const"]]
     kind = src.get("type")
     if isinstance(kind, list):
-        kinds = [k for k in cast(list[str], kind) if k != "null"]
-        if len(kinds) < len(cast(list[str], kind)):
+        kinds = [k for k in cast("list[str]", kind) if k != "null"]
+        if len(kinds) < len(cast("list[str]", kind)):
             out["nullable"] = True
         kind = kinds[0] if len(kinds) == 1 else None
         if kind is None and kinds:
             out["anyOf"] = [{"type": k.upper()} for k in kinds]
     any_of = src.get("anyOf")
     if isinstance(any_of, list):
-        options = [o for o in cast(list[Any], any_of) if o != {"type": "null"}]
-        if len(options) < len(cast(list[Any], any_of)):
+        options = [o for o in cast("list[Any]", any_of) if o != {"type": "null"}]
+        if len(options) < len(cast("list[Any]", any_of)):
             out["nullable"] = True
         if len(options) == 1:
             return {
@@ -185,7 +185,7 @@ def _gemini(node: Any) -> Any:
         if key in ("type", "anyOf") or key not in _GEMINI_KEYS:
             continue
         if key == "properties":
-            out[key] = {name: _gemini(sub) for name, sub in cast(dict[str, Any], value).items()}
+            out[key] = {name: _gemini(sub) for name, sub in cast("dict[str, Any]", value).items()}
         elif key == "items":
             out[key] = _gemini(value)
         else:
@@ -203,10 +203,10 @@ def _inline_refs(schema: JsonSchema) -> JsonSchema:
 
     def resolve(node: Any, seen: tuple[str, ...]) -> Any:
         if isinstance(node, list):
-            return [resolve(v, seen) for v in cast(list[Any], node)]
+            return [resolve(v, seen) for v in cast("list[Any]", node)]
         if not isinstance(node, dict):
             return node
-        obj = cast(dict[str, Any], node)
+        obj = cast("dict[str, Any]", node)
         ref = obj.get("$ref")
         if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
             name = ref.rsplit("/", 1)[1]
@@ -216,4 +216,4 @@ def _inline_refs(schema: JsonSchema) -> JsonSchema:
             return resolve(target, (*seen, name))
         return {k: resolve(v, seen) for k, v in obj.items() if k not in ("$defs", "definitions")}
 
-    return cast(JsonSchema, resolve(schema, ()))
+    return cast("JsonSchema", resolve(schema, ()))

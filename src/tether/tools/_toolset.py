@@ -139,7 +139,7 @@ class Toolset(AbstractToolset):
 
 def _as_tool(item: AnyTool | ToolSpec | Callable[..., Any]) -> AnyTool:
     if isinstance(item, Tool):
-        return cast(AnyTool, item)
+        return cast("AnyTool", item)
     if isinstance(item, ToolSpec):
         return Tool(item)
     if callable(item):

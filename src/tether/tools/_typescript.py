@@ -338,7 +338,7 @@ def _example(text: str, name: str, order: list[str], where: str) -> ToolExample:
         )
     arguments: dict[str, Any] = dict(zip(order, call.args, strict=False))
     if len(call.args) == 1 and len(order) != 1 and isinstance(call.args[0], dict):
-        arguments = cast(dict[str, Any], call.args[0])  # seed 003 also writes calls as fn({a: 1, b: 2})
+        arguments = cast("dict[str, Any]", call.args[0])  # seed 003 also writes calls as fn({a: 1, b: 2})
     output: Any = None
     if output_text.strip():
         parsed = _js_call(f"f({output_text.strip()})")

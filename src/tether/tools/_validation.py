@@ -166,12 +166,12 @@ def _compile(schema_json: str) -> Callable[[Any], Any]:
 
 def _keyword(error: ValidationError) -> str:
     """The JSON Schema keyword that failed, e.g. `type` (typed loosely by jsonschema)."""
-    return cast(str, error.validator)
+    return cast("str", error.validator)
 
 
 def _expected(error: ValidationError) -> Any:
     """The failed keyword's value in the schema, e.g. `["c", "f"]` for an `enum`."""
-    return cast(Any, error.validator_value)
+    return cast("Any", error.validator_value)
 
 
 # ------------------------------------------------------------------------------------------- coercions
@@ -255,7 +255,7 @@ def _known_names(schema: JsonSchema) -> frozenset[str] | None:
         return None
     if any(k in schema for k in ("allOf", "anyOf", "oneOf", "$ref", "if", "dependentSchemas")):
         return None
-    return frozenset(cast(dict[str, Any], properties))
+    return frozenset(cast("dict[str, Any]", properties))
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +279,7 @@ def _shape(schema: Any, root: JsonSchema, depth: int, refs: dict[tuple[str, int]
     definition met again at the same depth is the same shape, so a recursive model stays small."""
     if not isinstance(schema, dict) or depth > _MAX_SHAPE_DEPTH:
         return _ANY
-    node = cast(dict[str, Any], schema)
+    node = cast("dict[str, Any]", schema)
     ref = node.get("$ref")
     if isinstance(ref, str) and len(node) == 1:  # a bare reference, as pydantic writes a nested model
         if (ref, depth) not in refs:
@@ -288,7 +288,7 @@ def _shape(schema: Any, root: JsonSchema, depth: int, refs: dict[tuple[str, int]
         return refs[ref, depth]
     branches = node.get("anyOf", node.get("oneOf"))
     if isinstance(branches, list):  # `X | None`, as pydantic writes an optional field: the shape of X
-        kept = [b for b in cast(list[Any], branches) if b != {"type": "null"}]
+        kept = [b for b in cast("list[Any]", branches) if b != {"type": "null"}]
         return _shape(kept[0], root, depth + 1, refs) if len(kept) == 1 else _ANY
     if node.get("type") == "array" or "items" in node:
         items = _shape(node.get("items"), root, depth + 1, refs)
@@ -298,7 +298,7 @@ def _shape(schema: Any, root: JsonSchema, depth: int, refs: dict[tuple[str, int]
         return _ANY
     fields = {
         name: sub
-        for name, value in cast(dict[str, Any], properties).items()
+        for name, value in cast("dict[str, Any]", properties).items()
         if (sub := _shape(value, root, depth + 1, refs)) is not _ANY
     }
     known = _known_names(node)
@@ -313,19 +313,19 @@ def _local(ref: str, root: JsonSchema) -> Any:
     for part in ref[2:].split("/"):
         if not isinstance(target, dict):
             return None
-        target = cast(dict[str, Any], target).get(part.replace("~1", "/").replace("~0", "~"))
+        target = cast("dict[str, Any]", target).get(part.replace("~1", "/").replace("~0", "~"))
     return target
 
 
 def _unknown_in(value: Any, shape: _Shape, path: list[str | int], problems: list[Problem]) -> None:
     if isinstance(value, list):
         if shape.items is not None:
-            for index, item in enumerate(cast(list[Any], value)):
+            for index, item in enumerate(cast("list[Any]", value)):
                 _unknown_in(item, shape.items, [*path, index], problems)
         return
     if not isinstance(value, dict):
         return
-    names = cast(dict[Any, Any], value)
+    names = cast("dict[Any, Any]", value)
     if shape.known is not None and not names.keys() <= shape.known:
         problems += [_unknown(name, shape.known, path) for name in names if name not in shape.known]
     for name, sub in shape.fields.items():
@@ -354,7 +354,7 @@ def _not_json(value: Any, path: str, depth: int, problems: list[Problem]) -> Non
         problems.append(Problem(path, f"nests more than {MAX_DEPTH} levels deep", "maxDepth"))
         return
     if isinstance(value, dict):
-        for key, item in cast(dict[Any, Any], value).items():
+        for key, item in cast("dict[Any, Any]", value).items():
             if type(key) is not str:
                 problems.append(
                     Problem(path, f"has a key that is not a string: {key!r:.40}", "propertyNames")
@@ -362,7 +362,7 @@ def _not_json(value: Any, path: str, depth: int, problems: list[Problem]) -> Non
             elif type(item) in _CHECKED:
                 _not_json_item(item, f"{path}.{key}", depth, problems)
     else:
-        for index, item in enumerate(cast(list[Any], value)):
+        for index, item in enumerate(cast("list[Any]", value)):
             if type(item) in _CHECKED:
                 _not_json_item(item, f"{path}[{index}]", depth, problems)
 
@@ -409,7 +409,7 @@ def _problems(
     for e in errors:
         if _keyword(e) == "required":
             instance: Any = e.instance
-            present: dict[str, Any] = cast(dict[str, Any], instance) if isinstance(instance, dict) else {}
+            present: dict[str, Any] = cast("dict[str, Any]", instance) if isinstance(instance, dict) else {}
             for name in _expected(e):
                 if name not in present:
                     problems.append(
@@ -477,10 +477,10 @@ def _message(e: ValidationError, *, hide: bool = False) -> str:
         case "additionalProperties" | "unevaluatedProperties":
             schema: Any = e.schema
             properties: dict[str, Any] = (
-                cast(dict[str, Any], schema).get("properties", {}) if isinstance(schema, dict) else {}
+                cast("dict[str, Any]", schema).get("properties", {}) if isinstance(schema, dict) else {}
             )
             allowed = sorted(properties)
-            given: dict[str, Any] = cast(dict[str, Any], got) if isinstance(got, dict) else {}
+            given: dict[str, Any] = cast("dict[str, Any]", got) if isinstance(got, dict) else {}
             extra = sorted(k for k in given if k not in allowed)
             hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
             return f"unexpected argument{'s' if len(extra) > 1 else ''} {', '.join(f'`{x}`' for x in extra)}{hint}"
@@ -546,11 +546,11 @@ def _draft7(schema: JsonSchema) -> JsonSchema:
     def convert(node: Any) -> Any:
         if isinstance(node, dict):
             out: dict[str, Any] = {}
-            for key, value in cast(dict[str, Any], node).items():
+            for key, value in cast("dict[str, Any]", node).items():
                 if key == "$schema":
                     continue
                 if key in _SCHEMA_MAPS and isinstance(value, dict):
-                    out[key] = {name: convert(sub) for name, sub in cast(dict[str, Any], value).items()}
+                    out[key] = {name: convert(sub) for name, sub in cast("dict[str, Any]", value).items()}
                 else:
                     out[key] = convert(value)
             if "prefixItems" in out:
@@ -558,7 +558,7 @@ def _draft7(schema: JsonSchema) -> JsonSchema:
                 out["items"] = out.pop("prefixItems")
             return out
         if isinstance(node, list):
-            return [convert(v) for v in cast(list[Any], node)]
+            return [convert(v) for v in cast("list[Any]", node)]
         return node
 
     converted: JsonSchema = convert(schema)

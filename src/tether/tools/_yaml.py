@@ -38,12 +38,12 @@ def specs_from_yaml(text: str, *, source: str = "YAML") -> list[ToolSpec]:
 
 def _specs_in(doc: Any, source: str) -> Iterable[ToolSpec]:
     if isinstance(doc, list):
-        for item in cast(list[Any], doc):
+        for item in cast("list[Any]", doc):
             yield from _specs_in(item, source)
         return
     if not isinstance(doc, dict):
         raise UserError(f"{source}: expected a mapping of tool definitions, got {type(doc).__name__}.")
-    d = cast(dict[str, Any], doc)
+    d = cast("dict[str, Any]", doc)
     if isinstance(d.get("tool"), dict):
         yield spec_from_moollm(d["tool"], source=source)
     elif isinstance(d.get("tools"), list) or isinstance(d.get("custom_tools"), list):
@@ -55,7 +55,7 @@ def _specs_in(doc: Any, source: str) -> Iterable[ToolSpec]:
         for name, definition in d.items():
             if not isinstance(definition, dict):
                 raise UserError(f"{source}: tool {name!r} should map to a definition, not {definition!r}.")
-            yield spec_from_moollm({"name": name, **cast(dict[str, Any], definition)}, source=source)
+            yield spec_from_moollm({"name": name, **cast("dict[str, Any]", definition)}, source=source)
 
 
 def spec_from_moollm(d: Mapping[str, Any], *, source: str = "MOOLLM tool") -> ToolSpec:

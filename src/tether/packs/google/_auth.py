@@ -167,7 +167,7 @@ class GoogleAuth:
             data: Any = json.loads(text) if text else None
         except ValueError:
             return None
-        return cast(dict[str, Any], data) if isinstance(data, dict) else None
+        return cast("dict[str, Any]", data) if isinstance(data, dict) else None
 
     def credentials(self) -> Any:
         """The saved credentials, refreshed (and saved again) if expired.

@@ -135,7 +135,7 @@ def envelope_for_status(
 def from_http_error(error: Any, scopes: Iterable[str]) -> ErrorEnvelope:
     """The envelope for a `googleapiclient.errors.HttpError`."""
     status = int(error.resp.status)
-    retry_after = cast(str | None, error.resp.get("retry-after"))
+    retry_after = cast("str | None", error.resp.get("retry-after"))
     return envelope_for_status(status, _reason(error.content), str(error.reason or ""), retry_after, scopes)
 
 
