@@ -67,10 +67,13 @@ def test_a_cassette_keeps_the_secret_it_replays_while_the_journal_keeps_stars(
     assert recorded.exit_code == 0, recorded.output
 
     assert PASSWORD.encode() not in stored_bytes(database)
+    assert "login" in recorded.output
+    assert PASSWORD not in recorded.output  # the terminal shows the call with `***`: a scrollback keeps it
     turns = [json.loads(line) for line in cassette.read_text().splitlines()[1:]]
     said = ["".join(c for c in turn["chunks"] if isinstance(c, str)) for turn in turns]
     assert PASSWORD in said[0]  # verbatim (split across chunks as it streamed), by design: docs/sessions.md
 
     replayed = runner.invoke(app, ["replay", str(cassette)])
     assert replayed.exit_code == 0, replayed.output
+    assert PASSWORD not in replayed.output
     assert (tmp_path / "received.txt").read_text().splitlines() == [PASSWORD, PASSWORD]

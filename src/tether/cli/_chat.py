@@ -146,6 +146,7 @@ def _turn(agent: Agent, line: str, history: list[Message], printer: _ChatPrinter
 
 def _chat(agent: Agent, printer: _ChatPrinter) -> None:
     history: list[Message] = []
+    printer.toolset = agent.toolset
     console = printer.console
     console.print(
         Text.assemble(("tether chat", "bold"), f" with {agent.model.name}: /exit or Ctrl-D to leave.")

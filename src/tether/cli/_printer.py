@@ -8,11 +8,13 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
 from tether.loop import Limits, RunResult
+from tether.tools import AbstractToolset, redact
 from tether.types import (
     ChainEndEvent,
     ChatEvent,
@@ -87,6 +89,8 @@ class EventPrinter:
         self.last_started: str | None = None
         self.spoken: list[Path] = []
         """Speech files `say` made: the terminal does not play them, so they are deleted (`forget_speech`)."""
+        self.toolset: AbstractToolset | None = None
+        """The run's tools, once known: arguments their input schemas mark secret are shown as `***`."""
 
     def forget_speech(self) -> None:
         for audio in self.spoken:
@@ -108,7 +112,7 @@ class EventPrinter:
     def approve(self, call: ToolCall) -> bool:
         """Ask the user whether `call` may run; anything but y/yes is a no, and so are Ctrl-C and Ctrl-D."""
         self.pause()
-        args = json.dumps(call.arguments, ensure_ascii=False, default=str)
+        args = json.dumps(self._arguments(call), ensure_ascii=False, default=str)
         question = Text.assemble(("allow ", "bold yellow"), (call.name, "cyan"), f"({args})? [y/N] ")
         try:
             with _interruptible():
@@ -119,6 +123,11 @@ class EventPrinter:
         finally:
             self.resume()
         return answer.strip().lower() in ("y", "yes")
+
+    def _arguments(self, call: ToolCall) -> dict[str, Any]:
+        """`call`'s arguments as the terminal may show them (a scrollback or a `tee` keeps what it shows)."""
+        tool = self.toolset.get(call.name) if self.toolset is not None else None
+        return call.arguments if tool is None else redact(call.arguments, tool.spec.input_schema)
 
     def _owner(self, call_id: str) -> str:
         """Calls run concurrently: a result that does not follow its own call names the tool it is from."""
@@ -139,7 +148,7 @@ class EventPrinter:
             case ToolStartEvent(call=call):
                 # most dialects carry `why` as an argument: show it as the why, not twice
                 said = call.why if call.why is not None else call.arguments.get("why")
-                shown = {k: v for k, v in call.arguments.items() if k != "why" or call.why is not None}
+                shown = {k: v for k, v in self._arguments(call).items() if k != "why" or call.why is not None}
                 args = json.dumps(shown, ensure_ascii=False, default=str)
                 why = ("  why: " + str(said), "italic") if said else ""
                 c.print(Text.assemble((f"→ {call.name}", "cyan"), f"({args})", why))

@@ -223,6 +223,7 @@ def _at_terminal() -> bool:
 def _run(agent: Agent, prompt: str, printer: EventPrinter, servers: Sequence[MCPToolset] = ()) -> RunResult:
     """The run to its end, with its MCP `servers` connected on its event loop for the run's lifetime; exit 1
     with one line when it stopped before the model finished."""
+    printer.toolset = agent.toolset
 
     async def run() -> RunResult:
         async with opened(servers):
