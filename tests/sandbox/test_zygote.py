@@ -130,6 +130,20 @@ def test_a_killed_zygote_is_replaced(sandbox: Sandbox) -> None:
     assert _zygote.status()[0]
 
 
+def test_a_run_right_after_its_zygote_exited_starts_in_a_new_one(sandbox: Sandbox) -> None:
+    """Its spares outlive bubblewrap by a moment: one taken then would be killed with its namespace."""
+    sandbox.run(["true"])
+    (zygote,) = list(_zygote._zygotes.values())  # pyright: ignore[reportPrivateUsage]
+    assert isinstance(zygote.process, SandboxProcess)
+    zygote.process.kill()
+    zygote.process.proc.wait(timeout=5)  # bubblewrap has exited; its spares may still be there
+    for _ in range(3):
+        result = sandbox.run(["echo", "back"])
+        assert (result.stdout, result.exit_code) == ("back\n", 0), result
+    (replacement,) = list(_zygote._zygotes.values())  # pyright: ignore[reportPrivateUsage]
+    assert replacement is not zygote
+
+
 def _pids() -> list[int]:
     return [int(p) for p in os.listdir("/proc") if p.isdigit()]
 

@@ -553,6 +553,10 @@ class SandboxProcess:
         """SIGKILL the whole tree: its cgroup, its process group and so its pid namespace."""
         _kill_tree(self.proc, self.group)
 
+    def poll(self) -> int | None:
+        """Its exit status once it has exited (bubblewrap's, or the program's unsandboxed), else None."""
+        return self.proc.poll()
+
     def oom_killed(self) -> bool:
         """Whether the kernel's OOM killer struck in its cgroup since it started."""
         return self.group is not None and self.group.oom_kills() > self.group.oom_before

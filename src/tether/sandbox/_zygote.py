@@ -57,6 +57,7 @@ class _Running(Protocol):
 
     def kill(self) -> None: ...
     def close(self) -> None: ...
+    def poll(self) -> int | None: ...
 
 
 @cache
@@ -189,6 +190,9 @@ class Zygote:
         if select.select([got.sock], [], [], 0)[0]:  # EOF: it died while it waited (its zygote was killed)
             got.close()
             raise ZygoteUnavailable("a spare died while it waited")
+        if self.process.poll() is not None:  # bubblewrap exited (killed): its namespace, and this spare with
+            got.close()  # it, die a moment later, so a run started in it would only be killed (exit 137)
+            raise ZygoteUnavailable("the zygote exited")
         self.served = True
         return got
 
