@@ -5,6 +5,7 @@ import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -204,3 +205,27 @@ def test_dialect_help_lists_the_text_dialects(command: str) -> None:
     words = {w.strip(",.") for w in result.output.replace("│", " ").split()}
     assert {"hermes", "json_calls", "fenced", "yaml", "pythonic", "xlam"} <= words
     assert "openai" not in words  # the providers' own formats are what leaving --dialect out means
+
+
+def _commands(group: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    found: list[tuple[tuple[str, ...], Any]] = []
+    for name, command in group.commands.items():
+        found.append(((*path, name), command))
+        if hasattr(command, "commands"):  # a group: typer's click is vendored, so no isinstance
+            found += _commands(command, (*path, name))
+    return found
+
+
+def test_every_command_lists_with_a_one_line_summary() -> None:
+    """A command's summary (its help's first paragraph) is one line: rich help keeps the source's
+    line breaks, so a wrapped summary shows broken mid-sentence in `tether --help`."""
+    import typer.main
+
+    root = typer.main.get_command(app)
+    commands = _commands(root)
+    assert len(commands) > 20
+    for path, command in commands:
+        help_text = getattr(command, "help", None) or ""
+        summary = help_text.strip().split("\n\n")[0]
+        assert summary, f"tether {' '.join(path)} has no help"
+        assert "\n" not in summary.strip(), f"tether {' '.join(path)}: summary spans lines: {summary!r}"

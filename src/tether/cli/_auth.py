@@ -47,8 +47,10 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--logout", help="Revoke the saved token and delete it.")
         ] = False,
     ) -> None:
-        """Connect a Google account for the google pack: the token is kept in your config directory (0600),
-        or with --keyring in the OS keyring, and refreshed as needed."""
+        """Connect a Google account for the google pack.
+
+        The token is kept in your config directory (0600), or with --keyring in the OS keyring, and is
+        refreshed as needed."""
         from tether.packs.google import ALL_SCOPES, READ_SCOPES, GoogleAuth
 
         console = plain_console()

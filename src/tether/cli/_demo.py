@@ -23,8 +23,10 @@ def register(app: typer.Typer) -> None:
     def demo(  # pyright: ignore[reportUnusedFunction] - registered by the decorator
         examples: Annotated[Path, typer.Argument(help="The examples folder.")] = Path("examples"),
     ) -> None:
-        """Replay a recorded multi-step session through the real loop and tools, then refuse one bad call
-        to a tool defined four ways (Python, YAML, TypeScript, OpenAI JSON)."""
+        """Replay a recorded agent session, then refuse one bad call to a tool defined four ways.
+
+        The session runs through the real loop, parser, executor and tools; the bad call goes to one tool
+        defined in Python, YAML, TypeScript and OpenAI JSON."""
         console = plain_console()
         cassette = examples / "sessions" / "find-weather.jsonl"
         console.rule("1. A recorded session, replayed")

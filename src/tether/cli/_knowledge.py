@@ -46,8 +46,10 @@ def register(app: typer.Typer) -> None:
         chunk_tokens: Annotated[int, typer.Option(help="Tokens per chunk.")] = 200,
         overlap: Annotated[int, typer.Option(help="Tokens each chunk shares with the one before.")] = 40,
     ) -> None:
-        """Ingest files into a knowledge base: unchanged files are skipped, changed ones replaced, files gone
-        from an ingested folder removed; a file that cannot be read is reported and the rest go on."""
+        """Ingest files into a knowledge base; unchanged files are skipped.
+
+        Changed files are replaced, files gone from an ingested folder are removed, and a file that cannot
+        be read is reported while the rest go on."""
         from tether.knowledge import Chunking, KnowledgeBase, embedder_from_spec
 
         model = embedder_from_spec(embedder, base_url=base_url) if embedder else None

@@ -57,8 +57,10 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
     ) -> None:
-        """Serve tools to an MCP client: validation, `why`, scopes, idempotency and the journal apply to
-        every call, and refusals reach the client as tool errors carrying the envelope.
+        """Serve tools to an MCP client, with every guard applied to every call.
+
+        Validation, `why`, scopes, idempotency and the journal apply to every call, and refusals reach the
+        client as tool errors carrying the envelope.
 
         Over stdio the client runs this command itself (e.g. in its config: tether mcp serve --pack fs
         tools.py) and holds the --scope given; over --http each token names its principal and scopes.

@@ -26,8 +26,9 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option(help="The workspace to check idmapping on (default: here).")
         ] = None,
     ) -> None:
-        """Probe each isolation mechanism on this machine and say what it protects; exit 1 if code
-        cannot run sandboxed here at all."""
+        """Probe each isolation mechanism on this machine and say what it protects.
+
+        Exits 1 if code cannot run sandboxed here at all."""
         checks = check_host(workspace)
         table = Table("mechanism", "works", "here")
         for item in checks:

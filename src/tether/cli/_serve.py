@@ -38,8 +38,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         open_page: Annotated[bool, typer.Option("--open", help="Open the chat page in a browser.")] = False,
     ) -> None:
-        """Serve agents over HTTP: sessions whose runs stream their events (SSE or NDJSON), the web chat
-        page at /, the OpenAI-compatible API at /v1, and the API's schema at /docs.
+        """Serve agents over HTTP: the chat page at /, the agent API, and an OpenAI-compatible API at /v1.
+
+        Sessions' runs stream their events (SSE or NDJSON); the API's schema is at /docs.
 
         Without API keys in the config every request acts as the local user, so only a loopback address
         may be used.
