@@ -327,8 +327,8 @@ ROWS: dict[str, Callable[[], Trips]] = {
 
 async def turns() -> dict[str, tuple[float, float, float]]:
     """`bench_loop`'s tether-sync runs (1 and 5 tool turns) in one process, the hop swapped run by run:
-    per extra tool turn (median and 10th percentile µs, CPU µs) with this checkout's hop, the baseline's
-    (with `asyncio.timeout_at` around it, as its executor had), none (the sync branch calling the function on
+    per extra tool turn (median and 10th percentile µs, CPU µs) with this checkout's hop, the baseline's,
+    none (the sync branch calling the function on
     the loop: what is left is the hop's cost in a real run), and with `add` declared `inline=True`."""
     import bench_loop as loop_bench
     import tether.execution._invoke as invoke
@@ -338,13 +338,7 @@ async def turns() -> dict[str, tuple[float, float, float]]:
 
     hops: dict[str, Callable[..., Any]] = {"this hop": invoke.run_in_worker, "no hop": no_hop}
     if BASELINE:
-        baseline = baseline_module().run_in_worker
-
-        async def baseline_with_timer(function: Callable[[], Any], deadline: float | None = None) -> Any:
-            async with asyncio.timeout_at(deadline):
-                return await baseline(function)
-
-        hops["baseline's hop"] = baseline_with_timer
+        hops["baseline's hop"] = baseline_module().run_in_worker
     systems = {name: loop_bench.Tether("openai", sync=True) for name in hops}
     systems["inline=True"] = loop_bench.Tether("openai", inline=True)
     hops["inline=True"] = invoke.run_in_worker

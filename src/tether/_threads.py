@@ -44,7 +44,7 @@ class _Inbox:
     """Results for one event loop, taken all at once by the loop: one wake-up for however many arrive before
     it runs. It holds its loop weakly (inboxes are kept per loop, for as long as the loop lives)."""
 
-    __slots__ = ("lock", "loop", "pending", "results", "to_wake")
+    __slots__ = ("lock", "loop", "pending", "results", "to_wake", "waiting")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, *, weak: bool = True) -> None:
         self.loop: Callable[[], asyncio.AbstractEventLoop | None] = (
@@ -56,6 +56,8 @@ class _Inbox:
         """A `take` is on its way to the loop: results put meanwhile go with it."""
         self.to_wake: list[_Worker] = []
         """Workers given a job by this loop since it last woke them (on the loop's thread only)."""
+        self.waiting = 0
+        """Callers on this loop waiting for a worker's result (on the loop's thread only)."""
 
     def wake(self, worker: _Worker, loop: asyncio.AbstractEventLoop) -> None:
         """On the loop: `worker` has a job; wake it, with any others given one, once the loop's current
@@ -63,6 +65,17 @@ class _Inbox:
         self.to_wake.append(worker)
         if len(self.to_wake) == 1:
             loop.call_soon(self.wake_all)
+
+    def wake_now(self, worker: _Worker) -> None:
+        """On the loop, for a job no other caller of the loop waits beside: wake `worker` at once and take
+        whatever was put meanwhile. When the scheduler runs the worker on the loop's vCPU (a pipe's reader
+        is woken as a "sync" wake-up, on the writer's vCPU, and preempts it), a short job is done before
+        `os.write` returns: its caller has its result without awaiting it (no task switch, no wake-up of
+        the loop through its self-pipe, no loop iteration)."""
+        with self.lock:
+            self.pending = True  # what is put during the write is taken just below: no wake-up of the loop
+        os.write(worker.wake_w, b"\0")
+        self.take()
 
     def wake_all(self) -> None:
         """On the loop: a byte on each waiting worker's pipe. Written together, after the loop's other
@@ -183,9 +196,9 @@ class _Pool:
         self.threads = 0
         """Workers counting against `LIMIT`: idle, or busy with a job someone still waits for."""
 
-    def submit(self, job: _Job, loop: asyncio.AbstractEventLoop) -> None:
-        """`job` to an idle worker (woken through the inbox of `loop`, the running one), a new one, or the
-        queue of jobs waiting for one."""
+    def submit(self, job: _Job, loop: asyncio.AbstractEventLoop, *, alone: bool = False) -> None:
+        """`job` to an idle worker (woken through the inbox of `loop`, the running one: at once if `alone`),
+        a new one, or the queue of jobs waiting for one."""
         with self.lock:
             if self.idle:
                 worker = self.idle.pop()
@@ -198,6 +211,8 @@ class _Pool:
                 return
         if worker is None:
             self.start(job)
+        elif alone:
+            job.inbox.wake_now(worker)
         else:
             job.inbox.wake(worker, loop)
 
@@ -308,15 +323,20 @@ async def run_in_worker(function: Callable[[], T], *, deadline: float | None = N
     ~3 µs a call more."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
-    job = _Job(function, _INBOXES.of(loop), future)
-    _POOL.submit(job, loop)
+    inbox = _INBOXES.of(loop)
+    job = _Job(function, inbox, future)
+    _POOL.submit(job, loop, alone=not inbox.waiting)
+    if future.done():  # done while its worker was woken (`_Inbox.wake_now`)
+        return future.result()
     timer = None if deadline is None else loop.call_at(deadline, _expire, job)
+    inbox.waiting += 1
     try:
         return await future
     except asyncio.CancelledError:
         _POOL.abandon(job)
         raise
     finally:
+        inbox.waiting -= 1
         if timer is not None:
             timer.cancel()
 
