@@ -191,13 +191,14 @@ class _Worker:
 class _Pool:
     """Workers made on demand up to `LIMIT`; an idle one sleeps on a pipe of its own.
 
-    A job goes to the idle worker that was busy last, woken by a byte on its pipe (written once the loop's
-    current callbacks have run: `_Inbox.wake_all`). A pipe rather than a lock
-    (what `queue` waits on): Linux wakes a pipe's reader as a "sync" wake-up, on the writer's CPU when the
-    writer is about to sleep, which the event loop is (it awaits the result); the worker's result wakes the
-    loop through its self-pipe the same way. So a hop is two context switches on one vCPU instead of two
-    interrupts to the other, halted one (on the benchmarks' VM ~18 µs a hop against ~30, bench/bench_hop.py).
-    The scheduler stays free to move a worker that keeps its CPU busy (nothing is pinned)."""
+    A job goes to the idle worker that was busy last, woken by a byte on its pipe: at once when no other
+    caller of the loop waits (`_Inbox.wake_now`), else once the loop's current callbacks have run, with the
+    others (`_Inbox.wake_all`). A pipe rather than a lock (what `queue` waits on): Linux wakes a pipe's
+    reader as a "sync" wake-up, on the writer's vCPU, where it preempts the writer; a lock's (a futex's)
+    wake-up has no such hint and often goes to the other vCPU, which has halted and must be interrupted. So
+    a hop is two context switches on one vCPU (on the benchmarks' VM ~10 µs a hop, against ~25-35 for
+    interrupts to a halted vCPU, bench/bench_hop.py). The scheduler stays free to move a worker that keeps
+    its CPU busy (nothing is pinned)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
