@@ -224,6 +224,31 @@ async def test_a_blocking_function_never_freezes_the_event_loop() -> None:
     assert ticks >= 10  # the loop went on meanwhile (40 ticks at most in 0.2 s)
 
 
+async def test_a_lone_job_that_computes_without_waiting_never_freezes_the_event_loop() -> None:
+    await run_in_worker(lambda: None)  # an idle worker: the job below is woken from the call itself
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.005)
+            ticks += 1
+
+    def compute() -> int:  # holds the GIL but for the interpreter's switch interval
+        end, n = time.perf_counter() + 0.3, 0
+        while time.perf_counter() < end:
+            n += 1
+        return n
+
+    ticker = asyncio.create_task(tick())
+    await asyncio.sleep(0)  # the ticker waits on its first sleep
+    try:
+        assert await run_in_worker(compute) > 0
+    finally:
+        ticker.cancel()
+    assert ticks >= 5  # the loop went on meanwhile (~30 ticks at most in 0.3 s)
+
+
 async def test_the_worker_busy_last_takes_the_next_job_and_no_thread_is_made_for_it(
     fresh_pool: threads._Pool,  # pyright: ignore[reportPrivateUsage] - the pool under test
 ) -> None:
