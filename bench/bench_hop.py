@@ -23,11 +23,14 @@ what the idle rows cost above the loaded ones is the wake-up of a halted vCPU.
 
 A second table puts the hop in a real run: `bench_loop`'s tether-sync runs (1 and 5 tool turns) in one
 process, the hop swapped run by run (interleaved), so that what a hop costs a tool turn is read beside the
-same turn with no hop and with `inline=True`.
+same turn with no hop and with `inline=True`. A third splits `bench_loop`'s 50 x 10 ms fan-out into phases
+(the model turn that reads the 50 calls, the wait for the first tool to start, the spread of the starts, how
+late the last sleep ends, what follows it), for tether with async tools and tether-sync, interleaved.
 
 Command: `uv run --frozen --all-extras --group bench python bench/bench_hop.py` (`HOP_TRIPS`, default 3000;
 `HOP_ROUNDS`, default 3: every row that many times, interleaved, each keeping its lowest median;
-`HOP_ONLY=asyncio,tether,turn` runs the rows whose names contain one of these; `BENCH_BASELINE=<a checkout's
+`HOP_ONLY=asyncio,tether,turn,fanout` runs the rows whose names contain one of these (`turn`, `fanout`: those
+tables); `BENCH_BASELINE=<a checkout's
 src>` adds rows with that checkout's `tether._threads`).
 """
 
@@ -327,8 +330,8 @@ ROWS: dict[str, Callable[[], Trips]] = {
 
 async def turns() -> dict[str, tuple[float, float, float]]:
     """`bench_loop`'s tether-sync runs (1 and 5 tool turns) in one process, the hop swapped run by run:
-    per extra tool turn (median and 10th percentile µs, CPU µs) with this checkout's hop, the baseline's
-    (with `asyncio.timeout_at` around it, as its executor had), none (the sync branch calling the function on
+    per extra tool turn (median and 10th percentile µs, CPU µs) with this checkout's hop, the baseline's,
+    none (the sync branch calling the function on
     the loop: what is left is the hop's cost in a real run), and with `add` declared `inline=True`."""
     import bench_loop as loop_bench
     import tether.execution._invoke as invoke
@@ -338,13 +341,7 @@ async def turns() -> dict[str, tuple[float, float, float]]:
 
     hops: dict[str, Callable[..., Any]] = {"this hop": invoke.run_in_worker, "no hop": no_hop}
     if BASELINE:
-        baseline = baseline_module().run_in_worker
-
-        async def baseline_with_timer(function: Callable[[], Any], deadline: float | None = None) -> Any:
-            async with asyncio.timeout_at(deadline):
-                return await baseline(function)
-
-        hops["baseline's hop"] = baseline_with_timer
+        hops["baseline's hop"] = baseline_module().run_in_worker
     systems = {name: loop_bench.Tether("openai", sync=True) for name in hops}
     systems["inline=True"] = loop_bench.Tether("openai", inline=True)
     hops["inline=True"] = invoke.run_in_worker
@@ -372,6 +369,95 @@ async def turns() -> dict[str, tuple[float, float, float]]:
     return {
         name: (extra(t, statistics.median), extra(t, p10), extra(t, statistics.median, "_cpu"))
         for name, t in times.items()
+    }
+
+
+FANOUT_PHASES = (
+    "wall",
+    "model turn (50 calls read)",
+    "stream end to first tool start",
+    "first to last tool start",
+    "last sleep's end, late by",
+    "last sleep's end to run end",
+)
+
+
+async def fanout() -> dict[str, list[tuple[float, float]]]:
+    """`bench_loop`'s 50 x 10 ms fan-out (tether with async tools, tether-sync with this checkout's hop and
+    the baseline's), split into phases by stamps: the model stream's end, each tool's start and the end of
+    its sleep. Each phase's median and 10th percentile (ms), runs interleaved."""
+    import bench_loop as loop_bench
+    import tether.execution._invoke as invoke
+
+    ends: list[float] = []
+    stream_ended: list[float] = []
+
+    async def nap() -> str:
+        """Sleep 10 ms."""
+        loop_bench.STARTS.append(time.perf_counter())
+        await asyncio.sleep(loop_bench.NAP_S)
+        ends.append(time.perf_counter())
+        return "rested"
+
+    def nap_sync() -> str:
+        """Sleep 10 ms."""
+        loop_bench.STARTS.append(time.perf_counter())
+        time.sleep(loop_bench.NAP_S)
+        ends.append(time.perf_counter())
+        return "rested"
+
+    loop_bench.nap, loop_bench.nap_sync = nap, nap_sync  # read when a system is made
+    kinds: dict[str, tuple[Any, Callable[..., Any]]] = {
+        "tether (async tools)": (loop_bench.Tether("openai"), invoke.run_in_worker),
+        "tether-sync, this hop": (loop_bench.Tether("openai", sync=True), invoke.run_in_worker),
+    }
+    if BASELINE:
+        baseline = baseline_module().run_in_worker
+        kinds["tether-sync, baseline's hop"] = (loop_bench.Tether("openai", sync=True), baseline)
+    for system, _ in kinds.values():
+        model = system.agents[loop_bench.FIFTY].model
+        stream = model.stream
+
+        async def stamped_stream(request: Any, stream: Callable[..., Any] = stream) -> Any:
+            async for chunk in stream(request):
+                yield chunk
+            stream_ended.append(time.perf_counter())
+
+        model.stream = stamped_stream
+    phases: dict[str, list[list[float]]] = {name: [] for name in kinds}
+    names = list(kinds)
+    for n in range(TRIPS // 20 + 10):
+        for name in names if n % 2 else names[::-1]:
+            system, hop = kinds[name]
+            invoke.run_in_worker = hop
+            loop_bench.STARTS.clear()
+            ends.clear()
+            stream_ended.clear()
+            start = time.perf_counter()
+            await system.run(loop_bench.FIFTY)
+            end = time.perf_counter()
+            await asyncio.sleep(0)
+            if n < 10:  # warming up
+                continue
+            starts, done = sorted(loop_bench.STARTS), sorted(ends)
+            phases[name].append(
+                [
+                    end - start,
+                    stream_ended[0] - start,
+                    starts[0] - stream_ended[0],
+                    starts[-1] - starts[0],
+                    done[-1] - starts[-1] - loop_bench.NAP_S,
+                    end - done[-1],
+                ]
+            )
+    invoke.run_in_worker = kinds["tether-sync, this hop"][1]
+
+    def p10(xs: list[float]) -> float:
+        return sorted(xs)[len(xs) // 10]
+
+    return {
+        name: [(statistics.median(c) * 1e3, p10(c) * 1e3) for c in ([r[i] for r in rows] for i in range(6))]
+        for name, rows in phases.items()
     }
 
 
@@ -409,6 +495,17 @@ def measure(only: list[str]) -> tuple[dict[str, Trips], dict[str, tuple[float, f
     return kept, in_turns
 
 
+def fanout_table() -> None:
+    """The fan-out's phases (idle machine only: it is a run's wall time, which a spinning process would
+    only stretch)."""
+    split = asyncio.run(fanout())
+    print()
+    print(row("50 x 10 ms fan-out, ms: median (p10)", *split))
+    print(row("---", *["---:"] * len(split)))
+    for i, phase in enumerate(FANOUT_PHASES):
+        print(row(phase, *(f"{v[i][0]:.2f} ({v[i][1]:.2f})" for v in split.values())))
+
+
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -441,6 +538,8 @@ def main() -> None:
         print(row("---", *["---:"] * 6))
         for name in idle_turns:
             print(row(name, *(cell(x) for x in (*idle_turns[name], *busy_turns[name]))))
+    if not only or "fanout" in only:
+        fanout_table()
 
 
 if __name__ == "__main__":

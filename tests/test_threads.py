@@ -224,6 +224,31 @@ async def test_a_blocking_function_never_freezes_the_event_loop() -> None:
     assert ticks >= 10  # the loop went on meanwhile (40 ticks at most in 0.2 s)
 
 
+async def test_a_lone_job_that_computes_without_waiting_never_freezes_the_event_loop() -> None:
+    await run_in_worker(lambda: None)  # an idle worker: the job below is woken from the call itself
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.005)
+            ticks += 1
+
+    def compute() -> int:  # holds the GIL but for the interpreter's switch interval
+        end, n = time.perf_counter() + 0.3, 0
+        while time.perf_counter() < end:
+            n += 1
+        return n
+
+    ticker = asyncio.create_task(tick())
+    await asyncio.sleep(0)  # the ticker waits on its first sleep
+    try:
+        assert await run_in_worker(compute) > 0
+    finally:
+        ticker.cancel()
+    assert ticks >= 5  # the loop went on meanwhile (~30 ticks at most in 0.3 s)
+
+
 async def test_the_worker_busy_last_takes_the_next_job_and_no_thread_is_made_for_it(
     fresh_pool: threads._Pool,  # pyright: ignore[reportPrivateUsage] - the pool under test
 ) -> None:
@@ -306,3 +331,106 @@ async def test_a_job_given_to_a_worker_its_loop_never_woke_runs_after_idle_s(
     assert fresh_pool.idle == []  # given to the idle worker, which nobody wakes
     async with asyncio.timeout(5):
         assert await future == 7
+
+
+async def drive_until_it_waits(job: Callable[[], object]) -> tuple[Any, Any]:
+    """`run_in_worker(job)` stepped by hand, the loop left no step: its result if it returned at once, else
+    what it awaits (its future) and the coroutine."""
+    coroutine = run_in_worker(job)
+    try:
+        awaited = coroutine.send(None)
+    except StopIteration as done:
+        return ("returned", done.value), None
+    return awaited, coroutine
+
+
+async def finish(awaited: Any, coroutine: Any) -> object:
+    await asyncio.wait({awaited})  # the future, as the task running the coroutine would wait for it
+    with pytest.raises(StopIteration) as done:
+        coroutine.send(None)
+    return done.value.value
+
+
+async def test_a_lone_job_wakes_its_worker_before_the_loop_takes_another_step() -> None:
+    await run_in_worker(lambda: None)  # an idle worker
+    ran = threading.Event()
+
+    def job() -> str:
+        ran.set()
+        time.sleep(0.05)  # still running when the caller looks: the caller awaits its future
+        return "done"
+
+    awaited, coroutine = await drive_until_it_waits(job)
+    assert coroutine is not None
+    assert ran.wait(5)  # woken by the call itself, not by a callback of the loop's
+    assert await finish(awaited, coroutine) == "done"
+
+
+async def test_a_job_beside_a_waiting_caller_is_woken_after_the_loops_callbacks_with_the_others() -> None:
+    release = threading.Event()
+    await asyncio.gather(*(run_in_worker(nap) for _ in range(2)))  # two idle workers
+    busy = asyncio.create_task(run_in_worker(functools.partial(release.wait, 5)))
+    await asyncio.sleep(0.02)  # its caller waits
+    loop = asyncio.get_running_loop()
+    order: list[str] = []
+    loop.call_soon(order.append, "the loop's callback")
+    ran = threading.Event()
+
+    def job() -> str:
+        order.append("the job")
+        ran.set()
+        return "done"
+
+    try:
+        awaited, coroutine = await drive_until_it_waits(job)
+        assert coroutine is not None
+        assert not ran.wait(0.1)  # not woken until the loop runs its callbacks (`_Inbox.wake_all`)
+        assert await finish(awaited, coroutine) == "done"
+        assert order == ["the loop's callback", "the job"]
+    finally:
+        release.set()
+        await busy
+
+
+async def test_results_put_while_the_loop_wakes_a_worker_each_reach_their_caller() -> None:
+    def square(i: int) -> int:
+        if i % 50 == 49:
+            raise ValueError(i)
+        return i * i
+
+    async def one(i: int) -> object:
+        try:
+            return await run_in_worker(functools.partial(square, i))
+        except ValueError as e:
+            return e.args[0]
+
+    alone = [await one(i) for i in range(300)]  # one caller at a time: each wakes its worker at once
+    release = threading.Event()
+    busy = asyncio.create_task(run_in_worker(functools.partial(release.wait, 5)))
+    await asyncio.sleep(0.01)
+    beside = [await one(i) for i in range(300)]  # beside a waiting caller: woken with the loop's others
+    release.set()
+    assert await busy
+    expected = [i if i % 50 == 49 else i * i for i in range(300)]
+    assert alone == expected
+    assert beside == expected
+
+
+def test_the_inbox_found_last_is_its_own_loops() -> None:
+    inboxes = threads._Inboxes()  # pyright: ignore[reportPrivateUsage]
+    first, second = asyncio.new_event_loop(), asyncio.new_event_loop()
+    try:
+        a, b = inboxes.of(first), inboxes.of(second)
+        assert a is not b
+        assert [inboxes.of(first), inboxes.of(second), inboxes.of(second), inboxes.of(first)] == [a, b, b, a]
+    finally:
+        first.close()
+        second.close()
+    del first, a
+    gc.collect()
+    third = asyncio.new_event_loop()
+    try:
+        assert inboxes.of(third) is not b
+        assert len(inboxes.by_loop) == 2  # the dead loop's inbox is gone; its loop is not kept by the last
+    finally:
+        third.close()

@@ -4,11 +4,15 @@ A sync tool must not run on the event loop (one that blocks would stall every ru
 in a worker thread. `anyio.to_thread.run_sync` does that through a capacity limiter, a per-loop worker
 registry and a cancel scope, `loop.run_in_executor` through two futures and a queue; on the 2-vCPU VM the
 benchmarks run on a hop costs them ~57 and ~43 µs (bench/bench_hop.py). Here a job is handed to an idle worker
-directly and wakes it with a byte on its pipe; its result comes back through the loop's inbox (~22 µs). Most
-of a hop is its two cross-thread wake-ups, which no hop avoids; a pipe makes them cheap (see `_Pool`). The
-inbox wakes the loop (`call_soon_threadsafe`: a write to its self-pipe) only when it holds no result yet:
-results that come while the loop has not taken the earlier ones go with them, so a batch of calls costs about
-one wake-up instead of one a call (~20% less CPU a call in a batch of 50).
+directly and wakes it with a byte on its pipe (~10 µs a hop). Most of a hop is its two cross-thread
+wake-ups, which no hop avoids; a pipe makes them cheap (see `_Pool`).
+
+A job no other caller of the loop waits beside (the usual sync tool: one call at a time) wakes its worker at
+once, and the worker, woken on the loop's vCPU, usually runs it before the loop's `os.write` returns: the
+caller then has its result without awaiting it (`_Inbox.wake_now`). Otherwise its result comes back through
+the loop's inbox, which wakes the loop (`call_soon_threadsafe`: a write to its self-pipe) only when it holds
+no result yet: results that come while the loop has not taken the earlier ones go with them, so a batch of
+calls costs about one wake-up instead of one a call (~20% less CPU a call in a batch of 50).
 
 Workers are made on demand up to `LIMIT` at once and leave after `IDLE_S` without work. A caller that stops
 waiting (a timeout, a cancelled run) abandons its job: a job still queued never runs (a mutating tool
@@ -44,7 +48,7 @@ class _Inbox:
     """Results for one event loop, taken all at once by the loop: one wake-up for however many arrive before
     it runs. It holds its loop weakly (inboxes are kept per loop, for as long as the loop lives)."""
 
-    __slots__ = ("lock", "loop", "pending", "results", "to_wake")
+    __slots__ = ("lock", "loop", "pending", "results", "to_wake", "waiting")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, *, weak: bool = True) -> None:
         self.loop: Callable[[], asyncio.AbstractEventLoop | None] = (
@@ -56,6 +60,8 @@ class _Inbox:
         """A `take` is on its way to the loop: results put meanwhile go with it."""
         self.to_wake: list[_Worker] = []
         """Workers given a job by this loop since it last woke them (on the loop's thread only)."""
+        self.waiting = 0
+        """Callers on this loop waiting for a worker's result (on the loop's thread only)."""
 
     def wake(self, worker: _Worker, loop: asyncio.AbstractEventLoop) -> None:
         """On the loop: `worker` has a job; wake it, with any others given one, once the loop's current
@@ -63,6 +69,17 @@ class _Inbox:
         self.to_wake.append(worker)
         if len(self.to_wake) == 1:
             loop.call_soon(self.wake_all)
+
+    def wake_now(self, worker: _Worker) -> None:
+        """On the loop, for a job no other caller of the loop waits beside: wake `worker` at once and take
+        whatever was put meanwhile. When the scheduler runs the worker on the loop's vCPU (a pipe's reader
+        is woken as a "sync" wake-up, on the writer's vCPU, and preempts it), a short job is done before
+        `os.write` returns: its caller has its result without awaiting it (no task switch, no wake-up of
+        the loop through its self-pipe, no loop iteration)."""
+        with self.lock:
+            self.pending = True  # what is put during the write is taken just below: no wake-up of the loop
+        os.write(worker.wake_w, b"\0")
+        self.take()
 
     def wake_all(self) -> None:
         """On the loop: a byte on each waiting worker's pipe. Written together, after the loop's other
@@ -107,9 +124,15 @@ class _Inboxes:
             weakref.WeakKeyDictionary()
         )
         self.lock = threading.Lock()
+        self.last: _Inbox | None = None
+        """The inbox found last: most processes run one loop, and checking it (its weak reference called)
+        costs a tenth of the dictionary's lookup (a weak reference made and hashed, ~0.5 µs)."""
 
     def of(self, loop: asyncio.AbstractEventLoop) -> _Inbox:
         """The inbox of `loop` (called on the loop's thread)."""
+        last = self.last  # read once: another loop's thread may replace it meanwhile
+        if last is not None and last.loop() is loop:
+            return last
         try:
             found = self.by_loop.get(loop)
         except TypeError:
@@ -120,12 +143,14 @@ class _Inboxes:
                 found = self.by_loop.get(loop)
                 if found is None:
                     found = self.by_loop[loop] = _Inbox(loop)
+        self.last = found
         return found
 
     def forget(self) -> None:
         """In a forked child: no lock a thread of the parent held, no inbox of the parent's loops."""
         self.by_loop = weakref.WeakKeyDictionary()
         self.lock = threading.Lock()
+        self.last = None
 
 
 _INBOXES = _Inboxes()
@@ -166,13 +191,14 @@ class _Worker:
 class _Pool:
     """Workers made on demand up to `LIMIT`; an idle one sleeps on a pipe of its own.
 
-    A job goes to the idle worker that was busy last, woken by a byte on its pipe (written once the loop's
-    current callbacks have run: `_Inbox.wake_all`). A pipe rather than a lock
-    (what `queue` waits on): Linux wakes a pipe's reader as a "sync" wake-up, on the writer's CPU when the
-    writer is about to sleep, which the event loop is (it awaits the result); the worker's result wakes the
-    loop through its self-pipe the same way. So a hop is two context switches on one vCPU instead of two
-    interrupts to the other, halted one (on the benchmarks' VM ~18 µs a hop against ~30, bench/bench_hop.py).
-    The scheduler stays free to move a worker that keeps its CPU busy (nothing is pinned)."""
+    A job goes to the idle worker that was busy last, woken by a byte on its pipe: at once when no other
+    caller of the loop waits (`_Inbox.wake_now`), else once the loop's current callbacks have run, with the
+    others (`_Inbox.wake_all`). A pipe rather than a lock (what `queue` waits on): Linux wakes a pipe's
+    reader as a "sync" wake-up, on the writer's vCPU, where it preempts the writer; a lock's (a futex's)
+    wake-up has no such hint and often goes to the other vCPU, which has halted and must be interrupted. So
+    a hop is two context switches on one vCPU (on the benchmarks' VM ~10 µs a hop, against ~25-35 for
+    interrupts to a halted vCPU, bench/bench_hop.py). The scheduler stays free to move a worker that keeps
+    its CPU busy (nothing is pinned)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -183,9 +209,9 @@ class _Pool:
         self.threads = 0
         """Workers counting against `LIMIT`: idle, or busy with a job someone still waits for."""
 
-    def submit(self, job: _Job, loop: asyncio.AbstractEventLoop) -> None:
-        """`job` to an idle worker (woken through the inbox of `loop`, the running one), a new one, or the
-        queue of jobs waiting for one."""
+    def submit(self, job: _Job, loop: asyncio.AbstractEventLoop, *, alone: bool = False) -> None:
+        """`job` to an idle worker (woken through the inbox of `loop`, the running one: at once if `alone`),
+        a new one, or the queue of jobs waiting for one."""
         with self.lock:
             if self.idle:
                 worker = self.idle.pop()
@@ -198,6 +224,8 @@ class _Pool:
                 return
         if worker is None:
             self.start(job)
+        elif alone:
+            job.inbox.wake_now(worker)
         else:
             job.inbox.wake(worker, loop)
 
@@ -308,15 +336,20 @@ async def run_in_worker(function: Callable[[], T], *, deadline: float | None = N
     ~3 µs a call more."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
-    job = _Job(function, _INBOXES.of(loop), future)
-    _POOL.submit(job, loop)
+    inbox = _INBOXES.of(loop)
+    job = _Job(function, inbox, future)
+    _POOL.submit(job, loop, alone=not inbox.waiting)
+    if future.done():  # done while its worker was woken (`_Inbox.wake_now`)
+        return future.result()
     timer = None if deadline is None else loop.call_at(deadline, _expire, job)
+    inbox.waiting += 1
     try:
         return await future
     except asyncio.CancelledError:
         _POOL.abandon(job)
         raise
     finally:
+        inbox.waiting -= 1
         if timer is not None:
             timer.cancel()
 
