@@ -15,6 +15,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.client.session import IncomingMessage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from mcp import Client, StdioServerParameters
 
@@ -122,23 +124,29 @@ def test_a_2026_client_hears_on_its_listen_stream_of_a_tool_an_sdk_upstream_adde
     anyio.run(main)
 
 
-def test_over_http_a_2026_client_is_told_too(tmp_path: Path, listening: Listening) -> None:
+def test_over_http_clients_of_both_eras_are_told_too(tmp_path: Path, listening: Listening) -> None:
     url = listening(
         tether_serving(tmp_path, CHANGING, "--http", "127.0.0.1:0"),
         cwd=tmp_path,
         env={**os.environ, "TETHER_MCP_TOKENS": "t0ken=ci"},
     )
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
     async def main() -> None:
+        heard = Heard()
         async with (
             create_mcp_http_client(headers={"Authorization": "Bearer t0ken"}) as http,
+            create_mcp_http_client(headers={"Authorization": "Bearer t0ken"}) as old_http,
             Client(streamable_http_client(url, http_client=http)) as client,
+            Client(
+                streamable_http_client(url, http_client=old_http), mode="legacy", message_handler=heard
+            ) as old,
         ):
             assert client.protocol_version == "2026-07-28"
+            assert old.protocol_version < "2026"
             await told_on_listen(client, lambda: client.call_tool("grow", {}))
             assert "fresh" in await names(client)
+            await heard.next()
+            assert "fresh" in await names(old)
 
     anyio.run(main)
 
