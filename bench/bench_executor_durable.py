@@ -191,7 +191,7 @@ def child(kind: str, url: str | None) -> dict[str, float]:
         anyio.run(sequential, max(n // 5, 20), "warm")
         seq = [anyio.run(sequential, n, f"s{r}") for r in range(3)]
         batches = [anyio.run(fifty, f"b{r}") for r in range(BATCHES[kind])]
-        loops = []
+        loops: list[tuple[float, float]] = []
         for r in range(3):
             cpu, wall = time.process_time(), time.perf_counter()
             for i in range(LOOPS[kind]):
