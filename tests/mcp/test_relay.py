@@ -192,8 +192,10 @@ def test_changes_spread_over_seconds_are_told_at_most_once_a_watch_interval(tmp_
 
 def test_an_upstream_that_dies_answers_a_clear_error_and_the_rest_stays_served(tmp_path: Path) -> None:
     async def main() -> None:
-        async with Client(over_stdio(tmp_path, CHANGING), mode="legacy") as client:
-            assert text_of(await client.call_tool("add", {"a": 1, "b": 2})) == "3"
+        heard = Heard()
+        async with Client(over_stdio(tmp_path, CHANGING), mode="legacy", message_handler=heard) as client:
+            assert text_of(await client.call_tool("grow", {})) == "grown"
+            await heard.next()
             died = await client.call_tool("die", {})
             assert died.is_error  # the call in flight when it died
             after = await client.call_tool("add", {"a": 1, "b": 2})
@@ -204,5 +206,8 @@ def test_an_upstream_that_dies_answers_a_clear_error_and_the_rest_stays_served(t
             assert error["suggestion"]
             assert text_of(await client.call_tool("shout", {"text": "hi"})) == "HI"
             assert {"shout", "add"} <= await names(client)  # listed still: it is being restarted
+            await heard.next()  # restarted, it lists what it had at its start: `fresh` is gone
+            assert "fresh" not in await names(client)
+            assert text_of(await client.call_tool("add", {"a": 1, "b": 2})) == "3"
 
     anyio.run(main)
