@@ -6,7 +6,10 @@ the children alternating, `ROUNDS` rounds; the table gives medians over rounds:
 - sequential: `add` (every guard: `why`, scope, rate limit, quotas, idempotency) called one call after
   another; CPU µs a call (`time.process_time`: every thread of the process, checkpoints included) and wall µs.
 - 50 concurrent: `execute_all` of 50 calls to a tool that sleeps 10 ms, `max_concurrency=50`: wall ms and
-  CPU ms a batch, and the journal's commits a batch (SQLite: counted on its connections).
+  CPU ms a batch (each batch in an event loop of its own), and the journal's commits a batch (SQLite:
+  counted on its connections).
+- a loop a call: `add` called once in an event loop of its own (`anyio.run`), again and again, as
+  `Agent.run_sync` runs each turn: CPU and wall µs a call, the loop's making included.
 
 Journals: none (a journal that keeps nothing: the executor's own cost), `MemoryJournal`, `SqlJournal` on a
 SQLite file (WAL), and on a throwaway local PostgreSQL server (fsync on, as a real server) when its binaries
@@ -37,6 +40,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SEQUENTIAL = {"none": 3000, "memory": 3000, "sqlite-floor": 3000, "sqlite": 1500, "postgresql": 150}
 BATCHES = {"none": 15, "memory": 15, "sqlite": 15, "postgresql": 5}
+LOOPS = {"none": 300, "memory": 300, "sqlite": 300, "postgresql": 60}
+"""Calls each made in an event loop of its own (`anyio.run` a call, as `Agent.run_sync` a turn)."""
 FLOOR = "sqlite-floor"
 """Measured once a round (it runs no tether code but the schema's), in its own child."""
 
@@ -186,6 +191,17 @@ def child(kind: str, url: str | None) -> dict[str, float]:
         anyio.run(sequential, max(n // 5, 20), "warm")
         seq = [anyio.run(sequential, n, f"s{r}") for r in range(3)]
         batches = [anyio.run(fifty, f"b{r}") for r in range(BATCHES[kind])]
+        loops: list[tuple[float, float]] = []
+        for r in range(3):
+            cpu, wall = time.process_time(), time.perf_counter()
+            for i in range(LOOPS[kind]):
+                anyio.run(sequential, 1, f"l{r}-{i}")
+            loops.append(
+                (
+                    (time.process_time() - cpu) / LOOPS[kind] * 1e6,
+                    (time.perf_counter() - wall) / LOOPS[kind] * 1e6,
+                )
+            )
     finally:
         if hasattr(journal, "close"):
             journal.close()
@@ -196,6 +212,8 @@ def child(kind: str, url: str | None) -> dict[str, float]:
         "fifty_wall_ms": statistics.median(b[0] for b in batches),
         "fifty_cpu_ms": statistics.median(b[1] for b in batches),
         "fifty_commits": statistics.median(b[2] for b in batches),
+        "loop_cpu_us": statistics.median(x[0] for x in loops),
+        "loop_wall_us": statistics.median(x[1] for x in loops),
     }
 
 
@@ -266,8 +284,8 @@ def main() -> None:
         load.append(_load())
     print(f"load average (1, 5, 15 min) before: {load[0]}; after: {load[1]}; {rounds} rounds, medians\n")
     print("| journal | code | sequential CPU µs a call | sequential wall µs a call "
-          "| 50 concurrent: wall ms | CPU ms | commits |")  # fmt: skip
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+          "| 50 concurrent: wall ms | CPU ms | commits | a loop a call: CPU µs | wall µs |")  # fmt: skip
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for kind in kinds:
         for side in sides:
             if (side, kind) not in samples:
@@ -279,12 +297,12 @@ def main() -> None:
 
             sequential = f"| {kind} | {'-' if kind == FLOOR else side} | {med('seq_cpu_us'):.1f} | {med('seq_wall_us'):.1f} "
             if kind == FLOOR:
-                print(f"{sequential}| - | - | - |")
+                print(f"{sequential}| - | - | - | - | - |")
                 continue
             commits = med("fifty_commits")
             print(
                 f"{sequential}| {med('fifty_wall_ms'):.1f} | {med('fifty_cpu_ms'):.1f} | "
-                f"{'-' if commits < 0 else f'{commits:.0f}'} |"
+                f"{'-' if commits < 0 else f'{commits:.0f}'} | {med('loop_cpu_us'):.1f} | {med('loop_wall_us'):.1f} |"
             )
 
 

@@ -7,7 +7,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +16,12 @@ import httpx2
 import mcp_types as types
 import pytest
 
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, StdioServerParameters
 from tether.exceptions import UserError
 from tether.execution import Executor, Principal
 from tether.mcp import BearerTokens, MCPToolset, mcp_server
 from tether.mcp._results import call_result, mcp_tool
-from tether.tools import Toolset, tool
+from tether.tools import AbstractToolset, Tool, Toolset, tool
 from tether.types import ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope, ToolCall
 
 TOOLS = '''
@@ -138,36 +138,63 @@ def test_an_in_process_server_answers_the_sdk_client_through_the_executor() -> N
     assert result.structured_content is None  # not an object: MCP's structured content must be one
 
 
-async def refused_listen(client: Client) -> tuple[types.ToolsCapability | None, int]:
-    """What a 2026 client sees of tether's change notifications: the tools capability, and the error code
-    a `subscriptions/listen` gets."""
-    assert client.protocol_version == "2026-07-28"
-    with pytest.raises(MCPError) as refused:
-        async with client.listen(tools_list_changed=True):
-            pass
-    return client.server_capabilities.tools, refused.value.code
+class Changing(AbstractToolset):
+    """A toolset whose tools the test changes, as an MCP server's change when it says so."""
+
+    def __init__(self, *tools: Tool[..., Any]):
+        self.now: Mapping[str, Tool[..., Any]] = {t.name: t for t in tools}
+
+    def tools(self) -> Mapping[str, Tool[..., Any]]:
+        return self.now
 
 
-def test_tethers_server_offers_no_change_stream_and_rejects_listen_cleanly(tmp_path: Path) -> None:
+def test_an_in_process_2026_client_is_told_on_its_listen_stream_and_lists_the_new_tool() -> None:
     @tool(side_effects="none")
     def double(n: int) -> int:
         return n * 2
 
-    async def in_process() -> tuple[types.ToolsCapability | None, int, types.CallToolResult]:
-        async with Client(mcp_server(Executor(Toolset(double)))) as client:
-            capability, code = await refused_listen(client)
-            return capability, code, await client.call_tool("double", {"n": 21})  # still answering
+    @tool(side_effects="none")
+    def triple(n: int) -> int:
+        return n * 3
 
-    async def over_stdio() -> tuple[types.ToolsCapability | None, int, types.CallToolResult]:
-        async with Client(tether_serve(tmp_path, "tools.py")) as client:
-            capability, code = await refused_listen(client)
-            return capability, code, await client.call_tool("shout", {"text": "hi"})
+    toolset = Changing(double)
 
-    for capability, code, result in (anyio.run(in_process), anyio.run(over_stdio)):
-        assert capability is not None
-        assert not capability.list_changed  # clients are told not to listen
-        assert code == types.METHOD_NOT_FOUND
-        assert not result.is_error
+    async def main() -> tuple[types.ToolsCapability | None, list[str], types.CallToolResult]:
+        async with Client(mcp_server(Executor(toolset), watch_interval_s=0.01)) as client:
+            async with client.listen(tools_list_changed=True) as changes:
+                toolset.now = {"double": double, "triple": triple}
+                with anyio.fail_after(5):
+                    async for _ in changes:
+                        break
+            names = [t.name for t in (await client.list_tools(cache_mode="refresh")).tools]
+            return client.server_capabilities.tools, names, await client.call_tool("triple", {"n": 2})
+
+    capability, names, tripled = anyio.run(main)
+    assert capability is not None
+    assert capability.list_changed
+    assert names == ["double", "triple"]
+    assert tripled.content == [types.TextContent(type="text", text="6")]
+
+
+def test_a_new_mapping_with_the_same_tools_tells_no_one() -> None:
+    @tool(side_effects="none")
+    def double(n: int) -> int:
+        return n * 2
+
+    toolset = Changing(double)
+
+    async def main() -> bool:
+        async with (
+            Client(mcp_server(Executor(toolset), watch_interval_s=0.01)) as client,
+            client.listen(tools_list_changed=True) as changes,
+        ):
+            toolset.now = {"double": double}  # listed again by its server: same tools, new mapping
+            with anyio.move_on_after(0.3):
+                async for _ in changes:
+                    return True
+            return False
+
+    assert not anyio.run(main)
 
 
 def test_names_mcp_forbids_are_published_as_their_alias_and_still_found() -> None:

@@ -83,6 +83,13 @@ class RefusesBatches(SqlJournal):
             raise sqlite3.OperationalError("disk I/O error")
         return super().write_batch(writes, wait=wait)
 
+    async def write_batch_async(
+        self, writes: Sequence[Write], *, connect: bool = True
+    ) -> list[Lookup | JournalEntry | RateLimited]:
+        if not self.refused:  # PostgreSQL's batch from the event loop is refused the same way
+            return self.write_batch(writes)
+        return await super().write_batch_async(writes, connect=connect)
+
 
 async def test_a_batch_the_database_refuses_is_written_one_by_one(journal_url: str) -> None:
     journal = RefusesBatches(journal_url)

@@ -1,4 +1,5 @@
-"""PostgreSQL writes from the event loop: a connection of the loop's own, no worker thread, same guarantees."""
+"""PostgreSQL writes from the event loop: one connection, kept from loop to loop, no worker thread, same
+guarantees."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from tether.execution import Executor, Principal, Run
+from tether.execution import Executor, Policy, Principal, Run
 from tether.store import JournalEntry, Lookup, SqlJournal
 from tether.store.internal import RateLimited, RateToken
 from tether.tools import Toolset, tool
-from tether.types import RateLimit, ToolCall
+from tether.types import OkEnvelope, RateLimit, ToolCall
 
 OpenJournal = Callable[[str], SqlJournal]
 pytestmark = pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
@@ -72,7 +73,13 @@ async def test_a_call_writes_its_token_intent_and_result_from_the_event_loop(
     assert len(hops) == 1  # a key with an intent: the claim's second transaction, in a thread as before
 
 
-def test_each_event_loop_in_turn_gets_a_connection_and_claims_stay_exact(
+def backend(journal: SqlJournal) -> int:
+    """The server process behind the journal's event-loop connection."""
+    writer: Any = getattr(journal, "_pg_writer")  # noqa: B009 - the test watches the writer's connection
+    return writer._async.info.backend_pid
+
+
+def test_each_event_loop_in_turn_keeps_the_connection_and_claims_stay_exact(
     journal_url: str, open_journal: OpenJournal
 ) -> None:
     journal = open_journal(journal_url)
@@ -81,9 +88,11 @@ def test_each_event_loop_in_turn_gets_a_connection_and_claims_stay_exact(
     async def claim(intent: JournalEntry) -> Lookup:
         return await journal.claim_async(intent)
 
-    assert anyio.run(claim, first) == Lookup("new")  # one loop, then another: a new connection each
+    assert anyio.run(claim, first) == Lookup("new")
+    pid = backend(journal)
     again = entry("c1", key="k")
-    found = anyio.run(claim, again)
+    found = anyio.run(claim, again)  # another loop: the connection the first one left idle, not a new one
+    assert backend(journal) == pid
     assert (found.status, again.id) == ("in_doubt", None)  # the first loop's intent, committed
     result = entry("c1", kind="result")
     result.intent_id, result.outcome, result.envelope = first.id, "ok", {"ok": True, "data": 5}
@@ -94,6 +103,74 @@ def test_each_event_loop_in_turn_gets_a_connection_and_claims_stay_exact(
     anyio.run(append)
     assert anyio.run(claim, entry("c1", key="k")).status == "done"
     assert [e.kind for e in journal.entries()] == ["intent", "result"]
+    assert backend(journal) == pid
+
+
+def test_a_connection_a_loop_left_in_a_transaction_is_dropped_and_the_transaction_rolled_back(
+    journal_url: str, open_journal: OpenJournal
+) -> None:
+    journal = open_journal(journal_url)
+    writer: Any = getattr(journal, "_pg_writer")  # noqa: B009 - the test leaves the writer's connection busy
+
+    async def left_part_way() -> None:  # as a loop stopped from outside in the middle of a write leaves it
+        await journal.append_async(entry("c0"))
+        await writer._async.execute("BEGIN")
+        await writer._async.execute(
+            "INSERT INTO tether_journal (kind, call_id, tool, created_at, repaired) "
+            "VALUES ('intent', 'ghost', 'add', 0, false)"
+        )
+
+    anyio.run(left_part_way)
+    pid = backend(journal)
+
+    async def append() -> JournalEntry:
+        return await journal.append_async(entry("c1", kind="result"))
+
+    anyio.run(append)
+    assert backend(journal) != pid  # a new connection; the old one's transaction was rolled back
+    assert [e.call_id for e in journal.entries()] == ["c0", "c1"]
+
+
+@tool(side_effects="mutating")
+async def nap(n: int) -> int:
+    await anyio.sleep(0.01)
+    return n
+
+
+@pytest.mark.anyio
+async def test_a_group_commit_goes_from_the_event_loop_with_no_thread(
+    journal_url: str, open_journal: OpenJournal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal = open_journal(journal_url)
+    await journal.append_async(entry("warm", kind="refusal"))  # the loop's connection is made
+    batches: list[int] = []
+    real_batch = journal.write_batch_async
+
+    async def batch(writes: Any, **kwargs: Any) -> Any:
+        batches.append(len(writes))
+        return await real_batch(writes, **kwargs)
+
+    monkeypatch.setattr(journal, "write_batch_async", batch)
+    hops: list[object] = []
+    real = anyio.to_thread.run_sync
+
+    async def counted(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        hops.append(function)
+        return await real(function, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    executor = Executor(Toolset(nap), journal=journal, policy=Policy(max_concurrency=20))
+    calls = [ToolCall(id=f"n{i}", name="nap", arguments={"n": i}) for i in range(20)]
+    answers = await executor.execute_all(calls, Run(session_id="s"))
+    assert answers == [OkEnvelope(data=i) for i in range(20)]
+    assert hops == []
+    assert sum(batches) >= 30  # most of the 40 writes grouped, in a few transactions
+    assert len(batches) <= 10
+    entries = journal.entries()
+    intents = {e.id: e for e in entries if e.kind == "intent"}
+    assert len(intents) == sum(e.kind == "result" for e in entries) == 20
+    assert all(e.intent_id in intents for e in entries if e.kind == "result")
+    assert await executor.in_doubt() == []
 
 
 @pytest.mark.anyio

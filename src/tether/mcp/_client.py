@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import logging
 import os
 import shlex
 import tempfile
@@ -54,6 +55,7 @@ _STDERR_TAIL = 2000
 _GIVE_UP_AFTER = 3
 """Failed attempts after which the first look at the tools stops waiting for a server that never listed."""
 _open: weakref.WeakSet[MCPToolset] = weakref.WeakSet()
+_log = logging.getLogger("tether.mcp")
 
 
 class MCPToolset(AbstractToolset):
@@ -105,6 +107,8 @@ class MCPToolset(AbstractToolset):
         self._lost: anyio.Event | None = None
         self._checking: anyio.Event | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self._relisting = False  # a listing after a change notification is under way
+        self._stale = False  # another change was heard while it was
         self._backoff: anyio.CancelScope | None = None
         self._kept = threading.Event()  # set when the keeper has stopped the server for good
         self._mode: Literal["idle", "thread", "link"] = "idle"
@@ -382,7 +386,33 @@ class MCPToolset(AbstractToolset):
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification) and self._client is not None:
-            self._spawn(self._list(self._client))
+            self._relist(self._client)
+
+    def _relist(self, client: Client) -> None:
+        """List the tools again, once for any number of changes heard meanwhile: a server flooding change
+        notifications costs one listing in flight and one pending, never a task (and a request) each."""
+        if self._relisting:
+            self._stale = True
+            return
+        self._relisting = True
+        self._spawn(self._relist_until_fresh(client))
+
+    async def _relist_until_fresh(self, client: Client) -> None:
+        try:
+            while self._client is client:
+                self._stale = False
+                await self._list(client)
+                if not self._stale:
+                    return
+        except MCPError as e:
+            if e.code == types.CONNECTION_CLOSED:
+                self._lose(client)
+            else:  # the server refused to list: its last listing stays, the next change lists again
+                _log.warning("MCP server %s: listing its changed tools failed: %s", self.name, e.message)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            self._lose(client)
+        finally:
+            self._relisting = False
 
     async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """Refresh the tools at each change the server reports (protocol 2026 on; older ones notify); see

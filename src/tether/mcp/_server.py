@@ -9,42 +9,54 @@ from __future__ import annotations
 
 import hmac
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 import mcp_types as types
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 
 from tether.exceptions import UserError
 from tether.execution import Executor, Principal, Run
+from tether.mcp._relay import ToolListRelay
 from tether.mcp._results import call_result, mcp_tool, published_name
+from tether.tools import AbstractToolset
 from tether.types import ToolCall
 
 __all__ = ["BearerTokens", "mcp_server", "serve_stdio", "streamable_http_app"]
 
 
 def mcp_server(
-    executor: Executor, *, principal: Principal | None = None, name: str = "tether"
+    executor: Executor,
+    *,
+    principal: Principal | None = None,
+    name: str = "tether",
+    watch_interval_s: float = 0.2,
 ) -> Server[Any]:
     """An MCP server (the SDK's low-level `Server`) answering with `executor`'s tools and guards.
+
+    When the tools change (an MCP server in the toolset changed its own), connected clients are told:
+    2026-07-28 clients on their `subscriptions/listen` stream, earlier ones by
+    `notifications/tools/list_changed`; a burst of changes is told once.
 
     Args:
         executor: Runs every call: validation, `why`, scopes, idempotency, journal, timeouts.
         principal: Who the calls run for when the transport names no one (stdio).
         name: The server's name, as clients show it.
+        watch_interval_s: How often the tools are looked at for a change (an identity check): the longest
+            a change waits before clients are told, and the shortest time between two notifications.
     """
-    toolset = executor.toolset
     runs: dict[Principal, Run] = {}  # one run per caller: quotas and idempotency span its session
+    relay = ToolListRelay(executor.toolset, _listing, interval_s=watch_interval_s)
 
     async def list_tools(_: Any, __: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(
-            tools=[mcp_tool(s, published_name(s.name, toolset.alias_of(s.name))) for s in toolset.specs()]
-        )
+        return types.ListToolsResult(tools=_listing(executor.toolset))
 
     async def call_tool(_: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         caller = _caller() or principal or Principal()
@@ -54,7 +66,43 @@ def mcp_server(
         )
         return call_result(await executor.execute(call, run))
 
-    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+    @asynccontextmanager
+    async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with relay.watching():
+            yield {}
+
+    server = _Server(
+        name,
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=relay.listen,
+    )
+    server.add_notification_handler(
+        "notifications/initialized", types.NotificationParams, relay.on_initialized
+    )
+    return server
+
+
+def _listing(toolset: AbstractToolset) -> list[types.Tool]:
+    return [mcp_tool(s, published_name(s.name, toolset.alias_of(s.name))) for s in toolset.specs()]
+
+
+class _Server(Server[Any]):
+    """The SDK's server, telling clients of earlier revisions that their tool list may change (2026-07-28
+    clients learn it from `subscriptions/listen` being served), whichever transport asks."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
 
 
 def _caller() -> Principal | None:

@@ -77,6 +77,9 @@ class JournalWriter:
         self._append_async: Callable[..., Awaitable[Any]] | None = (
             getattr(journal, "append_async", None) if writes_async else None
         )
+        self._batch_async: Callable[..., Awaitable[list[_Result]]] | None = (
+            getattr(journal, "write_batch_async", None) if writes_async else None
+        )
         batch: Any = getattr(journal, "write_batch", None)
         self._write_batch: Callable[..., list[_Result]] | None = batch if journal.blocking else None
         self._open: _Batch | None = None
@@ -124,13 +127,19 @@ class JournalWriter:
         return await anyio.to_thread.run_sync(functools.partial(function, *args), limiter=self._limiter)
 
     async def _single(self, write: Write) -> Lookup | JournalEntry:
-        """`write` alone: on the caller's thread if the journal can commit it without waiting, else
-        `_blocking`."""
+        """`write` alone: on the caller's thread if the journal can commit it without waiting, or from the
+        event loop (`writes_async`), else `_blocking`."""
         function: Callable[..., Any] = self.journal.claim if write.claim else self.journal.append
         kwargs: dict[str, Any] = {} if write.take is None else {"take": write.take}
         if self._inline:
             try:
                 return function(write.entry, wait=False, **kwargs)
+            except WouldWait:
+                pass
+        asynchronous = self._claim_async if write.claim else self._append_async
+        if asynchronous is not None:  # from the event loop, no worker thread
+            try:
+                return await asynchronous(write.entry, take=write.take, connect=False)
             except WouldWait:
                 pass
         return await self._blocking(write)
@@ -178,6 +187,11 @@ class JournalWriter:
             if self._inline:
                 try:
                     return self._write_batch(writes, wait=False)
+                except WouldWait:
+                    pass
+            if self._batch_async is not None:  # from the event loop, no worker thread
+                try:
+                    return await self._batch_async(writes, connect=False)
                 except WouldWait:
                     pass
             call = functools.partial(self._write_batch, writes)

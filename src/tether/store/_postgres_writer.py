@@ -1,9 +1,11 @@
 """The PostgreSQL journal's hot path on a raw psycopg connection: one round trip a write.
 
 `append`, `claim`, `write_batch` (the writes every call makes) and `take` (a rate-limit token) go this way;
-the schema and every read stay on SQLAlchemy. `append_async` and `claim_async` send the same pipelines from
-the event loop, over an async connection of the running loop's own (no worker thread). A write is one pipeline (psycopg's pipeline mode: its
-statements sent together, answered together), its own transaction:
+the schema and every read stay on SQLAlchemy. `append_async`, `claim_async` and `write_batch_async` send
+the same pipelines from the event loop, over one async connection used by one running loop at a time (no
+worker thread): psycopg's `AsyncConnection` belongs to no loop (each wait registers with the running one),
+so the connection a loop left idle serves the next (no new server backend a loop). A write is one pipeline
+(psycopg's pipeline mode: its statements sent together, answered together), its own transaction:
 
 - a claim: `BEGIN`, the advisory locks (the bucket's, then the key's: the order every writer takes them in,
   so no two deadlock), one statement that takes the token (a conditional `UPDATE` of the bucket) and inserts
@@ -101,7 +103,8 @@ _SAVE_BUCKET = (
 class PostgresWriter:
     """The journal's writes on PostgreSQL over one psycopg connection (autocommit, explicit transactions),
     used under a lock: called from worker threads, one write at a time; and from an event loop over an async
-    connection of its own (`append_async`, `claim_async`), one write at a time too."""
+    connection (`append_async`, `claim_async`, `write_batch_async`), one write at a time too, kept from one
+    loop to the next."""
 
     def __init__(self, engine: Engine):
         self._conninfo = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
@@ -128,6 +131,25 @@ class PostgresWriter:
     ) -> Lookup:
         """`claim` from the running event loop (see `append_async`)."""
         return await _shielded(self._claim_async(intent, take, connect))
+
+    async def write_batch_async(
+        self, writes: Sequence[Write], *, connect: bool = True
+    ) -> list[Lookup | JournalEntry | RateLimited]:
+        """`write_batch` from the running event loop (see `append_async`): the batch's pipeline over the loop's
+        connection; the rare write it did not make (a key with an intent, a missing or empty bucket) then
+        in a thread, as `claim_async` does."""
+        return await _shielded(self._write_batch_async(writes, connect))
+
+    async def _write_batch_async(
+        self, writes: Sequence[Write], connect: bool
+    ) -> list[Lookup | JournalEntry | RateLimited]:
+        locks, statements = _batch_plan(writes)
+        async with self._connected(connect) as connection:
+            rows = await _pipeline_async(connection, locks, statements)
+        if _batch_done(statements, rows):
+            return _batch_rest(None, writes, statements, rows)
+        rest = functools.partial(_batch_rest, writes=writes, statements=statements, rows=rows)
+        return await anyio.to_thread.run_sync(self._write, rest)
 
     async def _append_async(self, entry: JournalEntry, take: RateToken | None, connect: bool) -> JournalEntry:
         params = _params(entry)
@@ -162,15 +184,15 @@ class PostgresWriter:
 
     @contextlib.asynccontextmanager
     async def _connected(self, connect: bool) -> AsyncIterator[Any]:
-        """The running loop's connection, one write at a time; made on first use, and again for a new loop
-        once the one that had it has stopped (each `anyio.run` is a new loop). Without `connect`, a loop
-        with no connection yet gets one made beside (`WouldWait` meanwhile)."""
+        """The running loop's connection, one write at a time; made on first use, and kept for a new loop
+        once the one that had it has stopped (each `anyio.run` is a new loop; see `_adopt`). Without
+        `connect`, a loop with no connection yet gets one made beside (`WouldWait` meanwhile)."""
         loop = asyncio.get_running_loop()
         if self._async_loop is not loop:
             if self._async_loop is not None and self._async_loop.is_running():  # another thread's loop
                 raise WouldWait
-            self._drop_async()
             self._async_loop, self._async_lock, self._connecting = loop, asyncio.Lock(), None
+            self._adopt()
         assert self._async_lock is not None
         if not connect and not _usable(self._async):
             if self._connecting is None or self._connecting.done():
@@ -190,6 +212,18 @@ class PostgresWriter:
             except BaseException:  # cancelled part way: the server rolls back what the connection leaves
                 self._drop_async()
                 raise
+
+    def _adopt(self) -> None:
+        """Keep the connection for a new loop if the last one left it idle. psycopg ties an
+        `AsyncConnection` to no loop: each wait registers with the loop running it, and its lock would bind
+        to a loop only if two tasks contended for it (`_async_lock` lets one in at a time; a fresh lock
+        all the same). A connection a loop left part way through a write is dropped: the server rolls
+        that transaction back, as when a write is cancelled."""
+        connection = self._async
+        if _usable(connection) and _idle(connection):
+            connection.lock = asyncio.Lock()
+        else:
+            self._drop_async()
 
     async def _connect_beside(self, lock: asyncio.Lock) -> None:
         """Make the loop's connection while its writes go on in threads; if that fails, a later write tries
@@ -276,6 +310,11 @@ def _pipeline(connection: Any, locks: Sequence[str], statements: Sequence[tuple[
 
 def _usable(connection: Any) -> bool:
     return connection is not None and not connection.closed and not connection.broken
+
+
+def _idle(connection: Any) -> bool:
+    """No transaction open and no pipeline under way (libpq's `PQTRANS_IDLE`, `PQ_PIPELINE_OFF`)."""
+    return connection.info.transaction_status == 0 and connection.pgconn.pipeline_status == 0
 
 
 async def _connect(conninfo: str) -> Any:
@@ -373,6 +412,14 @@ def _claim_slowly(
 
 
 def _batch(connection: Any, writes: Sequence[Write]) -> list[Lookup | JournalEntry | RateLimited]:
+    locks, statements = _batch_plan(writes)
+    rows = _pipeline(connection, locks, statements)
+    return _batch_rest(connection, writes, statements, rows)
+
+
+def _batch_plan(writes: Sequence[Write]) -> tuple[list[str], list[tuple[str, Any]]]:
+    """A batch's advisory locks (buckets' before keys', each sorted: no two writers deadlock) and its
+    fast statements, one a write."""
     now = time.time()
     buckets = sorted({_bucket_lock(w.take.key) for w in writes if w.take is not None})
     keys = sorted({w.entry.idempotency_key for w in writes if w.claim and w.entry.idempotency_key})
@@ -385,7 +432,22 @@ def _batch(connection: Any, writes: Sequence[Write]) -> list[Lookup | JournalEnt
             statements.append((_CLAIM if write.take is None else _CLAIM_TAKING, params))
         else:
             statements.append((_INSERT if write.take is None else _APPEND_TAKING, params))
-    rows = _pipeline(connection, [*buckets, *keys], statements)
+    return [*buckets, *keys], statements
+
+
+def _batch_done(statements: Sequence[tuple[str, Any]], rows: Sequence[Any]) -> bool:
+    """Whether the batch's pipeline made every write (no write needs a second transaction)."""
+    return all(
+        (row[0] if sql is _INSERT else row[1]) is not None
+        for (sql, _), row in zip(statements, rows, strict=True)
+    )
+
+
+def _batch_rest(
+    connection: Any, writes: Sequence[Write], statements: Sequence[tuple[str, Any]], rows: Sequence[Any]
+) -> list[Lookup | JournalEntry | RateLimited]:
+    """The batch's results once its pipeline committed; what the pipeline did not do, one write at a time
+    on `connection` (unused when `_batch_done`)."""
     results: list[Lookup | JournalEntry | RateLimited] = []
     for write, (sql, params), row in zip(writes, statements, rows, strict=True):
         new_id = row[0] if sql is _INSERT else row[1]

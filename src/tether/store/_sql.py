@@ -116,8 +116,8 @@ class SqlJournal:
 
     @property
     def writes_async(self) -> bool:
-        """Whether `append_async` and `claim_async` write from the event loop without a worker thread (on
-        PostgreSQL by URL: a connection of the loop's own)."""
+        """Whether `append_async`, `claim_async` and `write_batch_async` write from the event loop without a
+        worker thread (on PostgreSQL by URL: one connection, used by one running loop at a time)."""
         return self._pg_writer is not None
 
     async def append_async(
@@ -137,6 +137,14 @@ class SqlJournal:
         if self._pg_writer is None:
             raise WouldWait
         return await self._pg_writer.claim_async(intent, take=take, connect=connect)
+
+    async def write_batch_async(
+        self, writes: Sequence[Write], *, connect: bool = True
+    ) -> list[Lookup | JournalEntry | RateLimited]:
+        """`write_batch` awaited on the event loop, as `append_async`: one commit for them all."""
+        if self._pg_writer is None:
+            raise WouldWait
+        return await self._pg_writer.write_batch_async(writes, connect=connect)
 
     def lookup(self, idempotency_key: str) -> Lookup:
         with self.engine.connect() as connection:
