@@ -107,3 +107,17 @@ def test_a_whole_call_is_read_once_with_its_span() -> None:
     ]
     assert len({c.id for c in result.calls}) == 2
     assert result.content == "\n"
+
+
+def test_a_whole_output_of_calls_takes_the_shorter_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The general path (`_process`) is not reached for an output of strict calls fed whole: if the parser's
+    internals are renamed, this fails rather than the shorter way silently going unused."""
+    parser = get_dialect("hermes").stream_parser(TOOLS)
+
+    def general(*args: object) -> None:
+        raise AssertionError("the general path was taken")
+
+    monkeypatch.setattr(type(parser), "_process", general)
+    events = parser.feed(f"{CALL}\n{CALL}")
+    call = ["CallStarted", "CallDelta", "CallCompleted"]
+    assert [type(e).__name__ for e in events] == [*call, "TextDelta", *call]
