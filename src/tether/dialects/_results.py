@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic_core import SchemaSerializer
+
 from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolResultMessage
 
 __all__ = ["result_data", "result_text", "tool_responses"]
@@ -13,10 +15,21 @@ __all__ = ["result_data", "result_text", "tool_responses"]
 _Envelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
 
 
+_SERIALIZERS: dict[type[Any], SchemaSerializer] = {}
+"""Each envelope type's serializer, once its class is built (the types defer building until first used)."""
+
+
 def result_text(envelope: _Envelope) -> str:
     """The envelope as the compact JSON a model reads: the envelope's unset optional fields (a null
     `suggestion` or `details`, an ok's null `data`) are left out, nulls inside the tool's data are kept."""
-    return envelope.model_dump_json(exclude_none=True)
+    # `model_dump_json(exclude_none=True)`, less its wrapper (fifteen keywords passed on, ~0.7 µs a result):
+    # the text is the serializer's either way (`tests/dialects/test_results.py`)
+    serializer = _SERIALIZERS.get(type(envelope))
+    if serializer is None:
+        text = envelope.model_dump_json(exclude_none=True)  # builds a deferred class's serializer first
+        _SERIALIZERS[type(envelope)] = type(envelope).__pydantic_serializer__
+        return text
+    return serializer.to_json(envelope, exclude_none=True).decode()
 
 
 def result_data(envelope: _Envelope) -> dict[str, Any]:
@@ -27,4 +40,6 @@ def result_data(envelope: _Envelope) -> dict[str, Any]:
 
 def tool_responses(results: Sequence[ToolResultMessage]) -> str:
     """Each result in `<tool_response>` tags, one per line group (Hermes, Qwen, GLM and their relatives)."""
+    if len(results) == 1:  # the usual turn: one call (no generator to join)
+        return f"<tool_response>\n{result_text(results[0].envelope)}\n</tool_response>"
     return "\n".join(f"<tool_response>\n{result_text(r.envelope)}\n</tool_response>" for r in results)

@@ -9,9 +9,12 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from tether.dialects._bodies import JsonCalls
+from tether.dialects._calls import JsonAnnouncer
 from tether.dialects._dialect import Dialect
+from tether.dialects._events import ParseEvent
+from tether.dialects._parser import StreamParser
 from tether.dialects._prompt import tool_json_lines
-from tether.dialects._regions import THINK, Opener
+from tether.dialects._regions import THINK, Opener, RegionParser
 from tether.dialects._render import json_call
 from tether.dialects._results import tool_responses
 from tether.dialects._tools import ToolIndex
@@ -19,13 +22,64 @@ from tether.types import ToolCall, ToolResultMessage
 
 __all__ = ["Hermes"]
 
+_START, _END = "<tool_call>", "</tool_call>"
+_OPENERS = (Opener(_START, ends=(_END,), body=JsonCalls(announce=True)), THINK)
+
+
+class _Parser(RegionParser):
+    """Hermes's region parser, with a shorter way through an output that arrives whole (a model that does not
+    stream, `parse`): the calls it begins with, each `<tool_call>` region read by one `JsonAnnouncer.whole`,
+    as the general path would read it, without the region bookkeeping around it (~3 µs a turn). Anything
+    else (text first, a body that is not strict JSON, a reasoning block, a region left open) goes the general
+    way from where it begins; `tests/dialects/test_hermes_whole.py` checks the two give the same events and
+    result."""
+
+    __slots__ = ()
+
+    def _scan(self, delta: str) -> list[ParseEvent]:
+        emit = self._emit
+        if emit.fed or self._at_start or not delta.startswith(_START):  # not a fresh output's first delta
+            return RegionParser._scan(self, delta)
+        emit.fed = len(delta)
+        events: list[ParseEvent] = []
+        emit.events = events
+        at = 0
+        try:
+            while True:
+                end = delta.find(_END, at + len(_START))
+                if end < 0:
+                    break
+                body, span = delta[at + len(_START) : end], (at, end + len(_END))
+                if not JsonAnnouncer(emit, len(_END) - 1).whole(body, span):
+                    break
+                at = span[1]
+                following = delta.find("<", at)  # text up to the next call holds no marker: it is content
+                if following < 0 or not delta.startswith(_START, following):
+                    break
+                if following > at:
+                    text = delta[at:following]
+                    self._last_char = text[-1]
+                    emit.text(text)
+                    at = following
+            if at < len(delta):
+                self._process(delta[at:], at, eof=False)
+        except Exception as e:  # a parser bug must not take the caller down with the model's output
+            self._internal_error(e)
+        self._settle()
+        return events
+
 
 class Hermes(Dialect):
     """Hermes-style tagged JSON calls."""
 
     name: ClassVar[str] = "hermes"
 
-    openers = (Opener("<tool_call>", ends=("</tool_call>",), body=JsonCalls(announce=True)), THINK)
+    openers = _OPENERS
+
+    def stream_parser(self, tools: ToolIndex) -> StreamParser:
+        if self.openers is _OPENERS and type(self).parser is None:  # else (reka) the usual way
+            return _Parser(self.name, tools, _OPENERS)
+        return super().stream_parser(tools)
 
     def render_tools(self, tools: ToolIndex) -> str:
         return (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tether import _wire
-from tether.dialects import render_results
+from tether.dialects import get_dialect
 from tether.types import AssistantMessage, Message, ToolResultMessage, UserMessage
 
 __all__ = ["TextView"]
@@ -20,6 +20,8 @@ class TextView:
 
     def __init__(self, dialect: str):
         self.dialect = dialect
+        self._render = get_dialect(dialect).render_results
+        """`render_results(dialect, ...)`, its dialect looked up once (a registry lookup a turn otherwise)."""
         self.converted: list[Message] = []
         self.seen = 0
         self.results: list[ToolResultMessage] = []
@@ -47,7 +49,7 @@ class TextView:
 
     def _results(self) -> UserMessage:
         if self._rendered is None:
-            self._rendered = _wire.user_message(render_results(self.dialect, self.results))
+            self._rendered = _wire.user_message(self._render(self.results))
         return self._rendered
 
 
