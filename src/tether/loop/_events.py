@@ -6,23 +6,36 @@ from collections.abc import Awaitable, Callable
 
 from tether.types import Event
 
-__all__ = ["EventHandler", "Events"]
+__all__ = ["EventHandler", "Events", "Shown"]
 
 EventHandler = Callable[[Event], Awaitable[None] | None]
+Shown = Callable[[Event], Event | tuple[Event, ...]]
+"""An event as it may leave the run (`SecretsAtRest.shown`): itself, or the events to hand out instead."""
 
 
 class Events:
     """The events of one run, in order. User-visible text is shown at once (talk first) or held until the
-    turn's tools are done or need input (act first, `hold=True`)."""
+    turn's tools are done or need input (act first, `hold=True`). With `shown`, every event is kept and
+    handed out as `shown` makes it (secrets redacted: docs/sessions.md)."""
 
-    def __init__(self, run_id: str, on_event: EventHandler | None):
+    def __init__(self, run_id: str, on_event: EventHandler | None, shown: Shown | None = None):
         self.run_id = run_id
         self.on_event = on_event
+        self.shown = shown
         self.all: list[Event] = []
         self.hold = False
         self.held: list[Event] = []
 
     async def emit(self, event: Event) -> None:
+        if self.shown is not None:
+            shown = self.shown(event)
+            if type(shown) is tuple:  # (an event, a pydantic model, iterates too)
+                for each in shown:
+                    await self._emit(each)
+                return
+        await self._emit(event)
+
+    async def _emit(self, event: Event) -> None:
         self.all.append(event)
         if self.on_event is not None:
             maybe = self.on_event(event)

@@ -1,4 +1,5 @@
-"""Messages as a session store keeps them: what a tool's schema marks secret is never written in clear.
+"""Messages as a session store keeps them, and events as they leave a run: what a tool's schema marks secret
+is never written or shown in clear.
 
 The journal and the records redact the values a tool's input schema (or output schema) marks secret; a
 session keeps the whole conversation, where the same values also stand in the model's own output (a text
@@ -6,6 +7,11 @@ dialect's `raw` call, the text around it) and may come back in tool results. So 
 each such value replaced by `***` wherever it appears: in the call's arguments by schema, and as text (plain,
 JSON-escaped or HTML-escaped) in every string of the messages that follow in the run. The conversation in
 memory, which the model reads during the run, keeps the values; a run resumed from the store reads `***`.
+
+Events follow the same rule (`SecretsAtRest.shown`): every event a run hands to `on_event` is redacted the
+same way, so whatever forwards them (`tether serve`'s stream, the terminal, a handler of the user's) shows
+`***`. The model's streamed text is held back while its end could be the start of a known secret, so a value
+split across chunks is redacted too. Only the tool (and the model, during the run) gets the values.
 """
 
 from __future__ import annotations
@@ -21,18 +27,22 @@ from tether.tools import REDACTED, redact
 from tether.types import (
     AnyEnvelope,
     AssistantMessage,
+    ChatModelStreamEvent,
     ErrorCode,
+    Event,
     Message,
     OkEnvelope,
     Provenance,
     SystemMessage,
     ToolCall,
+    ToolEndEvent,
     ToolResultMessage,
     ToolSpec,
+    ToolStartEvent,
     UserMessage,
 )
 
-__all__ = ["SecretsAtRest", "refusals_for_redacted"]
+__all__ = ["SecretsAtRest", "describe_call", "refusals_for_redacted"]
 
 _SAME: Any = object()
 SpecOf = Callable[[str], ToolSpec | None]
@@ -54,7 +64,17 @@ class SecretsAtRest:
     def __init__(self, spec_of: SpecOf, known: Iterable[str] = ()):
         self.spec_of = spec_of
         self.secrets: set[str] = {s for s in known if s.strip() and s != REDACTED}
-        self._pattern: re.Pattern[str] | None = _pattern(self.secrets) if self.secrets else None
+        self._pattern: re.Pattern[str] | None = None
+        self._streamed: re.Pattern[str] | None = None
+        """`_pattern`, but a short secret only with a character after it (the stream's next chunk may go on)."""
+        self._forms: tuple[str, ...] = ()
+        self._names: dict[str, str] = {}
+        """Tool names by call id, from `on_tool_start` (`on_tool_end` has only the id)."""
+        self._pending = ""
+        """Streamed text held back: its end could be the start of a secret."""
+        self._pending_run: str | None = None
+        if self.secrets:
+            self._compile()
 
     def __call__(self, messages: Sequence[Message]) -> list[Message]:
         """`messages` as they may be written to disk (the same objects when there is nothing to hide)."""
@@ -87,6 +107,73 @@ class SecretsAtRest:
             return UserMessage(content=self._text(message.content))
         return SystemMessage(content=self._text(message.content))
 
+    def shown(self, event: Event) -> Event | tuple[Event, ...]:
+        """`event` as it may leave the run: the event itself when it shows nothing secret, else a tuple of the
+        events to hand out instead, in order (none while streamed text is held back; held text before any other event).
+
+        `on_tool_start`'s call has its arguments redacted by the tool's input schema, `on_tool_end`'s
+        envelope its data by the output schema; in every event, each secret value seen so far (or given in
+        `known`) is replaced by `***` wherever it appears as text."""
+        kind = type(event)
+        if kind is ChatModelStreamEvent:
+            if self._pattern is None and not self._pending:
+                return event
+            return self._stream(event)  # pyright: ignore[reportArgumentType]
+        held = self._flush()
+        if kind is ToolStartEvent:
+            shown = self._tool_start(event)  # pyright: ignore[reportArgumentType]
+        elif kind is ToolEndEvent:
+            shown = self._tool_end(event)  # pyright: ignore[reportArgumentType]
+        elif self._pattern is not None:
+            shown = self._event_json(event)
+        else:
+            shown = event
+        return event if shown is event and not held else (*held, shown)
+
+    def _tool_start(self, event: ToolStartEvent) -> ToolStartEvent:
+        call = event.call
+        self._names[call.id] = call.name
+        _, arguments = self._arguments(call)
+        if self._pattern is None and arguments is call.arguments:
+            return event
+        shown = self._call(call, arguments)
+        return event.model_copy(update={"call": shown, "data": describe_call(call.name, shown.arguments)})
+
+    def _tool_end(self, event: ToolEndEvent) -> Event:
+        name = self._names.get(event.call_id)
+        data = _SAME if name is None else self._output_of(name, event.envelope)
+        if self._pattern is None and data is _SAME:
+            return event
+        envelope = event.envelope.model_dump(mode="json", exclude_none=True)
+        if data is not _SAME:
+            envelope["data"] = data
+        return self._event_json(event.model_copy(update={"envelope": envelopes.from_json(envelope)}))
+
+    def _event_json(self, event: Event) -> Event:
+        """Every secret taken out of the event's text (its keys too, unless that breaks its shape)."""
+        dumped = event.model_dump(mode="json")
+        try:
+            return type(event).model_validate(self._json(dumped))
+        except ValueError:  # a secret that is also a field's name (`ok`, `data`): keys kept as they are
+            return type(event).model_validate(self._json(dumped, keys=False))
+
+    def _stream(self, event: ChatModelStreamEvent) -> tuple[Event, ...]:
+        text = self._pending + event.data
+        streamed = self._streamed
+        if streamed is not None:
+            text = streamed.sub(REDACTED, text)
+        keep = _partial(text, self._forms)
+        self._pending, self._pending_run = text[len(text) - keep :] if keep else "", event.run_id
+        out = text[: len(text) - keep]
+        return (event.model_copy(update={"data": out}),) if out else ()
+
+    def _flush(self) -> tuple[Event, ...]:
+        """The streamed text held back, now that the stream has paused (another event comes)."""
+        if not self._pending:
+            return ()
+        text, self._pending = self._text(self._pending), ""
+        return (ChatModelStreamEvent(run_id=self._pending_run, data=text),)
+
     def _arguments(self, call: ToolCall) -> tuple[ToolCall, dict[str, Any]]:
         """The call and its arguments redacted by its tool's input schema, learning the values taken out."""
         spec = self.spec_of(call.name)
@@ -99,12 +186,14 @@ class SecretsAtRest:
         return call, redacted
 
     def _output(self, message: ToolResultMessage) -> Any:
+        return self._output_of(message.name, message.envelope)
+
+    def _output_of(self, name: str, envelope: AnyEnvelope) -> Any:
         """The result's data redacted by its tool's output schema (as the journal stores it), learning the
         values taken out; `_SAME` when the schema marks nothing secret."""
-        envelope = message.envelope
         if not isinstance(envelope, OkEnvelope):
             return _SAME
-        spec = self.spec_of(message.name)
+        spec = self.spec_of(name)
         if spec is None or not spec.output_schema:
             return _SAME
         redacted = redact(envelope.data, spec.output_schema)
@@ -131,19 +220,27 @@ class SecretsAtRest:
         before = len(self.secrets)
         _taken(original, redacted, self.secrets)
         if len(self.secrets) != before:
-            self._pattern = _pattern(self.secrets)
+            self._compile()
+
+    def _compile(self) -> None:
+        forms = _forms(self.secrets)
+        self._forms = tuple(forms)
+        self._pattern = _pattern(forms)
+        self._streamed = _pattern(forms, going_on=True)
 
     def _text(self, text: str) -> str:
         return text if self._pattern is None else self._pattern.sub(REDACTED, text)
 
-    def _json(self, value: Any) -> Any:
-        """`value` (JSON) with every secret taken out of its strings and keys, and secret numbers replaced."""
+    def _json(self, value: Any, *, keys: bool = True) -> Any:
+        """`value` (JSON) with every secret taken out of its strings and keys (with `keys`), and secret
+        numbers replaced."""
         if isinstance(value, str):
             return self._text(value)
         if isinstance(value, dict):
-            return {self._text(k): self._json(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            items: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+            return {(self._text(k) if keys else k): self._json(v, keys=keys) for k, v in items.items()}
         if isinstance(value, list | tuple):
-            return [self._json(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+            return [self._json(v, keys=keys) for v in value]  # pyright: ignore[reportUnknownVariableType]
         if (
             isinstance(value, int | float)
             and not isinstance(value, bool)
@@ -179,8 +276,15 @@ def _leaves(value: Any, into: set[str]) -> None:
             _leaves(item, into)
 
 
-def _pattern(secrets: set[str]) -> re.Pattern[str]:
-    """One regex for every form of every secret: as written, JSON-escaped (ASCII or not), HTML-escaped."""
+def describe_call(name: str, inputs: dict[str, Any]) -> str:
+    """Seed 004's `on_tool_start` line, to the letter: `Starting tool: search_docs with inputs: {'query':
+    'ollama'}` (cut at 300 characters); `inputs` already redacted."""
+    text = f"Starting tool: {name} with inputs: {inputs!r}"
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+def _forms(secrets: set[str]) -> list[str]:
+    """Every form of every secret: as written, JSON-escaped (ASCII or not), HTML-escaped; longest first."""
     forms: set[str] = set()
     for secret in secrets:
         forms |= {
@@ -189,11 +293,31 @@ def _pattern(secrets: set[str]) -> re.Pattern[str]:
             json.dumps(secret, ensure_ascii=False)[1:-1],
             html.escape(secret),
         }
+    return sorted(forms, key=len, reverse=True)
+
+
+def _pattern(forms: list[str], *, going_on: bool = False) -> re.Pattern[str]:
+    """One regex for all `forms`; with `going_on`, a short one matches only with a character after it
+    (text that may go on: at its end, the next chunk could make it part of a longer word)."""
+    after = rf"(?=[^{_WORD}])" if going_on else rf"(?![{_WORD}])"
     alternatives = [
-        re.escape(form) if len(form) >= _LONG else rf"(?<![{_WORD}]){re.escape(form)}(?![{_WORD}])"
-        for form in sorted(forms, key=len, reverse=True)
+        re.escape(form) if len(form) >= _LONG else rf"(?<![{_WORD}]){re.escape(form)}{after}"
+        for form in forms
     ]
     return re.compile("|".join(alternatives))
+
+
+def _partial(text: str, forms: Sequence[str]) -> int:
+    """How many characters at the end of `text` could begin a secret (the longest such end): a long form's
+    proper prefix, a short form's prefix or the whole of it (whether a word goes on is not known yet)."""
+    longest = 0
+    for form in forms:
+        most = min(len(text), len(form) if len(form) < _LONG else len(form) - 1)
+        for size in range(most, longest, -1):
+            if text.endswith(form[:size]):
+                longest = size
+                break
+    return longest
 
 
 def refusals_for_redacted(calls: Sequence[ToolCall]) -> dict[str, AnyEnvelope]:
