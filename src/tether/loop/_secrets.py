@@ -63,6 +63,8 @@ class SecretsAtRest:
         self._held = ""
         """Streamed text held back: its end could be the start of a secret."""
         self._held_run: str | None = None
+        self._before = ""
+        """The last character of the streamed text shown."""
 
     @property
     def secrets(self) -> set[str]:
@@ -153,15 +155,19 @@ class SecretsAtRest:
             return type(event).model_validate(self.known.json(dumped, keys=False))
 
     def _stream(self, event: ChatModelStreamEvent) -> tuple[Event, ...]:
-        shown, self._held = self.known.streamed(self._held + event.data)
+        shown, self._held = self.known.streamed(self._held + event.data, self._before)
         self._held_run = event.run_id
-        return (event.model_copy(update={"data": shown}),) if shown else ()
+        if not shown:
+            return ()
+        self._before = shown[-1]
+        return (event.model_copy(update={"data": shown}),)
 
     def _release(self) -> tuple[Event, ...]:
         """The streamed text held back, now that the stream has paused (an event of another kind comes)."""
         if not self._held:
             return ()
-        text, self._held = self.known.text(self._held), ""
+        text, self._held = self.known.ended(self._held, self._before), ""
+        self._before = text[-1:]
         return (ChatModelStreamEvent(run_id=self._held_run, data=text),)
 
     def _arguments(self, call: ToolCall) -> tuple[ToolCall, dict[str, Any]]:

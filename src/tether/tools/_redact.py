@@ -156,14 +156,20 @@ class SecretText:
             return REDACTED
         return value
 
-    def streamed(self, text: str) -> tuple[str, str]:
+    def streamed(self, text: str, before: str = "") -> tuple[str, str]:
         """Text that goes on in a next chunk: `(shown, held)`, `shown` redacted and `held` the end of `text`
-        that could be the start of a secret (to put before the next chunk; `text(held)` if none comes)."""
+        that could be the start of a secret (to put before the next chunk; `ended(held)` if none comes).
+        `before`: the character shown just before `text` (whether a short secret starts a word)."""
         if self._going_on is None:
             return text, ""
-        text = self._going_on.sub(REDACTED, text)
+        # no match starts in `before`: it would have been held back, as the start of a secret
+        text = self._going_on.sub(REDACTED, before + text)[len(before) :]
         keep = _partial(text, self.forms)
         return (text[: len(text) - keep], text[len(text) - keep :]) if keep else (text, "")
+
+    def ended(self, text: str, before: str = "") -> str:
+        """The last of streamed text (`streamed`'s `held`), redacted; `before` as there."""
+        return text if self._pattern is None else self._pattern.sub(REDACTED, before + text)[len(before) :]
 
 
 def _taken(original: Any, redacted: Any, into: set[str]) -> None:

@@ -13,7 +13,7 @@ from tether.execution._policy import Policy
 from tether.execution._run import Run
 from tether.store import JournalEntry
 from tether.store.internal import RateToken, storable, storable_text
-from tether.tools import Tool, ValidatedCall, redact
+from tether.tools import SecretText, Tool, ValidatedCall, redact
 from tether.types import ToolCall
 
 __all__ = ["Attempt", "Columns", "Guard", "applies"]
@@ -84,15 +84,27 @@ class Attempt:
         schema = self.tool.spec.input_schema if self.tool is not None else None
         given = self.call.arguments
         if plain_arguments(given):  # JSON and storable as they are: a copy, redacted if the schema says so
-            arguments: dict[str, Any] = redact(dict(given), schema)
+            copy = dict(given)
+            arguments: dict[str, Any] = redact(copy, schema)
+            if arguments is not copy:  # the schema marks something secret: echoes in plain arguments go too
+                arguments = _echo_free(given, arguments)
         else:
             try:
                 jsonable = pydantic_core.to_jsonable_python(given, fallback=repr)
             except ValueError:  # nested too deeply for pydantic: `storable` cuts it off
                 jsonable = given
-            arguments = storable(redact(jsonable, schema))
+            redacted = redact(jsonable, schema)
+            arguments = storable(redacted if redacted is jsonable else _echo_free(jsonable, redacted))
         self._arguments = (self.call, arguments)
         return arguments
+
+
+def _echo_free(given: Any, redacted: Any) -> Any:
+    """`redacted` (`given` redacted by its schema) with the values taken out also taken out where a plain
+    argument echoes them (a password copied into a note)."""
+    known = SecretText()
+    known.learn(given, redacted)
+    return known.json(redacted)
 
 
 class Guard(Protocol):
