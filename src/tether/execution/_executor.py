@@ -503,7 +503,7 @@ class Executor:
             run.principal.id,
             why,
             arguments,
-            attempt.call.annotations,
+            attempt.annotations(),
             repairs,
             repaired,
             outcome,
