@@ -59,7 +59,10 @@ class SecretsAtRest:
         self.spec_of = spec_of
         self.known = SecretText(known)
         self._names: dict[str, str] = {}
-        """Tool names by call id, from `on_tool_start` (`on_tool_end` has only the id)."""
+        """Tool names by call id, from `on_tool_start` (`on_tool_end` has only the id): of the calls whose
+        tool's schemas mark something secret, or all once a secret is known."""
+        self._marks: dict[str, bool] = {}
+        """Whether a tool's schemas mark anything secret, by name."""
         self._held = ""
         """Streamed text held back: its end could be the start of a secret."""
         self._held_run: str | None = None
@@ -112,26 +115,33 @@ class SecretsAtRest:
         envelope its data by the output schema; in every event, each secret value seen so far (or given in
         `known`) is replaced by `***` wherever it appears as text."""
         kind = type(event)
+        known = self.known.forms  # () while no secret is known: the usual run, checked without a call
         if kind is ChatModelStreamEvent:
-            if not self.known and not self._held:
+            if not known and not self._held:
                 return event
             return self._stream(event)  # pyright: ignore[reportArgumentType]
-        held = self._release()
-        if kind is ToolStartEvent:
-            shown = self._tool_start(event)  # pyright: ignore[reportArgumentType]
-        elif kind is ToolEndEvent:
-            shown = self._tool_end(event)  # pyright: ignore[reportArgumentType]
-        elif self.known:
+        held = self._release() if self._held else ()
+        if isinstance(event, ToolStartEvent):
+            name = event.call.name
+            secret = known or self._marks.get(name)
+            if secret is None:
+                secret = self._marks[name] = _marks_secret(self.spec_of(name))
+            shown = self._tool_start(event) if secret else event
+        elif isinstance(event, ToolEndEvent):
+            shown = self._tool_end(event) if known or event.call_id in self._names else event
+        elif known:
             shown = self._event_json(event)
         else:
-            shown = event
-        return event if shown is event and not held else (*held, shown)
+            return event if not held else (*held, event)
+        if held:
+            return (*held, shown)
+        return event if shown is event else (shown,)
 
     def _tool_start(self, event: ToolStartEvent) -> ToolStartEvent:
         call = event.call
         self._names[call.id] = call.name
         _, arguments = self._arguments(call)
-        if not self.known and arguments is call.arguments:
+        if not self.known.forms and arguments is call.arguments:
             return event
         shown = self._call(call, arguments)
         return event.model_copy(update={"call": shown, "data": describe_call(call.name, shown.arguments)})
@@ -139,7 +149,7 @@ class SecretsAtRest:
     def _tool_end(self, event: ToolEndEvent) -> Event:
         name = self._names.get(event.call_id)
         data = _SAME if name is None else self._output(name, event.envelope)
-        if not self.known and data is _SAME:
+        if not self.known.forms and data is _SAME:
             return event
         envelope = event.envelope.model_dump(mode="json", exclude_none=True)
         if data is not _SAME:
@@ -208,6 +218,16 @@ class SecretsAtRest:
                 "provenance": provenance,
             }
         )
+
+
+def _marks_secret(spec: ToolSpec | None) -> bool:
+    """Whether the tool's input or output schema marks anything secret (remembered per schema by `redact`)."""
+    if spec is None:
+        return False
+    probe: dict[str, Any] = {}  # `redact` returns it itself iff the schema marks nothing secret
+    if redact(probe, spec.input_schema) is not probe:
+        return True
+    return bool(spec.output_schema) and redact(probe, spec.output_schema) is not probe
 
 
 def describe_call(name: str, inputs: dict[str, Any]) -> str:

@@ -68,11 +68,11 @@ class Attempt:
         provenance = values["provenance"]
         repairs = provenance.repairs if provenance is not None else ()  # `call.repairs`
         shown = tuple(r.model_dump(mode="json") for r in repairs) if repairs else ()
-        if (why is not None or shown) and self.secrets():  # a secret quoted in the why or a repair
-            known = self.secrets()
-            assert known is not None
-            why = None if why is None else known.text(why)
-            shown = tuple(known.json(r) for r in shown)
+        if why is not None or shown:  # a secret quoted in the why or a repair
+            known = self._secrets if (a := self._arguments) is not None and a[0] is call else self.secrets()
+            if known is not None:
+                why = None if why is None else known.text(why)
+                shown = tuple(known.json(r) for r in shown)
         columns: Columns = (call_id, name, why, shown, bool(repairs))
         self._columns = (call, columns)
         return columns
