@@ -3,37 +3,45 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-from tether.types import Event
+from tether.types import Event, ToolStartEvent
 
-__all__ = ["EventHandler", "Events", "Shown"]
+if TYPE_CHECKING:
+    from tether.loop._secrets import SecretsAtRest
+
+__all__ = ["EventHandler", "Events"]
 
 EventHandler = Callable[[Event], Awaitable[None] | None]
-Shown = Callable[[Event], Event | tuple[Event, ...]]
-"""An event as it may leave the run (`SecretsAtRest.shown`): itself, or the events to hand out instead."""
 
 
 class Events:
     """The events of one run, in order. User-visible text is shown at once (talk first) or held until the
-    turn's tools are done or need input (act first, `hold=True`). With `shown`, every event is kept and
-    handed out as `shown` makes it (secrets redacted: docs/sessions.md)."""
+    turn's tools are done or need input (act first, `hold=True`). With `secrets`, every event is kept and
+    handed out as `secrets.shown` makes it (secrets redacted: docs/sessions.md)."""
 
-    def __init__(self, run_id: str, on_event: EventHandler | None, shown: Shown | None = None):
+    def __init__(self, run_id: str, on_event: EventHandler | None, secrets: SecretsAtRest | None = None):
         self.run_id = run_id
         self.on_event = on_event
-        self.shown = shown
+        self.secrets = secrets
         self.all: list[Event] = []
         self.hold = False
         self.held: list[Event] = []
 
     async def emit(self, event: Event) -> None:
-        if self.shown is not None:
-            shown = self.shown(event)
+        secrets = self.secrets
+        # asked only once it has something to hide, and of each call (which may be to a tool with secrets)
+        if secrets is not None and (secrets.active or type(event) is ToolStartEvent):
+            shown = secrets.shown(event)
             if type(shown) is tuple:  # (an event, a pydantic model, iterates too)
                 for each in shown:
                     await self._emit(each)
                 return
-        await self._emit(event)
+        self.all.append(event)  # `_emit`, inlined: one call fewer an event
+        if self.on_event is not None:
+            maybe = self.on_event(event)
+            if maybe is not None:
+                await maybe
 
     async def _emit(self, event: Event) -> None:
         self.all.append(event)

@@ -84,8 +84,8 @@ class AgentRun:
         self.tool_index = offer.index
         # every event leaves the run with secrets redacted (docs/sessions.md); its own redactor: the store's
         # works in a worker thread
-        shown = SecretsAtRest(self.tool_index.get, session.secrets if session else ()).shown
-        self.events = Events(self.run_id, on_event, shown)
+        secrets = SecretsAtRest(self.tool_index.get, session.secrets if session else ())
+        self.events = Events(self.run_id, on_event, secrets)
         self.context = offer.context
         """What tools add to the system prompt before each model turn (memory.advise's working set)."""
         self.system_message = agent.system_message(self.specs)

@@ -63,6 +63,9 @@ class SecretsAtRest:
         tool's schemas mark something secret, or all once a secret is known."""
         self._marks: dict[str, bool] = {}
         """Whether a tool's schemas mark anything secret, by name."""
+        self.active = bool(self.known.forms)
+        """Whether an event may have something to hide: a secret is known, or a call to a tool whose schemas
+        mark something secret was seen (until then only `on_tool_start` needs `shown`)."""
         self._held = ""
         """Streamed text held back: its end could be the start of a secret."""
         self._held_run: str | None = None
@@ -109,7 +112,7 @@ class SecretsAtRest:
     def shown(self, event: Event) -> Event | tuple[Event, ...]:
         """`event` as it may leave the run: the event itself when it shows nothing secret, else a tuple of the
         events to hand out instead, in order (none while streamed text is held back; held text comes before
-        the next event of another kind).
+        the next event of another kind). While not `active`, only `on_tool_start` needs to be asked.
 
         `on_tool_start`'s call has its arguments redacted by the tool's input schema, `on_tool_end`'s
         envelope its data by the output schema; in every event, each secret value seen so far (or given in
@@ -121,14 +124,20 @@ class SecretsAtRest:
                 return event
             return self._stream(event)  # pyright: ignore[reportArgumentType]
         held = self._release() if self._held else ()
-        if isinstance(event, ToolStartEvent):
-            name = event.call.name
+        # `type() is`, not `isinstance`: pydantic's metaclass checks instances in Python (~0.15 µs each)
+        if kind is ToolStartEvent:
+            start: ToolStartEvent = event  # pyright: ignore[reportAssignmentType] (the type was checked)
+            name = start.call.name
             secret = known or self._marks.get(name)
             if secret is None:
                 secret = self._marks[name] = _marks_secret(self.spec_of(name))
-            shown = self._tool_start(event) if secret else event
-        elif isinstance(event, ToolEndEvent):
-            shown = self._tool_end(event) if known or event.call_id in self._names else event
+            if not secret:
+                return event if not held else (*held, event)
+            self.active = True
+            shown = self._tool_start(start)
+        elif kind is ToolEndEvent:
+            end: ToolEndEvent = event  # pyright: ignore[reportAssignmentType] (the type was checked)
+            shown = self._tool_end(end) if known or end.call_id in self._names else event
         elif known:
             shown = self._event_json(event)
         else:
@@ -221,13 +230,24 @@ class SecretsAtRest:
 
 
 def _marks_secret(spec: ToolSpec | None) -> bool:
-    """Whether the tool's input or output schema marks anything secret (remembered per schema by `redact`)."""
+    """Whether the tool's input or output schema marks anything secret (remembered per spec: specs are
+    immutable)."""
     if spec is None:
         return False
+    cached = _MARKS.get(id(spec))
+    if cached is not None and cached[0] is spec:
+        return cached[1]
     probe: dict[str, Any] = {}  # `redact` returns it itself iff the schema marks nothing secret
-    if redact(probe, spec.input_schema) is not probe:
-        return True
-    return bool(spec.output_schema) and redact(probe, spec.output_schema) is not probe
+    marks = redact(probe, spec.input_schema) is not probe or (
+        bool(spec.output_schema) and redact(probe, spec.output_schema) is not probe
+    )
+    if len(_MARKS) > 10_000:
+        _MARKS.clear()
+    _MARKS[id(spec)] = (spec, marks)
+    return marks
+
+
+_MARKS: dict[int, tuple[ToolSpec, bool]] = {}
 
 
 def describe_call(name: str, inputs: dict[str, Any]) -> str:

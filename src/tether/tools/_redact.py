@@ -112,7 +112,8 @@ class SecretText:
         """Every form of every value, longest first."""
         self._pattern: re.Pattern[str] | None = None
         self._going_on: re.Pattern[str] | None = None
-        self.add(values)
+        if values:
+            self.add(values)
 
     def __bool__(self) -> bool:
         return self._pattern is not None
