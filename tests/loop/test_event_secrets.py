@@ -97,10 +97,11 @@ def leaks(events: list[Event]) -> list[str]:
 
 
 async def run(
-    turns: list[str], *, session: Session | None = None, chunk_size: int = 4
+    turns: list[str], *, session: Session | None = None, chunk_size: int = 4, delay_s: float = 0.0
 ) -> tuple[Any, list[Event]]:
     seen: list[Event] = []
-    agent = Agent(ScriptedModel(turns, chunk_size=chunk_size), [LOGIN, note], dialect="hermes")
+    model = ScriptedModel(turns, chunk_size=chunk_size, delay_s=delay_s)
+    agent = Agent(model, [LOGIN, note], dialect="hermes")
     result = await agent.run("log me in", on_event=seen.append, session=session)
     return result, seen
 
@@ -174,6 +175,26 @@ async def test_a_known_secret_split_across_streamed_chunks_never_shows(chunk_siz
     # every character that is not the secret still reaches the client, in order
     expected = f"Your password is {REDACTED} and again {REDACTED}; Zq9 alone is not it, nor Zq9Kx7."
     assert "".join(chunks) == expected
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 4])
+async def test_a_secret_split_by_a_call_the_stream_starts_never_shows(chunk_size: int) -> None:
+    """The model's text around a call it makes mid-stream: the call starts (`on_tool_start`) between the two
+    halves of the password; the first half waits until the second tells."""
+    text = f"Your password is {PASSWORD[:9]}{hermes('note', text='x')}{PASSWORD[9:]}, kept."
+    # a pause before each chunk: the stream waits, and the call it completed starts meanwhile
+    _, seen = await run(
+        [text, "Done."], session=Session(secrets={PASSWORD}), chunk_size=chunk_size, delay_s=0.002
+    )
+    kinds = [type(e) for e in seen]
+    started = kinds.index(ToolStartEvent)
+    assert (
+        ChatModelStreamEvent in kinds[started : kinds.index(ChainEndEvent)][:4]
+    )  # mid-stream, before the rest
+    chunks = [e.data for e in seen if isinstance(e, ChatModelStreamEvent)]
+    assert not any(PASSWORD[:4] in chunk for chunk in chunks), chunks
+    assert "".join(chunks) == f"Your password is {REDACTED}, kept.Done."
+    assert leaks(seen) == []
 
 
 @pytest.mark.parametrize("chunk_size", [1, 2, 3])

@@ -123,7 +123,10 @@ class SecretsAtRest:
             if not known and not self._held:
                 return event
             return self._stream(event)  # pyright: ignore[reportArgumentType]
-        held = self._release() if self._held else ()
+        # held text waits past a call's start and end (a call the stream started splits the model's text)
+        held = (
+            self._release() if self._held and kind is not ToolStartEvent and kind is not ToolEndEvent else ()
+        )
         # `type() is`, not `isinstance`: pydantic's metaclass checks instances in Python (~0.15 µs each)
         if kind is ToolStartEvent:
             start: ToolStartEvent = event  # pyright: ignore[reportAssignmentType] (the type was checked)
