@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tether import Agent, ToolError, tool
+from tether import Agent, NeedsInput, ToolError, tool
 from tether.loop import Session, core_tools
 from tether.models import ScriptedModel
 from tether.tools import REDACTED
@@ -16,6 +16,7 @@ from tether.types import (
     ChatEvent,
     ChatModelStreamEvent,
     Event,
+    NeedsEvent,
     ToolEndEvent,
     ToolStartEvent,
 )
@@ -225,4 +226,32 @@ async def test_chat_sent_through_a_core_tool_does_not_show_a_secret_seen_before(
     )
     chats = [e.data for e in seen if isinstance(e, ChatEvent)]
     assert chats == [f"it was {REDACTED}"]
+    assert leaks(seen) == []
+
+
+async def test_a_needs_that_quotes_the_secret_shows_stars() -> None:
+    @tool(side_effects="none")
+    def verify(password: str, otp: str | None = None) -> str:
+        """Verify a login."""
+        if otp is None:
+            raise NeedsInput(otp=f"The code sent for {password}?")
+        return "ok"
+
+    spec = verify.spec.model_copy(
+        update={
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "password": {"type": "string", "format": "password"},
+                    "otp": {"type": "string"},
+                },
+                "required": ["password"],
+            }
+        }
+    )
+    seen: list[Event] = []
+    model = ScriptedModel([hermes("verify", password=PASSWORD), "Which code did you get?"])
+    await Agent(model, [verify.with_spec(spec)], dialect="hermes").run("verify", on_event=seen.append)
+    needs = [e for e in seen if isinstance(e, NeedsEvent)]
+    assert [e.needs for e in needs] == [{"otp": f"The code sent for {REDACTED}?"}]
     assert leaks(seen) == []
