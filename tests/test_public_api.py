@@ -131,7 +131,7 @@ CORE_API: dict[str, list[str]] = {
     ],
     "tether.tools": [
         "REDACTED", "AbstractToolset", "ArgumentValidator", "CombinedToolset", "ContextSource", "ExportFormat",
-        "FilteredToolset", "PrefixedToolset", "Problem", "Tool", "ToolContext", "ToolsLike", "Toolset",
+        "FilteredToolset", "PrefixedToolset", "Problem", "SecretText", "Tool", "ToolContext", "ToolsLike", "Toolset",
         "ValidatedCall", "as_toolset", "describe_problems", "dump_yaml", "export_tools", "from_anthropic",
         "from_bfcl", "from_gemini", "from_mcp", "from_openai", "load_tools", "model_schema", "redact",
         "spec_from_dict", "specs_from_json", "specs_from_typescript", "specs_from_yaml", "to_anthropic",

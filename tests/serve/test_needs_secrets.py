@@ -106,6 +106,30 @@ async def test_a_secret_answered_to_a_needs_reaches_the_tool_but_not_the_databas
     assert CORE not in json.dumps(history)
 
 
+async def test_the_stream_that_follows_a_secret_answer_never_shows_it(
+    make_app: Callable[..., FastAPI],
+) -> None:
+    """The model repeats the password in its text and its call, and the tool echoes it: the events the
+    client gets over the stream show `***` (the value is known from the answer before the run starts)."""
+    received.clear()
+    async with client(make_app(scripted("bank", [], [LOGIN], model=model))) as c:
+        sid = await new_session(c)
+        asked = sse_events((await c.post(f"/api/sessions/{sid}/messages", json={"content": "log in"})).text)
+        call_id = next(data["call_id"] for _, name, data in asked if name == "needs")
+        answer = {"password": PASSWORD, "otp": "otp-481516"}
+        body = (await c.post(f"/api/sessions/{sid}/needs", json={"call_id": call_id, "values": answer})).text
+    assert received == [PASSWORD]
+    assert CORE not in body
+    assert "Zq9K" not in body  # not even the start of it, held back in a chunk
+    events = sse_events(body)
+    streamed = "".join(data["data"] for _, name, data in events if name == "on_chat_model_stream")
+    assert streamed == f"Logging in with {REDACTED}.You are logged in."
+    start = next(data for _, name, data in events if name == "on_tool_start")
+    assert start["call"]["arguments"]["password"] == REDACTED
+    end = next(data for _, name, data in events if name == "on_tool_end")
+    assert end["envelope"]["data"]["greeting"] == f"welcome ada, {REDACTED} works"
+
+
 async def test_an_answer_the_schema_does_not_mark_secret_is_stored_as_given(
     make_app: Callable[..., FastAPI], tmp_path: Path
 ) -> None:

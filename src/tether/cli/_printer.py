@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from tether.loop import Limits, RunResult
-from tether.tools import AbstractToolset, redact
+from tether.tools import AbstractToolset, SecretText, redact
 from tether.types import (
     ChainEndEvent,
     ChatEvent,
@@ -127,7 +127,14 @@ class EventPrinter:
     def _arguments(self, call: ToolCall) -> dict[str, Any]:
         """`call`'s arguments as the terminal may show them (a scrollback or a `tee` keeps what it shows)."""
         tool = self.toolset.get(call.name) if self.toolset is not None else None
-        return call.arguments if tool is None else redact(call.arguments, tool.spec.input_schema)
+        if tool is None:
+            return call.arguments
+        shown = redact(call.arguments, tool.spec.input_schema)
+        if shown is call.arguments:  # the schema marks nothing secret
+            return shown
+        known = SecretText()  # a secret copied into a plain argument too
+        known.learn(call.arguments, shown)
+        return known.json(shown)
 
     def _owner(self, call_id: str) -> str:
         """Calls run concurrently: a result that does not follow its own call names the tool it is from."""

@@ -36,7 +36,14 @@ from tether.execution._guards import (
 from tether.execution._invoke import Deadlines, ToolResult, Waiting, finish, invoke, start
 from tether.execution._plain import plain_scalar
 from tether.execution._policy import Policy
-from tether.execution._records import CallReport, Recorder, kalygo_record, tool_type
+from tether.execution._records import (
+    CallReport,
+    Recorder,
+    echo_free,
+    kalygo_record,
+    marks_secret,
+    tool_type,
+)
 from tether.execution._run import Run
 from tether.store import (
     EntryKind,
@@ -225,6 +232,11 @@ class Executor:
                     running.discard(intent.id)
                 duration_ms = (time.perf_counter() - started) * 1000
                 outcome, envelope_json = _settle(tool, outcome, plan)
+                if plan.secret:  # the secrets' echoes go too: in the result, its error message, its traceback
+                    envelope_json, trace = echo_free(
+                        attempt.call, arguments, outcome.envelope, envelope_json, outcome.traceback
+                    )
+                    outcome = ToolResult(outcome.envelope, trace)
                 if self._complete is not None:  # made when read, if ever (`MemoryJournal.complete`)
                     made = (
                         intent,
@@ -394,6 +406,8 @@ class Executor:
         """Answer a call a guard refused (`Refuse`, journaled) or answered from the journal (`Replay`)."""
         arguments = attempt.arguments()
         envelope, envelope_json = _settled(decision.envelope, None)
+        if attempt.tool is not None and marks_secret(attempt.tool.spec):  # e.g. a message quoting an echo
+            envelope_json, _ = echo_free(attempt.call, arguments, envelope, envelope_json, None)
         refused = isinstance(decision, Refuse)
         if refused:
             refusal_entry = self._entry("refusal", attempt, arguments, envelope_json)
@@ -489,7 +503,7 @@ class Executor:
             run.principal.id,
             why,
             arguments,
-            attempt.call.annotations,
+            attempt.annotations(),
             repairs,
             repaired,
             outcome,
@@ -546,7 +560,7 @@ class _Plan:
 
     __slots__ = (
         *("counts_output", "keyed", "output_schema", "plain_kwargs", "policy", "starts_now", "steps"),
-        *("timeout_s", "tool", "tool_type"),
+        *("secret", "timeout_s", "tool", "tool_type"),
     )
 
     def __init__(
@@ -585,6 +599,8 @@ class _Plan:
             output_schema if output_schema and redact(probe, output_schema) is not probe else None
         )
         """The output schema, for redaction: None when it marks nothing secret (no redaction to ask for)."""
+        self.secret = spec is not None and marks_secret(spec)
+        """Whether the tool's schemas mark anything secret (then its records lose the values' echoes too)."""
         self.counts_output = policy.max_output_bytes_per_run is not None
         """Whether the run's output bytes are counted (for the quota guard)."""
 

@@ -5,16 +5,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+import pydantic_core
+
 from tether import _wire
 from tether.execution._run import Run
-from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolCall, ToolCallRecord, ToolSpec
+from tether.tools import SecretText, redact
+from tether.types import (
+    AnyEnvelope,
+    ErrorEnvelope,
+    NeedsEnvelope,
+    OkEnvelope,
+    ToolCall,
+    ToolCallRecord,
+    ToolSpec,
+)
 
-__all__ = ["CallReport", "Recorder", "kalygo_record", "tool_type"]
+__all__ = ["CallReport", "Recorder", "echo_free", "kalygo_record", "marks_secret", "tool_type"]
 
 
 @dataclass(frozen=True, slots=True)
 class CallReport:
-    """One answered call, with secrets already redacted from `arguments` and `output`."""
+    """One answered call, with secrets already redacted from `arguments` and `output` (by the tool's schemas,
+    and wherever the values taken out are echoed, as the journal keeps them: `echo_free`)."""
 
     call: ToolCall
     spec: ToolSpec | None
@@ -48,3 +60,35 @@ def tool_type(spec: ToolSpec | None) -> str:
     if spec is None:
         return "unknown"
     return str(spec.metadata.get("toolType") or spec.category or "function")
+
+
+def marks_secret(spec: ToolSpec) -> bool:
+    """Whether the tool's input or output schema marks anything secret (remembered per schema by `redact`)."""
+    probe: dict[str, Any] = {}  # `redact` returns it itself iff the schema marks nothing secret
+    if redact(probe, spec.input_schema) is not probe:
+        return True
+    return bool(spec.output_schema) and redact(probe, spec.output_schema) is not probe
+
+
+def echo_free(
+    call: ToolCall,
+    arguments: dict[str, Any],
+    envelope: AnyEnvelope,
+    envelope_json: dict[str, Any],
+    trace: str | None,
+) -> tuple[dict[str, Any], str | None]:
+    """A result as the journal and the records keep it, for a tool whose schemas mark something secret
+    (`marks_secret`): `envelope_json` (its data already redacted by the output schema) and the traceback,
+    with every value the schemas took out (of `call`'s arguments, giving `arguments`; of the result's data)
+    also taken out where it is echoed: a plain field of the result, an error message or a traceback quoting
+    the call (as text, JSON- or HTML-escaped; see `SecretText`)."""
+    known = SecretText()
+    known.learn(call.arguments, arguments)
+    if isinstance(envelope, OkEnvelope) and "data" in envelope_json:
+        known.learn(pydantic_core.to_jsonable_python(envelope.data, fallback=repr), envelope_json["data"])
+    if not known:
+        return envelope_json, trace
+    shown: dict[str, Any] = known.json(envelope_json, keys=False)  # the envelope's shape stays
+    if "data" in envelope_json:
+        shown["data"] = known.json(envelope_json["data"])
+    return shown, None if trace is None else known.text(trace)

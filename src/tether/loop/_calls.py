@@ -15,6 +15,7 @@ from tether.execution import Executor, Run
 from tether.loop._core import CORE_TOOL_NAMES
 from tether.loop._events import Events
 from tether.loop._offer import Offer
+from tether.loop._secrets import describe_call
 from tether.loop._speech import Speaker
 from tether.tools import redact
 from tether.types import (
@@ -214,6 +215,6 @@ def _describe(call: ToolCall, offer: Offer) -> str:
     """Seed 004's line, to the letter: `Starting tool: search_docs with inputs: {'query': 'ollama'}`; what
     the tool's input schema marks secret shows as `'***'`, as in the journal."""
     spec = offer.index.get(call.name)
-    inputs = call.arguments if spec is None else redact(call.arguments, spec.input_schema)
-    text = f"Starting tool: {call.name} with inputs: {inputs!r}"
-    return text if len(text) <= 300 else text[:299] + "…"
+    return describe_call(
+        call.name, call.arguments if spec is None else redact(call.arguments, spec.input_schema)
+    )

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-from tether.types import Event
+from tether.types import Event, ToolStartEvent
+
+if TYPE_CHECKING:
+    from tether.loop._secrets import SecretsAtRest
 
 __all__ = ["EventHandler", "Events"]
 
@@ -13,16 +17,33 @@ EventHandler = Callable[[Event], Awaitable[None] | None]
 
 class Events:
     """The events of one run, in order. User-visible text is shown at once (talk first) or held until the
-    turn's tools are done or need input (act first, `hold=True`)."""
+    turn's tools are done or need input (act first, `hold=True`). With `secrets`, every event is kept and
+    handed out as `secrets.shown` makes it (secrets redacted: docs/sessions.md)."""
 
-    def __init__(self, run_id: str, on_event: EventHandler | None):
+    def __init__(self, run_id: str, on_event: EventHandler | None, secrets: SecretsAtRest | None = None):
         self.run_id = run_id
         self.on_event = on_event
+        self.secrets = secrets
         self.all: list[Event] = []
         self.hold = False
         self.held: list[Event] = []
 
     async def emit(self, event: Event) -> None:
+        secrets = self.secrets
+        # asked only once it has something to hide, and of each call (which may be to a tool with secrets)
+        if secrets is not None and (secrets.active or type(event) is ToolStartEvent):
+            shown = secrets.shown(event)
+            if type(shown) is tuple:  # (an event, a pydantic model, iterates too)
+                for each in shown:
+                    await self._emit(each)
+                return
+        self.all.append(event)  # `_emit`, inlined: one call fewer an event
+        if self.on_event is not None:
+            maybe = self.on_event(event)
+            if maybe is not None:
+                await maybe
+
+    async def _emit(self, event: Event) -> None:
         self.all.append(event)
         if self.on_event is not None:
             maybe = self.on_event(event)

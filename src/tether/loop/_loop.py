@@ -77,12 +77,15 @@ class AgentRun:
             max_calls=agent.limits.max_tool_calls,
         )
         self.run_id = self.run_state.id
-        self.events = Events(self.run_id, on_event)
         # Read once per run, not per model turn (and worked out once per toolset): the tools offered, the
         # parser's index, the context sources, the tool prompt.
         self.offer = offer = agent.offer()
         self.specs = offer.specs
         self.tool_index = offer.index
+        # every event leaves the run with secrets redacted (docs/sessions.md); its own redactor: the store's
+        # works in a worker thread
+        secrets = SecretsAtRest(self.tool_index.get, session.secrets if session else ())
+        self.events = Events(self.run_id, on_event, secrets)
         self.context = offer.context
         """What tools add to the system prompt before each model turn (memory.advise's working set)."""
         self.system_message = agent.system_message(self.specs)

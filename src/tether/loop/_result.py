@@ -28,10 +28,11 @@ class RunResult:
 
     def chat_message(self) -> ChatMessageV2:
         """The run's answer as seed 004's `chat_message.v2`: its text (JSON for a structured output) and the
-        `{toolType, toolName, input, output}` record of every call that ran."""
+        `{toolType, toolName, input, output}` record of every call that ran; as `on_chain_end` shows them
+        (secrets redacted: docs/sessions.md), for a client."""
         ends = [e for e in self.events if isinstance(e, ChainEndEvent)]
         records = ends[-1].toolCalls if ends else []
-        output = self.output
+        output = ends[-1].data if ends else self.output
         if isinstance(output, BaseModel):
             content = output.model_dump_json()
         elif isinstance(output, str):

@@ -27,8 +27,8 @@ class Session:
     messages: list[Message] = field(default_factory=list[Message])
     secrets: set[str] = field(default_factory=set[str])
     """Text the user gave that must not be written to the store in clear (a password answering a tool's
-    `needs`): a run stores each occurrence as `***`, as it does the values a tool's schema marks secret. The
-    conversation in memory keeps it, so the model can use it during the run."""
+    `needs`): a run stores and shows (in its events) each occurrence as `***`, as it does the values a tool's
+    schema marks secret. The conversation in memory keeps it, so the model can use it during the run."""
 
     @classmethod
     def open(cls, session_id: str, store: SessionStore) -> Session:

@@ -24,6 +24,7 @@ from tether.tools._providers import to_anthropic as to_anthropic
 from tether.tools._providers import to_gemini as to_gemini
 from tether.tools._providers import to_openai as to_openai
 from tether.tools._redact import REDACTED as REDACTED
+from tether.tools._redact import SecretText as SecretText
 from tether.tools._redact import redact as redact
 from tether.tools._schema import model_schema as model_schema
 from tether.tools._tool import ContextSource as ContextSource
@@ -49,6 +50,7 @@ __all__ = [
     "FilteredToolset",
     "PrefixedToolset",
     "Problem",
+    "SecretText",
     "Tool",
     "ToolContext",
     "ToolsLike",

@@ -13,7 +13,7 @@ from tether.execution._policy import Policy
 from tether.execution._run import Run
 from tether.store import JournalEntry
 from tether.store.internal import RateToken, storable, storable_text
-from tether.tools import Tool, ValidatedCall, redact
+from tether.tools import SecretText, Tool, ValidatedCall, redact
 from tether.types import ToolCall
 
 __all__ = ["Attempt", "Columns", "Guard", "applies"]
@@ -41,6 +41,8 @@ class Attempt:
     """The rate-limit token the rate-limit guard left for the journal to take in the transaction that writes
     the intent (when the buckets are the journal's own): one commit fewer a call."""
     _arguments: tuple[ToolCall, dict[str, Any]] | None = field(default=None, init=False, repr=False)
+    _secrets: SecretText | None = field(default=None, init=False, repr=False)
+    """The values `arguments` took out (set with it), when the tool's schema marks any secret."""
     _columns: tuple[ToolCall, Columns] | None = field(default=None, init=False, repr=False)
 
     def columns(self) -> Columns:
@@ -65,15 +67,26 @@ class Attempt:
             why = storable_text(why)
         provenance = values["provenance"]
         repairs = provenance.repairs if provenance is not None else ()  # `call.repairs`
-        columns: Columns = (
-            call_id,
-            name,
-            why,
-            tuple(r.model_dump(mode="json") for r in repairs) if repairs else (),
-            bool(repairs),
-        )
+        shown = tuple(r.model_dump(mode="json") for r in repairs) if repairs else ()
+        if why is not None or shown:  # a secret quoted in the why or a repair
+            known = self._secrets if (a := self._arguments) is not None and a[0] is call else self.secrets()
+            if known is not None:
+                why = None if why is None else known.text(why)
+                shown = tuple(known.json(r) for r in shown)
+        columns: Columns = (call_id, name, why, shown, bool(repairs))
         self._columns = (call, columns)
         return columns
+
+    def annotations(self) -> tuple[str, ...]:
+        """The call's annotations as the journal keeps them (a secret quoted in one redacted)."""
+        notes = self.call.annotations
+        known = self.secrets() if notes else None
+        return tuple(known.text(n) for n in notes) if known else notes
+
+    def secrets(self) -> SecretText | None:
+        """The secret values of the call's arguments, if its tool's schema marks any (else None)."""
+        self.arguments()
+        return self._secrets
 
     def arguments(self) -> dict[str, Any]:
         """The call's arguments as the journal and the records keep them: JSON any journal can hold, with
@@ -83,16 +96,28 @@ class Attempt:
             return cached[1]
         schema = self.tool.spec.input_schema if self.tool is not None else None
         given = self.call.arguments
+        self._secrets = None
         if plain_arguments(given):  # JSON and storable as they are: a copy, redacted if the schema says so
-            arguments: dict[str, Any] = redact(dict(given), schema)
+            copy = dict(given)
+            arguments: dict[str, Any] = redact(copy, schema)
+            if arguments is not copy:  # the schema marks something secret: echoes in plain arguments go too
+                arguments = self._echo_free(given, arguments)
         else:
             try:
                 jsonable = pydantic_core.to_jsonable_python(given, fallback=repr)
             except ValueError:  # nested too deeply for pydantic: `storable` cuts it off
                 jsonable = given
-            arguments = storable(redact(jsonable, schema))
+            redacted = redact(jsonable, schema)
+            arguments = storable(redacted if redacted is jsonable else self._echo_free(jsonable, redacted))
         self._arguments = (self.call, arguments)
         return arguments
+
+    def _echo_free(self, given: Any, redacted: Any) -> Any:
+        """`redacted` (`given` redacted by its schema) with the values taken out also taken out where a
+        plain argument echoes them (a password copied into a note); the values kept in `_secrets`."""
+        known = self._secrets = SecretText()
+        known.learn(given, redacted)
+        return known.json(redacted)
 
 
 class Guard(Protocol):

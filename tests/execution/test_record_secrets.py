@@ -1,0 +1,206 @@
+"""Attacks on what the executor keeps of a call to a tool whose schema marks secrets: Kalygo's `toolCalls`
+records (seed 004), the journal (what `tether audit` shows) and session-log.md (seed 001). Each keeps `***`
+for a secret value, by schema and wherever the value is echoed: a plain argument, the result, an error
+message, a traceback, the model's why, annotations and repairs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tether import ToolError, tool
+from tether.execution import Executor, Run, SessionLog
+from tether.store import MemoryJournal
+from tether.tools import REDACTED
+from tether.types import ToolCall
+
+pytestmark = pytest.mark.anyio
+
+PASSWORD = "Zq9Kx7-correct-horse"
+API_KEY = "sk-live-Hq2Rt8Pw0Lm"
+RECOVERY = ["rec-Aa11Bb22Cc33", "rec-Dd44Ee55Ff66"]
+TOKEN = "TOK-5f1e9c07d2b84a"
+SECRETS = [PASSWORD, API_KEY, *RECOVERY, TOKEN]
+
+
+@tool(side_effects="none")
+def login(
+    user: str, password: str, profile: dict[str, Any], codes: list[str], mode: str = "ok"
+) -> dict[str, Any]:
+    """Log in."""
+    if mode == "crash":
+        raise ValueError(f"cannot log in {user} with {password!r}")
+    if mode == "refuse":
+        raise ToolError(
+            "DENIED", f"wrong password {password} (key {profile['api_key']})", suggestion=codes[0]
+        )
+    return {
+        "greeting": f"welcome {user}, {password} works with key {profile['api_key']}",
+        "token": TOKEN,
+        "audit": {"used": [codes[1]], "raw": f"token={TOKEN}"},
+    }
+
+
+LOGIN = login.with_spec(
+    login.spec.model_copy(
+        update={
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "user": {"type": "string"},
+                    "password": {"type": "string", "format": "password"},
+                    "profile": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}, "api_key": {"$ref": "#/$defs/key"}},
+                    },
+                    "codes": {"type": "array", "items": {"type": "string", "x-secret": True}},
+                    "mode": {"type": "string"},
+                },
+                "required": ["user", "password", "profile", "codes"],
+                "$defs": {"key": {"type": "string", "x-secret": True}},
+            },
+            "output_schema": {
+                "type": "object",
+                "properties": {"token": {"type": "string", "format": "password"}},
+            },
+        }
+    )
+)
+
+
+def login_call(call_id: str = "c1", **changes: Any) -> ToolCall:
+    arguments: dict[str, Any] = {
+        "user": "ada",
+        "password": PASSWORD,
+        "profile": {"name": "Ada", "api_key": API_KEY},
+        "codes": RECOVERY,
+    }
+    return ToolCall(id=call_id, name="login", arguments=arguments | changes)
+
+
+def shown(value: Any) -> list[str]:
+    """The secrets `value` (as JSON) shows."""
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return [s for s in SECRETS if s in text]
+
+
+async def answered(call: ToolCall, tmp_path: Path, *, recorders: bool) -> tuple[Any, Run, MemoryJournal, str]:
+    journal = MemoryJournal()
+    log = tmp_path / "session-log.md"
+    executor = Executor([LOGIN], journal=journal, recorders=[SessionLog(log)] if recorders else ())
+    run = Run()
+    envelope = await executor.execute(call, run)
+    return envelope, run, journal, log.read_text() if log.exists() else ""
+
+
+@pytest.mark.parametrize("recorders", [False, True], ids=["record only", "with a recorder"])
+async def test_a_record_shows_no_secret_by_schema_nor_echoed(tmp_path: Path, recorders: bool) -> None:
+    call = login_call(mode="ok").model_copy(update={"why": f"log in with {PASSWORD}"})
+    call = call.model_copy(update={"annotations": (f"# remember {RECOVERY[0]}",)})
+    envelope, run, journal, log = await answered(call, tmp_path, recorders=recorders)
+
+    assert envelope.ok
+    assert envelope.model_dump()["data"]["token"] == TOKEN  # the model gets the result as the tool gave it
+    (record,) = run.records
+    assert record.input == {
+        "user": "ada",
+        "password": REDACTED,
+        "profile": {"name": "Ada", "api_key": REDACTED},
+        "codes": [REDACTED, REDACTED],
+        "mode": "ok",
+    }
+    assert record.output == {
+        "greeting": f"welcome ada, {REDACTED} works with key {REDACTED}",
+        "token": REDACTED,
+        "audit": {"used": [REDACTED], "raw": f"token={REDACTED}"},
+    }
+    entries = [asdict(e) for e in journal.entries()]
+    assert shown(entries) == []
+    assert entries[0]["why"] == f"log in with {REDACTED}"
+    assert entries[0]["annotations"] == (f"# remember {REDACTED}",)
+    if recorders:
+        assert "token: '***'" in log
+        assert shown(log) == []
+        assert f"why: log in with '{REDACTED}'" in log or f"why: log in with {REDACTED}" in log
+
+
+async def test_a_secret_echoed_in_a_plain_argument_is_redacted(tmp_path: Path) -> None:
+    note = f"for {PASSWORD} and {RECOVERY[1]}"
+    _, run, journal, log = await answered(login_call(user="ada", mode=note), tmp_path, recorders=True)
+    assert run.records[0].input["mode"] == f"for {REDACTED} and {REDACTED}"
+    assert shown([asdict(e) for e in journal.entries()]) == []
+    assert shown(log) == []
+
+
+async def test_an_error_message_quoting_secrets_is_redacted_for_the_records_not_the_model(
+    tmp_path: Path,
+) -> None:
+    envelope, run, journal, log = await answered(login_call(mode="refuse"), tmp_path, recorders=True)
+    assert not envelope.ok
+    assert PASSWORD in envelope.model_dump_json()  # the model reads its own call's values back
+    output = run.records[0].output
+    assert output["error"]["message"] == f"wrong password {REDACTED} (key {REDACTED})"
+    assert output["error"]["suggestion"] == REDACTED
+    assert shown([asdict(e) for e in journal.entries()]) == []
+    assert shown(log) == []
+    assert "DENIED" in log
+
+
+async def test_a_crash_quoting_the_password_leaves_no_trace_of_it_in_the_journal(tmp_path: Path) -> None:
+    envelope, _, journal, log = await answered(login_call(mode="crash"), tmp_path, recorders=True)
+    assert envelope.model_dump()["error"]["code"] == "INTERNAL"
+    traces = [e.traceback for e in journal.entries() if e.traceback]
+    assert traces, "the journal keeps the traceback"
+    assert "ValueError: cannot log in ada with '***'" in traces[0]
+    assert shown(traces) == []
+    assert shown(log) == []
+
+
+async def test_a_validation_error_quoting_an_echo_in_a_plain_field_is_redacted(tmp_path: Path) -> None:
+    # `user` must be a string: the error message quotes what it got, the password in a list
+    envelope, run, journal, log = await answered(login_call(user=[PASSWORD]), tmp_path, recorders=True)
+    error = envelope.model_dump()["error"]
+    assert error["code"] == "INVALID_ARGS"
+    assert PASSWORD in error["message"]  # the model is told what it sent
+    assert shown([r.model_dump() for r in run.records]) == []
+    assert shown([asdict(e) for e in journal.entries()]) == []
+    assert shown(log) == []
+
+
+async def test_a_short_secret_is_redacted_only_as_a_whole_word(tmp_path: Path) -> None:
+    @tool(side_effects="none")
+    def unlock(pin: str, note: str) -> str:
+        """Unlock."""
+        return f"unlocked with {pin}; order 48215 kept"
+
+    spec = unlock.spec.model_copy(
+        update={
+            "input_schema": {
+                "type": "object",
+                "properties": {"pin": {"type": "string", "x-secret": True}, "note": {"type": "string"}},
+            }
+        }
+    )
+    run = Run()
+    await Executor([unlock.with_spec(spec)]).execute(
+        ToolCall(id="u", name="unlock", arguments={"pin": "4821", "note": "pin 4821 for order 48215"}), run
+    )
+    (record,) = run.records
+    assert record.input == {"pin": REDACTED, "note": f"pin {REDACTED} for order 48215"}
+    assert record.output == f"unlocked with {REDACTED}; order 48215 kept"
+
+
+async def test_a_tool_without_secrets_keeps_its_records_as_given(tmp_path: Path) -> None:
+    @tool(side_effects="none")
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    run = Run()
+    await Executor([echo]).execute(ToolCall(id="e", name="echo", arguments={"text": PASSWORD}), run)
+    assert run.records[0].input == {"text": PASSWORD}
+    assert run.records[0].output == PASSWORD

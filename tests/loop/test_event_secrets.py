@@ -1,0 +1,257 @@
+"""Attacks on the events a run hands out: no event carries a value a tool's schema marks secret, nor an echo
+of one (docs/sessions.md, "Events"). Whatever forwards events (`tether serve`'s stream, the terminal, a
+user's websocket) then shows `***`; only the tool gets the value."""
+
+import json
+from typing import Any
+
+import pytest
+
+from tether import Agent, NeedsInput, ToolError, tool
+from tether.loop import Session, core_tools
+from tether.models import ScriptedModel
+from tether.tools import REDACTED
+from tether.types import (
+    ChainEndEvent,
+    ChatEvent,
+    ChatModelStreamEvent,
+    Event,
+    NeedsEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+)
+
+pytestmark = pytest.mark.anyio
+
+PASSWORD = "Zq9Kx7-correct-horse"
+API_KEY = "sk-live-Hq2Rt8Pw0Lm"
+RECOVERY = ["rec-Aa11Bb22Cc33", "rec-Dd44Ee55Ff66"]
+TOKEN = "TOK-5f1e9c07d2b84a"
+PIN = 4821
+SECRETS = [PASSWORD, API_KEY, *RECOVERY, TOKEN]
+received: list[dict[str, Any]] = []
+
+
+@tool(side_effects="none")
+def login(user: str, password: str, pin: int, profile: dict[str, Any], codes: list[str]) -> dict[str, Any]:
+    """Log in."""
+    received.append({"password": password, "pin": pin, "profile": profile, "codes": codes})
+    if password != PASSWORD:
+        raise ToolError("DENIED", f"wrong password {password!r} for {user}", suggestion=f"not {password}")
+    return {
+        "greeting": f"welcome {user}, {password} works with key {profile['api_key']}",
+        "token": TOKEN,
+        "history": [f"used {codes[0]}"],
+    }
+
+
+LOGIN = login.with_spec(
+    login.spec.model_copy(
+        update={
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "user": {"type": "string"},
+                    "password": {"type": "string", "format": "password"},
+                    "pin": {"type": "integer", "x-secret": True},
+                    "profile": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}, "api_key": {"$ref": "#/$defs/key"}},
+                    },
+                    "codes": {"type": "array", "items": {"type": "string", "x-secret": True}},
+                },
+                "required": ["user", "password", "pin", "profile", "codes"],
+                "$defs": {"key": {"type": "string", "x-secret": True}},
+            },
+            "output_schema": {
+                "type": "object",
+                "properties": {"token": {"type": "string", "format": "password"}},
+            },
+        }
+    )
+)
+
+
+@tool(side_effects="none")
+def note(text: str) -> str:
+    """Keep a note (nothing secret in its schema)."""
+    return f"noted: {text}"
+
+
+def hermes(name: str, **arguments: Any) -> str:
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+
+
+def login_call(password: str = PASSWORD, user: str = "ada") -> str:
+    profile = {"name": "Ada", "api_key": API_KEY}
+    return hermes("login", user=user, password=password, pin=PIN, profile=profile, codes=RECOVERY)
+
+
+def leaks(events: list[Event]) -> list[str]:
+    """The events (as JSON, as clients get them) that show a secret, or the PIN as a number."""
+    found: list[str] = []
+    for event in events:
+        text = event.model_dump_json()
+        if any(s in text for s in SECRETS) or f"{PIN}" in text:
+            found.append(text)
+    return found
+
+
+async def run(
+    turns: list[str], *, session: Session | None = None, chunk_size: int = 4, delay_s: float = 0.0
+) -> tuple[Any, list[Event]]:
+    seen: list[Event] = []
+    model = ScriptedModel(turns, chunk_size=chunk_size, delay_s=delay_s)
+    agent = Agent(model, [LOGIN, note], dialect="hermes")
+    result = await agent.run("log me in", on_event=seen.append, session=session)
+    return result, seen
+
+
+async def test_no_event_shows_a_secret_argument_a_secret_result_or_their_echoes() -> None:
+    received.clear()
+    result, seen = await run(
+        [
+            login_call(),
+            hermes("note", text=f"the key is {API_KEY}, the pin {PIN}"),  # echoed into a plain argument
+            f"Done: token {TOKEN}, password {PASSWORD}.",  # and into the answer
+        ]
+    )
+    assert received[0]["password"] == PASSWORD  # the tool got them
+    assert received[0]["codes"] == RECOVERY
+    assert leaks(seen) == []
+    assert leaks(result.events) == []
+    start = next(e for e in seen if isinstance(e, ToolStartEvent))
+    assert start.call.arguments == {
+        "user": "ada",
+        "password": REDACTED,
+        "pin": REDACTED,
+        "profile": {"name": "Ada", "api_key": REDACTED},
+        "codes": [REDACTED, REDACTED],
+    }
+    end = next(e for e in seen if isinstance(e, ToolEndEvent))
+    assert end.envelope.model_dump()["data"] == {
+        "greeting": f"welcome ada, {REDACTED} works with key {REDACTED}",
+        "token": REDACTED,
+        "history": [f"used {REDACTED}"],
+    }
+    noted = [e for e in seen if isinstance(e, ToolStartEvent)][1]
+    assert noted.call.arguments == {"text": f"the key is {REDACTED}, the pin {REDACTED}"}
+    final = next(e for e in seen if isinstance(e, ChainEndEvent))
+    assert final.data == f"Done: token {REDACTED}, password {REDACTED}."
+    assert [r.input for r in final.toolCalls][1] == {"text": f"the key is {REDACTED}, the pin {REDACTED}"}
+    streamed = "".join(e.data for e in seen if isinstance(e, ChatModelStreamEvent))
+    assert streamed == f"Done: token {REDACTED}, password {REDACTED}."
+    assert (
+        result.output == f"Done: token {TOKEN}, password {PASSWORD}."
+    )  # the run's own result is the model's
+
+
+async def test_an_error_message_quoting_the_password_shows_stars() -> None:
+    wrong = "Wr0ng-pass-9y8x7w"
+    _, seen = await run([login_call(password=wrong), "Sorry."])
+    end = next(e for e in seen if isinstance(e, ToolEndEvent))
+    text = end.model_dump_json()
+    assert wrong not in text, text
+    assert f"wrong password '{REDACTED}' for ada" in text
+    assert f"not {REDACTED}" in text
+    records = next(e for e in seen if isinstance(e, ChainEndEvent)).toolCalls
+    assert wrong not in json.dumps([r.model_dump() for r in records])
+
+
+async def test_a_plain_argument_echoing_a_secret_is_redacted_in_the_same_call() -> None:
+    _, seen = await run([login_call(user=PASSWORD), "Done."])  # the model put the password in `user` too
+    start = next(e for e in seen if isinstance(e, ToolStartEvent))
+    assert start.call.arguments["user"] == REDACTED
+    assert PASSWORD not in start.data
+    assert leaks(seen) == []
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 3, 5, 7])
+async def test_a_known_secret_split_across_streamed_chunks_never_shows(chunk_size: int) -> None:
+    text = f"Your password is {PASSWORD} and again {PASSWORD}; Zq9 alone is not it, nor Zq9Kx7."
+    _, seen = await run([text], session=Session(secrets={PASSWORD}), chunk_size=chunk_size)
+    chunks = [e.data for e in seen if isinstance(e, ChatModelStreamEvent)]
+    for chunk in chunks:  # not even a piece of it in any one chunk
+        assert not any(PASSWORD[i : i + 4] in chunk for i in range(len(PASSWORD) - 3)) or "Zq9Kx7" in chunk
+    # every character that is not the secret still reaches the client, in order
+    expected = f"Your password is {REDACTED} and again {REDACTED}; Zq9 alone is not it, nor Zq9Kx7."
+    assert "".join(chunks) == expected
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 4])
+async def test_a_secret_split_by_a_call_the_stream_starts_never_shows(chunk_size: int) -> None:
+    """The model's text around a call it makes mid-stream: the call starts (`on_tool_start`) between the two
+    halves of the password; the first half waits until the second tells."""
+    text = f"Your password is {PASSWORD[:9]}{hermes('note', text='x')}{PASSWORD[9:]}, kept."
+    # a pause before each chunk: the stream waits, and the call it completed starts meanwhile
+    _, seen = await run(
+        [text, "Done."], session=Session(secrets={PASSWORD}), chunk_size=chunk_size, delay_s=0.002
+    )
+    kinds = [type(e) for e in seen]
+    started = kinds.index(ToolStartEvent)
+    assert (
+        ChatModelStreamEvent in kinds[started : kinds.index(ChainEndEvent)][:4]
+    )  # mid-stream, before the rest
+    chunks = [e.data for e in seen if isinstance(e, ChatModelStreamEvent)]
+    assert not any(PASSWORD[:4] in chunk for chunk in chunks), chunks
+    assert "".join(chunks) == f"Your password is {REDACTED}, kept.Done."
+    assert leaks(seen) == []
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 3])
+async def test_a_short_secret_is_redacted_as_a_whole_word_only_across_chunks(chunk_size: int) -> None:
+    text = "pin 4821, not 48215 nor 14821; 4821"
+    _, seen = await run([text], session=Session(secrets={"4821"}), chunk_size=chunk_size)
+    streamed = "".join(e.data for e in seen if isinstance(e, ChatModelStreamEvent))
+    assert streamed == f"pin {REDACTED}, not 48215 nor 14821; {REDACTED}"
+
+
+async def test_chat_sent_through_a_core_tool_does_not_show_a_secret_seen_before() -> None:
+    @tool(side_effects="none")
+    def reveal(secret: str) -> str:
+        """Check a secret."""
+        return "ok"
+
+    spec = reveal.spec.model_copy(
+        update={
+            "input_schema": {"type": "object", "properties": {"secret": {"type": "string", "x-secret": True}}}
+        }
+    )
+    seen: list[Event] = []
+    model = ScriptedModel(
+        [hermes("reveal", secret=API_KEY), hermes("send_chat", content=f"it was {API_KEY}"), "."]
+    )
+    await Agent(model, [reveal.with_spec(spec), *core_tools("send_chat")], dialect="hermes").run(
+        "go", on_event=seen.append
+    )
+    chats = [e.data for e in seen if isinstance(e, ChatEvent)]
+    assert chats == [f"it was {REDACTED}"]
+    assert leaks(seen) == []
+
+
+async def test_a_needs_that_quotes_the_secret_shows_stars() -> None:
+    @tool(side_effects="none")
+    def verify(password: str, otp: str | None = None) -> str:
+        """Verify a login."""
+        if otp is None:
+            raise NeedsInput(otp=f"The code sent for {password}?")
+        return "ok"
+
+    spec = verify.spec.model_copy(
+        update={
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "password": {"type": "string", "format": "password"},
+                    "otp": {"type": "string"},
+                },
+                "required": ["password"],
+            }
+        }
+    )
+    seen: list[Event] = []
+    model = ScriptedModel([hermes("verify", password=PASSWORD), "Which code did you get?"])
+    await Agent(model, [verify.with_spec(spec)], dialect="hermes").run("verify", on_event=seen.append)
+    needs = [e for e in seen if isinstance(e, NeedsEvent)]
+    assert [e.needs for e in needs] == [{"otp": f"The code sent for {REDACTED}?"}]
+    assert leaks(seen) == []
