@@ -15,6 +15,8 @@ class Events:
     """The events of one run, in order. User-visible text is shown at once (talk first) or held until the
     turn's tools are done or need input (act first, `hold=True`)."""
 
+    __slots__ = ("all", "held", "hold", "on_event", "run_id")
+
     def __init__(self, run_id: str, on_event: EventHandler | None):
         self.run_id = run_id
         self.on_event = on_event
