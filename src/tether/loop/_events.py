@@ -32,11 +32,16 @@ class Events:
                 await maybe
 
     async def show(self, event: Event) -> None:
-        """User-visible text: now (talk first), or held until `release()` (act first)."""
+        """User-visible text: now (talk first), or held until `release()` (act first). (`emit`'s body written
+        out again: a coroutine less for each text delta a model streams.)"""
         if self.hold:
             self.held.append(event)
-        else:
-            await self.emit(event)
+            return
+        self.all.append(event)
+        if self.on_event is not None:
+            maybe = self.on_event(event)
+            if maybe is not None:
+                await maybe
 
     async def release(self) -> None:
         held, self.held = self.held, []
