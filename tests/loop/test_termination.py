@@ -2,6 +2,8 @@
 runs end to end without the loop knowing it."""
 
 import asyncio
+import dataclasses
+import inspect
 import json
 from typing import Any
 
@@ -160,3 +162,36 @@ def test_tethers_policies_name_the_core_tools_they_need() -> None:
     assert NoCalls().core_tools == ()
     assert EndTurn().core_tools == ("send_chat", "say", "open_url", "end_turn")
     assert FinalResponse().core_tools == ("finalResponse",)
+
+
+def _generated_twin(cls: type[Any]) -> type[Any]:
+    """`cls` as `@dataclass(frozen=True, slots=True)` makes it, with its generated `__init__`."""
+    fields = [(f.name, f.type, dataclasses.field(default=f.default)) for f in dataclasses.fields(cls)]
+    return dataclasses.make_dataclass(f"Generated{cls.__name__}", fields, frozen=True, slots=True)
+
+
+@pytest.mark.parametrize(
+    ("cls", "arguments"),
+    [
+        (TurnResult, [("done",), ("x", [ToolCall(id="c", name="t")], [OkEnvelope(data=1)], ["bad"])]),
+        (End, [(None, "no_calls"), ("out", "end_turn", "a problem", True), ("o", "r", None)]),
+    ],
+)
+def test_hand_written_inits_make_what_the_generated_ones_make(
+    cls: type[Any], arguments: list[tuple[Any, ...]]
+) -> None:
+    # TurnResult and End set their slots directly (one of each a turn or run): same parameters, same defaults,
+    # same fields set, still frozen and hashable as a generated frozen dataclass is.
+    twin = _generated_twin(cls)
+    ours, theirs = inspect.signature(cls).parameters, inspect.signature(twin).parameters
+    assert [(p.name, p.default, p.kind) for p in ours.values()] == [
+        (p.name, p.default, p.kind) for p in theirs.values()
+    ]
+    for args in arguments:
+        made, generated = cls(*args), twin(*args)
+        assert dataclasses.astuple(made) == dataclasses.astuple(generated)
+        names = [f.name for f in dataclasses.fields(cls)]
+        assert cls(**dict(zip(names, args, strict=False))) == made
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(made, names[0], "changed")
+    assert hash(End(None, "x")) == hash(End(None, "x"))

@@ -1,5 +1,7 @@
 """Models: the public test doubles, the OpenAI provider over the SDK's real HTTP layer, record and replay."""
 
+import dataclasses
+import inspect
 import json
 import re
 import time
@@ -366,3 +368,26 @@ async def test_parallel_calls_streamed_by_the_sdk_start_before_the_response_ends
     assert result.output == "Done."
     assert len(started) == 2
     assert started[0] < finished_streaming[0] - 0.05  # Oslo's call ran while Rome's was still streaming
+
+
+def test_model_request_sets_its_slots_as_the_generated_init_would() -> None:
+    # ModelRequest's hand-written __init__ (one request a model turn): the generated one's parameters and
+    # defaults, the same fields, still frozen.
+    fields = [
+        (f.name, f.type, dataclasses.field(default=() if f.name == "tools" else f.default))
+        for f in dataclasses.fields(ModelRequest)
+    ]
+    twin = dataclasses.make_dataclass("GeneratedRequest", fields, frozen=True, slots=True)
+    ours, theirs = inspect.signature(ModelRequest).parameters, inspect.signature(twin).parameters
+    assert [(p.name, p.default, p.kind) for p in ours.values()] == [
+        (p.name, p.default, p.kind) for p in theirs.values()
+    ]
+    message = UserMessage(content="hi")
+    arguments: list[tuple[Any, ...]] = [([message],), ([message], (), "sys", "hermes")]
+    for args in arguments:
+        made = ModelRequest(*args)
+        assert dataclasses.astuple(made) == dataclasses.astuple(twin(*args))
+        assert ModelRequest(**dict(zip(ours, args, strict=False))) == made
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.system = "changed"  # pyright: ignore[reportAttributeAccessIssue] - it is frozen
+    assert ModelRequest([]).tools == ()

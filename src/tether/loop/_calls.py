@@ -40,6 +40,19 @@ class Calls:
     """Runs the calls of one run, a model turn at a time: those without side effects as soon as the stream
     completes them (`schedule`), the rest once the turn's output is stored (`answer`)."""
 
+    __slots__ = (
+        "_tasks",
+        "_waiting",
+        "agent",
+        "answered",
+        "events",
+        "lags",
+        "offer",
+        "run",
+        "spoken",
+        "turn",
+    )
+
     def __init__(self, agent: Agent, offer: Offer, run: Run, events: Events):
         self.agent = agent
         self.offer = offer
@@ -57,11 +70,15 @@ class Calls:
         self._waiting: dict[str, asyncio.Handle] = {}
 
     def begin(self, turn: int) -> None:
-        """A new model turn: nothing started, nothing answered."""
+        """A new model turn: nothing started, nothing answered (made anew only when the last turn used them:
+        most turns start nothing while the model streams, and a run's last turn answers nothing)."""
         self.turn = turn
-        self.answered = {}
-        self._tasks = []
-        self._waiting = {}
+        if self.answered:
+            self.answered = {}
+        if self._tasks:
+            self._tasks = []
+        if self._waiting:
+            self._waiting = {}
 
     @property
     def speaker(self) -> Speaker:

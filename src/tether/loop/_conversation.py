@@ -28,6 +28,8 @@ def unanswered_calls(messages: Sequence[Message]) -> list[ToolCall]:
 class Conversation:
     """The messages of a run (the system message first), kept in the session too when there is one."""
 
+    __slots__ = ("_text", "at_rest", "dialect", "messages", "native", "session")
+
     def __init__(
         self,
         messages: Sequence[Message],

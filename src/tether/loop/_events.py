@@ -20,6 +20,8 @@ class Events:
     turn's tools are done or need input (act first, `hold=True`). With `secrets`, every event is kept and
     handed out as `secrets.shown` makes it (secrets redacted: docs/sessions.md)."""
 
+    __slots__ = ("all", "held", "hold", "on_event", "run_id", "secrets")
+
     def __init__(self, run_id: str, on_event: EventHandler | None, secrets: SecretsAtRest | None = None):
         self.run_id = run_id
         self.on_event = on_event
@@ -55,7 +57,7 @@ class Events:
         if self.hold:
             self.held.append(event)
         else:
-            await self.emit(event)
+            await self.emit(event)  # through `emit`: streamed text may hold a secret too
 
     async def release(self) -> None:
         held, self.held = self.held, []

@@ -64,6 +64,20 @@ class Budget:
     any report), so that a runaway model is stopped mid-stream either way.
     """
 
+    __slots__ = (
+        "_reported",
+        "chars",
+        "chars_per_token",
+        "iterations",
+        "limits",
+        "max_tokens",
+        "refusals",
+        "started",
+        "tokens",
+        "turn_chars",
+        "turn_tokens",
+    )
+
     def __init__(self, limits: Limits):
         self.limits = limits
         self.iterations = 0

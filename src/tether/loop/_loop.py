@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -36,7 +36,6 @@ from tether.loop._context import with_context
 from tether.loop._conversation import Conversation
 from tether.loop._events import EventHandler, Events
 from tether.loop._limits import Budget, LimitReached
-from tether.loop._modes import Mode
 from tether.loop._result import RunResult
 from tether.loop._secrets import SecretsAtRest, refusals_for_redacted
 from tether.loop._session import Session
@@ -68,6 +67,20 @@ RESPOND = (
 class AgentRun:
     """One run of an agent to its end."""
 
+    __slots__ = (
+        "agent",
+        "budget",
+        "calls",
+        "conversation",
+        "dialect",
+        "events",
+        "offer",
+        "run_id",
+        "run_state",
+        "system_message",
+        "visible",
+    )
+
     def __init__(self, agent: Agent, on_event: EventHandler | None, session: Session | None, deps: Any):
         self.agent = agent
         self.run_state = Run(
@@ -78,23 +91,19 @@ class AgentRun:
         )
         self.run_id = self.run_state.id
         # Read once per run, not per model turn (and worked out once per toolset): the tools offered, the
-        # parser's index, the context sources, the tool prompt.
+        # parser's index, the context sources (what tools add to the system prompt before each model turn,
+        # e.g. memory.advise's working set), the tool prompt.
         self.offer = offer = agent.offer()
-        self.specs = offer.specs
-        self.tool_index = offer.index
         # every event leaves the run with secrets redacted (docs/sessions.md); its own redactor: the store's
         # works in a worker thread
-        secrets = SecretsAtRest(self.tool_index.get, session.secrets if session else ())
+        secrets = SecretsAtRest(offer.index.get, session.secrets if session else ())
         self.events = Events(self.run_id, on_event, secrets)
-        self.context = offer.context
-        """What tools add to the system prompt before each model turn (memory.advise's working set)."""
-        self.system_message = agent.system_message(self.specs)
+        self.system_message = agent.system_message(offer.specs)
         self.dialect = get_dialect(agent.dialect)
         self.calls = Calls(agent, offer, self.run_state, self.events)
         self.budget = Budget(agent.limits)
-        self.session = session
         # Redaction at rest only for a run that stores its messages (most runs keep none).
-        at_rest = list if session is None else SecretsAtRest(self.tool_index.get, session.secrets)
+        at_rest = list if session is None else SecretsAtRest(offer.index.get, session.secrets)
         self.conversation = Conversation((), session, agent.dialect, agent.native, at_rest)
         self.visible = agent.responder is None
         """Whether the model's text reaches the user: a planner's never does, only its responder's."""
@@ -151,7 +160,7 @@ class AgentRun:
         agent, conversation = self.agent, self.conversation
         conversation.messages = [self.system_message, *history]
         self.calls.begin(conversation.turns() if history else 0)
-        mode = cast("Mode", agent.mode) if isinstance(agent.mode, str) else agent.mode(prompt or "")
+        mode = agent.mode if isinstance(agent.mode, str) else agent.mode(prompt or "")
         self.events.hold = mode == "act_first"
         await self.events.emit(_wire.chain_start(self.run_id))
         unanswered = conversation.unanswered() if history else None  # (a new conversation owes nothing)
@@ -183,15 +192,15 @@ class AgentRun:
         agent, calls, conversation = self.agent, self.calls, self.conversation
         calls.begin(calls.turn + 1)
         await self.events.emit(_wire.model_start(self.run_id, self.run_state.records))
-        parser = self.dialect.stream_parser(self.tool_index)
+        offer = self.offer
+        parser = self.dialect.stream_parser(offer.index)
         if agent.reasoning_open:
             parser.open_reasoning()
         system = self.system_message.content
-        if self.context:
-            system = with_context(system, self.context, self.run_state.session_id)
-        # positional: keywords cost a frozen dataclass ~0.5 µs more a turn
+        if offer.context:
+            system = with_context(system, offer.context, self.run_state.session_id)
         request = ModelRequest(
-            conversation.for_model(), self.specs if agent.native else (), system, agent.dialect
+            conversation.for_model(), offer.specs if agent.native else (), system, agent.dialect
         )
         raw: list[str] = []
         chars = self.budget.chars
