@@ -52,8 +52,9 @@ __all__ = [
 M = TypeVar("M", bound=BaseModel)
 
 _new = object.__new__
-_set = object.__setattr__
-# BaseModel's slots, set through their descriptors (a third cheaper than `object.__setattr__` by name)
+# BaseModel's slots and instance `__dict__`, set through their descriptors (a third cheaper than
+# `object.__setattr__` by name)
+_set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
@@ -62,7 +63,7 @@ _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 def _built(cls: type[M], fields_set: frozenset[str], values: dict[str, Any]) -> M:
     """A `cls` holding `values` (every field, each already valid), as validation would have made it."""
     made = _new(cls)
-    _set(made, "__dict__", values)
+    _set_dict(made, values)
     _set_fields_set(made, set(fields_set))
     _set_extra(made, None)
     _set_private(made, None)
@@ -158,10 +159,8 @@ def record(tool_type: str, tool_name: str, arguments: dict[str, Any], output: An
     """`ToolCallRecord(toolType=tool_type, toolName=tool_name, input=arguments, output=output)`; `arguments`
     is copied, as validation copies a dict."""
     made = _new(ToolCallRecord)  # `_built`, inlined: a record a call
-    _set(
-        made,
-        "__dict__",
-        {"toolType": tool_type, "toolName": tool_name, "input": dict(arguments), "output": output},
+    _set_dict(
+        made, {"toolType": tool_type, "toolName": tool_name, "input": dict(arguments), "output": output}
     )
     _set_fields_set(made, set(_RECORD))
     _set_extra(made, None)
@@ -226,7 +225,7 @@ def renamed(call: ToolCall, call_id: str) -> ToolCall:
     fields_set = set(call.__pydantic_fields_set__)
     fields_set.add("id")
     made = _new(ToolCall)
-    _set(made, "__dict__", values)
+    _set_dict(made, values)
     _set_fields_set(made, fields_set)
     _set_extra(made, None)
     _set_private(made, None)

@@ -71,10 +71,11 @@ class Emitter:
         """Where the first complete call began."""
         self.announced: str | None = None
         """The id of a call announced before it was read, which the next call or failure takes."""
-        self.ids: set[str] = set()
-        """Every call id given out in this output: ids are unique within it."""
+        self.ids: set[str] | None = None
+        """Every call id given out in this output: ids are unique within it (made by the first call: most
+        outputs hold none, and a parser is made every model turn)."""
         self.next_id = 0
-        self.suffixes: dict[str, int] = {}
+        self.suffixes: dict[str, int] | None = None
         """Per id wanted more than once, the next numbered variant to try (so a thousand calls sharing one
         id cost linear time, not quadratic)."""
 
@@ -95,15 +96,20 @@ class Emitter:
         numbered variant of it (`x_2`) when an earlier call took it, else `call_<n>`. A model that gives two
         calls one id must not get one result for both, nor one call run twice."""
         ids = self.ids
+        if ids is None:
+            ids = self.ids = set()
         if wanted:
             call_id = wanted
             if call_id in ids:
-                n = self.suffixes.get(wanted, 2)
+                suffixes = self.suffixes
+                if suffixes is None:
+                    suffixes = self.suffixes = {}
+                n = suffixes.get(wanted, 2)
                 call_id = f"{wanted}_{n}"
                 while call_id in ids:
                     n += 1
                     call_id = f"{wanted}_{n}"
-                self.suffixes[wanted] = n + 1
+                suffixes[wanted] = n + 1
         else:
             call_id = f"call_{self.next_id}"
             while call_id in ids:

@@ -56,6 +56,10 @@ class NativeParser(StreamParser):
     def read(event: Mapping[str, Any]) -> list[ModelChunk]:
         """The dialect's reading of one of its provider's JSON objects as typed model events."""
 
+    __slots__ = ("_balancer", "_parts", "_pending", "_start")
+    """Slots, as `StreamParser`'s: a dialect's subclass that declares none still never fills a `__dict__` (a
+    parser is made every model turn)."""
+
     def __init__(self, dialect: str, tools: ToolIndex):
         super().__init__(dialect, tools)
         self._balancer: Balancer | None = None

@@ -83,11 +83,9 @@ class AgentRun:
 
     def __init__(self, agent: Agent, on_event: EventHandler | None, session: Session | None, deps: Any):
         self.agent = agent
+        # principal, session_id, deps positionally: each keyword costs a class call ~0.3k instructions
         self.run_state = Run(
-            principal=agent.principal,
-            session_id=session.id if session else None,
-            deps=deps,
-            max_calls=agent.limits.max_tool_calls,
+            agent.principal, session.id if session else None, deps, max_calls=agent.limits.max_tool_calls
         )
         self.run_id = self.run_state.id
         # Read once per run, not per model turn (and worked out once per toolset): the tools offered, the
