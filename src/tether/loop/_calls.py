@@ -43,6 +43,7 @@ class Calls:
     __slots__ = (
         "_tasks",
         "_waiting",
+        "_wake",
         "agent",
         "answered",
         "events",
@@ -67,7 +68,10 @@ class Calls:
         self.lags: list[float] = []
         """For each call started while the model streamed: seconds from its completion in the stream."""
         self._tasks: list[asyncio.Task[None]] = []
-        self._waiting: dict[str, asyncio.Handle] = {}
+        self._waiting: list[tuple[ToolCall, float]] = []
+        """Calls scheduled and not started yet, with when the stream completed each."""
+        self._wake: asyncio.Handle | None = None
+        """The event loop's callback that starts the `_waiting` calls, while one is due."""
 
     def begin(self, turn: int) -> None:
         """A new model turn: nothing started, nothing answered (made anew only when the last turn used them:
@@ -78,7 +82,8 @@ class Calls:
         if self._tasks:
             self._tasks = []
         if self._waiting:
-            self._waiting = {}
+            self._waiting = []
+        self._wake = None
 
     @property
     def speaker(self) -> Speaker:
@@ -95,8 +100,14 @@ class Calls:
         """Start `call` the next time the event loop runs, i.e. as soon as the stream waits for the model;
         one still waiting when the stream has ended runs with the turn's other calls instead (`answer`),
         which saves the hop through the event loop (plain asyncio tasks: an anyio task group costs ~25 µs a
-        turn, a task ~5 µs)."""
-        self._waiting[call.id] = asyncio.get_running_loop().call_soon(self._start, call, time.monotonic())
+        turn, a task ~5 µs).
+
+        One callback starts every call scheduled before the event loop runs it, in order: a model that
+        streams its calls in one burst (a fan-out) makes one handle, not one a call, and usually none
+        runs (the stream ends before it waits, and `answer` takes the calls)."""
+        self._waiting.append((call, time.monotonic()))
+        if self._wake is None:
+            self._wake = asyncio.get_running_loop().call_soon(self._start)
 
     def started(self) -> bool:
         """Whether a call of this turn has started."""
@@ -104,15 +115,13 @@ class Calls:
 
     async def streamed(self) -> None:
         """The stream has ended: wait for the calls it started (the others run with the turn's rest)."""
-        for handle in self._waiting.values():
-            handle.cancel()
+        self._unschedule()
         for task in self._tasks:
             await task
 
     async def abandon(self) -> None:
         """The model failed or the run was cancelled: stop every call the stream started."""
-        for handle in self._waiting.values():
-            handle.cancel()
+        self._unschedule()
         for task in self._tasks:
             task.cancel()
         with anyio.CancelScope(shield=True):
@@ -178,9 +187,19 @@ class Calls:
         elif ok and call.name == "open_url":
             await events.emit(OpenUrlEvent(run_id=run_id, url=str(call.arguments.get("url", ""))))
 
-    def _start(self, call: ToolCall, completed_at: float) -> None:
-        del self._waiting[call.id]
-        self._tasks.append(asyncio.create_task(self._execute(call, completed_at)))
+    def _start(self) -> None:
+        """The event loop's callback (`schedule`): start the waiting calls, in the order the stream made them."""
+        waiting, self._waiting, self._wake = self._waiting, [], None
+        tasks = self._tasks
+        for call, completed_at in waiting:
+            tasks.append(asyncio.create_task(self._execute(call, completed_at)))
+
+    def _unschedule(self) -> None:
+        """The stream has ended: calls not started yet are not (`answer` runs them with the turn's rest)."""
+        if self._wake is not None:
+            self._wake.cancel()
+            self._wake = None
+            self._waiting = []
 
     async def _execute(self, call: ToolCall, completed_at: float) -> None:
         self.lags.append(time.monotonic() - completed_at)
