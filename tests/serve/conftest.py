@@ -3,6 +3,8 @@ read an event stream the way a client does."""
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 import signal
 import socket
@@ -88,6 +90,14 @@ async def new_session(c: httpx.AsyncClient, agent: str | None = None) -> str:
     response = await c.post("/api/sessions", json={} if agent is None else {"agent": agent})
     assert response.status_code == 201, response.text
     return response.json()["session_id"]
+
+
+async def until_running(c: httpx.AsyncClient, sid: str, timeout_s: float = 10.0) -> None:
+    """Wait until a session's run has started: a request sent just before may not have reached the app."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while (await c.get(f"/api/sessions/{sid}")).json()["status"] != "running":
+        assert asyncio.get_running_loop().time() < deadline, f"session {sid}'s run did not start in {timeout_s} s"
+        await asyncio.sleep(0.01)
 
 
 CHILD = Path(__file__).with_name("server_child.py")

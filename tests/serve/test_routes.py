@@ -18,7 +18,7 @@ from tether.models import FunctionModel, ModelRequest, ScriptedModel
 from tether.serve import ServedAgent
 from tether.store import Journal
 
-from .conftest import call, client, names, new_session, scripted, sse_events
+from .conftest import call, client, names, new_session, scripted, sse_events, until_running
 
 pytestmark = pytest.mark.anyio
 
@@ -130,7 +130,7 @@ async def test_reconnecting_with_last_event_id_replays_what_was_missed_then_foll
     async with client(app) as c:
         sid = await new_session(c)
         first = asyncio.create_task(c.post(f"/api/sessions/{sid}/messages", json={"content": "go"}))
-        await asyncio.sleep(0.15)
+        await until_running(c, sid)
         again = await c.get(f"/api/sessions/{sid}/events", headers={"Last-Event-ID": "2"})
         whole = await first
         by_query = await c.get(f"/api/sessions/{sid}/events", params={"after": 0})
@@ -147,7 +147,7 @@ async def test_a_second_message_while_a_run_is_active_is_refused_with_409(
     async with client(app) as c:
         sid = await new_session(c)
         first = asyncio.create_task(c.post(f"/api/sessions/{sid}/messages", json={"content": "go"}))
-        await asyncio.sleep(0.1)
+        await until_running(c, sid)
         second = await c.post(f"/api/sessions/{sid}/messages", json={"content": "again"})
         await first
     assert second.status_code == 409
