@@ -1,8 +1,7 @@
 """Dialect parsing cost: one-shot parse per KB, streaming on 4-character deltas against one-shot parsing and
-against the floor (a `feed` that only records the delta and returns its one `TextDelta`), against the floor plus
-one one-shot parse (the least a stream can cost when it must still read the calls once: what a format whose
-calls run to the end of the output can at best reach), and the naive re-parse-the-whole-buffer-on-every-delta
-baseline.
+against the floor (a `feed` that only records the delta and returns its one `TextDelta`), the parser's own
+streaming work (the stream minus that floor, which any reader of the same deltas pays) against one-shot parsing:
+the standing target, at most 3x, and the naive re-parse-the-whole-buffer-on-every-delta baseline.
 
 Every text dialect reads a synthetic output of prose and calls in its own format, written by its own
 `render_calls` (one call with three arguments every ~120 characters of prose); a format whose calls run to the
@@ -92,7 +91,7 @@ def main(only: list[str]) -> None:
             "stream 4-char deltas / one-shot",
             "stream / floor",
             "floor / one-shot",
-            "stream / (floor + one-shot)",
+            "(stream - floor) / one-shot, target <= 3x",
             "re-parse baseline / stream (8 KB)",
         )
     )
@@ -116,7 +115,7 @@ def main(only: list[str]) -> None:
                 f"{stream / one:.2f}x",
                 f"{stream / least:.2f}x",
                 f"{least / one:.2f}x",
-                f"{stream / (least + one):.2f}x",
+                f"{(stream - least) / one:.2f}x" + ("" if stream - least <= 3 * one else " (over)"),
                 naive,
             )
         )
