@@ -7,11 +7,12 @@ import pytest
 
 from tether import Agent, tool
 from tether.loop import Session
+from tether.loop._calls import _describe  # pyright: ignore[reportPrivateUsage]
 from tether.loop._loop import AgentRun
 from tether.loop._offer import Offer
-from tether.loop._secrets import SecretsAtRest
+from tether.loop._secrets import SecretsAtRest, describe_call
 from tether.models import ScriptedModel
-from tether.tools import Toolset
+from tether.tools import Toolset, redact
 from tether.types import ChatModelStreamEvent, Event, ToolCall
 
 pytestmark = pytest.mark.anyio
@@ -92,6 +93,22 @@ async def test_a_redactor_over_a_secret_free_run_hands_out_every_event_as_it_is(
     for event in events:
         assert redactor.shown(event) is event
         assert not redactor.active
+
+
+def test_the_tool_start_line_of_a_secret_free_offer_is_the_one_redaction_would_make() -> None:
+    toolset = Toolset(add, plain_log_in)
+    offer = Offer(toolset, toolset.tools())
+    assert offer.secret_free
+    for call in (
+        ToolCall(id="c1", name="add", arguments={"a": 2, "b": 3}),
+        ToolCall(id="c2", name="plain_log_in", arguments={"user": "ada", "password": "hunter2"}),
+        ToolCall(id="c3", name="made_up", arguments={"x": [1, {"y": None}]}),
+    ):
+        spec = offer.index.get(call.name)
+        full = describe_call(
+            call.name, call.arguments if spec is None else redact(call.arguments, spec.input_schema)
+        )
+        assert _describe(call, offer) == full
 
 
 async def test_a_run_keeps_its_redactor_when_a_tool_marks_a_secret_or_a_secret_is_known() -> None:

@@ -261,6 +261,8 @@ def _journaled(calls: Sequence[ToolCall], turn: int) -> list[ToolCall]:
 def _describe(call: ToolCall, offer: Offer) -> str:
     """Seed 004's line, to the letter: `Starting tool: search_docs with inputs: {'query': 'ollama'}`; what
     the tool's input schema marks secret shows as `'***'`, as in the journal."""
+    if offer.secret_free:  # no schema marks anything: `redact` would return the arguments themselves
+        return describe_call(call.name, call.arguments)
     spec = offer.index.get(call.name)
     return describe_call(
         call.name, call.arguments if spec is None else redact(call.arguments, spec.input_schema)
