@@ -21,6 +21,7 @@ from tether.tools import redact
 from tether.types import (
     AnyEnvelope,
     ChatEvent,
+    Event,
     NeedsEnvelope,
     NeedsEvent,
     OkEnvelope,
@@ -113,11 +114,11 @@ class Calls:
         """Whether a call of this turn has started."""
         return bool(self._tasks)
 
-    async def streamed(self) -> None:
-        """The stream has ended: wait for the calls it started (the others run with the turn's rest)."""
+    def stream_ended(self) -> list[asyncio.Task[None]]:
+        """The stream has ended: the calls it started, for the turn to wait for (those not started yet run
+        with the turn's rest). Not a coroutine: most turns start nothing while the model streams."""
         self._unschedule()
-        for task in self._tasks:
-            await task
+        return self._tasks
 
     async def abandon(self) -> None:
         """The model failed or the run was cancelled: stop every call the stream started."""
@@ -136,7 +137,9 @@ class Calls:
             for call in later:
                 if call.name == "say":
                     self.speaker.book(call)
-                await self.events.emit(_wire.tool_start(self.run.id, _describe(call, self.offer), call))
+                started = self.events.emit(_wire.tool_start(self.run.id, _describe(call, self.offer), call))
+                if started is not None:
+                    await started
 
             if len(later) == 1:  # the usual case: one call, straight to its executor (nothing to order)
                 call = later[0]
@@ -172,20 +175,26 @@ class Calls:
     async def finish(self, call: ToolCall, envelope: AnyEnvelope) -> None:
         """A call has its envelope: `on_tool_end`, then what it asks for (input, speech, chat, a page)."""
         events, run_id = self.events, self.run.id
-        await events.emit(_wire.tool_end(run_id, call.id, envelope))
+        if (pending := events.emit(_wire.tool_end(run_id, call.id, envelope))) is not None:
+            await pending
         if type(envelope) is not OkEnvelope and isinstance(
             envelope, NeedsEnvelope
         ):  # (the ABC check, rarely)
-            await events.emit(NeedsEvent(run_id=run_id, call_id=call.id, needs=envelope.needs))
+            needs = NeedsEvent(run_id=run_id, call_id=call.id, needs=envelope.needs)
+            if (pending := events.emit(needs)) is not None:
+                await pending
         if call.name not in CORE_TOOL_NAMES:
             return
         ok = isinstance(envelope, OkEnvelope)
+        shown: Event | None = None
         if call.name == "say":  # spoken alongside: the model's next turn does not wait for the speech
             self.speaker.answered(call, ok)
         elif ok and call.name == "send_chat":
-            await events.emit(ChatEvent(run_id=run_id, data=str(call.arguments.get("content", ""))))
+            shown = ChatEvent(run_id=run_id, data=str(call.arguments.get("content", "")))
         elif ok and call.name == "open_url":
-            await events.emit(OpenUrlEvent(run_id=run_id, url=str(call.arguments.get("url", ""))))
+            shown = OpenUrlEvent(run_id=run_id, url=str(call.arguments.get("url", "")))
+        if shown is not None and (pending := events.emit(shown)) is not None:
+            await pending
 
     def _start(self) -> None:
         """The event loop's callback (`schedule`): start the waiting calls, in the order the stream made them."""
@@ -205,7 +214,9 @@ class Calls:
         self.lags.append(time.monotonic() - completed_at)
         if call.name == "say":  # before any await: streamed calls start in the order they were said
             self.speaker.book(call)
-        await self.events.emit(_wire.tool_start(self.run.id, _describe(call, self.offer), call))
+        started = self.events.emit(_wire.tool_start(self.run.id, _describe(call, self.offer), call))
+        if started is not None:
+            await started
         envelope = await self._executor(call).execute(_journaled([call], self.turn)[0], self.run)
         self.answered[call.id] = envelope
         await self.finish(call, envelope)
@@ -250,6 +261,8 @@ def _journaled(calls: Sequence[ToolCall], turn: int) -> list[ToolCall]:
 def _describe(call: ToolCall, offer: Offer) -> str:
     """Seed 004's line, to the letter: `Starting tool: search_docs with inputs: {'query': 'ollama'}`; what
     the tool's input schema marks secret shows as `'***'`, as in the journal."""
+    if offer.secret_free:  # no schema marks anything: `redact` would return the arguments themselves
+        return describe_call(call.name, call.arguments)
     spec = offer.index.get(call.name)
     return describe_call(
         call.name, call.arguments if spec is None else redact(call.arguments, spec.input_schema)

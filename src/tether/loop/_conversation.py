@@ -3,7 +3,7 @@ model sees them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import anyio.to_thread
 
@@ -54,14 +54,18 @@ class Conversation:
             self._text = TextView(self.dialect)
         return self._text
 
-    async def add(self, *messages: Message) -> None:
-        """Append to the conversation, and to the session's store when there is one."""
+    def add(self, *messages: Message) -> Awaitable[None] | None:
+        """Append to the conversation, and to the session's store when there is one: returns the store's
+        write for the caller to await, None when there is none. Not a coroutine: most runs store nothing,
+        and a run adds a message or more every turn."""
         self.messages.extend(messages)
         session = self.session
-        if session is not None:
-            session.messages.extend(messages)
-            if session.store is not None:
-                await anyio.to_thread.run_sync(session.store.append, session.id, self.at_rest(messages))
+        if session is None:
+            return None
+        session.messages.extend(messages)
+        if session.store is None:
+            return None
+        return anyio.to_thread.run_sync(session.store.append, session.id, self.at_rest(messages))
 
     def for_model(self) -> list[Message]:
         """The messages as the model reads them: as they are (native), or in the text dialect's form."""

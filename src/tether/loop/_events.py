@@ -30,36 +30,39 @@ class Events:
         self.hold = False
         self.held: list[Event] = []
 
-    async def emit(self, event: Event) -> None:
+    def emit(self, event: Event) -> Awaitable[None] | None:
+        """Keep `event` and hand it to `on_event`; returns what is left to await (an async handler's
+        coroutine, or the redactor's events), None when it is done. Not a coroutine itself: a run emits
+        seven events or more, and the usual one (no async handler, nothing to hide) is done at once, where a
+        coroutine a call costs ~0.15 µs. Callers await what it returns, when it returns anything."""
         secrets = self.secrets
         # asked only once it has something to hide, and of each call (which may be to a tool with secrets)
         if secrets is not None and (secrets.active or type(event) is ToolStartEvent):
             shown = secrets.shown(event)
             if type(shown) is tuple:  # (an event, a pydantic model, iterates too)
-                for each in shown:
-                    await self._emit(each)
-                return
-        self.all.append(event)  # `_emit`, inlined: one call fewer an event
-        if self.on_event is not None:
-            maybe = self.on_event(event)
-            if maybe is not None:
-                await maybe
-
-    async def _emit(self, event: Event) -> None:
+                return self._emit_all(shown)
         self.all.append(event)
-        if self.on_event is not None:
-            maybe = self.on_event(event)
-            if maybe is not None:
-                await maybe
+        on_event = self.on_event
+        return None if on_event is None else on_event(event)
 
-    async def show(self, event: Event) -> None:
-        """User-visible text: now (talk first), or held until `release()` (act first)."""
+    async def _emit_all(self, events: tuple[Event, ...]) -> None:
+        for event in events:
+            self.all.append(event)
+            if self.on_event is not None:
+                maybe = self.on_event(event)
+                if maybe is not None:
+                    await maybe
+
+    def show(self, event: Event) -> Awaitable[None] | None:
+        """User-visible text: now (talk first), or held until `release()` (act first); returns what is left
+        to await, as `emit` does."""
         if self.hold:
             self.held.append(event)
-        else:
-            await self.emit(event)  # through `emit`: streamed text may hold a secret too
+            return None
+        return self.emit(event)  # through `emit`: streamed text may hold a secret too
 
     async def release(self) -> None:
         held, self.held = self.held, []
         for event in held:
-            await self.emit(event)
+            if (pending := self.emit(event)) is not None:
+                await pending

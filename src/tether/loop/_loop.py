@@ -93,8 +93,10 @@ class AgentRun:
         # e.g. memory.advise's working set), the tool prompt.
         self.offer = offer = agent.offer()
         # every event leaves the run with secrets redacted (docs/sessions.md); its own redactor: the store's
-        # works in a worker thread
-        secrets = SecretsAtRest(offer.index.get, session.secrets if session else ())
+        # works in a worker thread. None when there is nothing to hide: no tool offered marks anything secret
+        # and no secret is known (the redactor would hand out every event as it is: ~1.3 µs a run saved).
+        known = session.secrets if session else ()
+        secrets = None if offer.secret_free and not known else SecretsAtRest(offer.index.get, known)
         self.events = Events(self.run_id, on_event, secrets)
         self.system_message = agent.system_message(offer.specs)
         self.dialect = get_dialect(agent.dialect)
@@ -146,8 +148,9 @@ class AgentRun:
             verdict: Verdict = self.budget.refused(turn) or judge.judge(turn)
             if isinstance(verdict, End):
                 return await self.end(verdict)
-            if verdict.message is not None:
-                await self.conversation.add(UserMessage(content=verdict.message))
+            told = None if verdict.message is None else UserMessage(content=verdict.message)
+            if told is not None and (saving := self.conversation.add(told)) is not None:
+                await saving
 
     # ------------------------------------------------------------------------------------------ step 1
 
@@ -160,14 +163,17 @@ class AgentRun:
         self.calls.begin(conversation.turns() if history else 0)
         mode = agent.mode if isinstance(agent.mode, str) else agent.mode(prompt or "")
         self.events.hold = mode == "act_first"
-        await self.events.emit(_wire.chain_start(self.run_id))
+        if (pending := self.events.emit(_wire.chain_start(self.run_id))) is not None:
+            await pending
         unanswered = conversation.unanswered() if history else None  # (a new conversation owes nothing)
         if unanswered:
             envelopes = await self.answer_resumed(unanswered)
-            await conversation.add(*_results(unanswered, envelopes))
+            if (saving := conversation.add(*_results(unanswered, envelopes))) is not None:
+                await saving
         if prompt is not None:  # a str is valid as it is; anything else is validated (and refused)
             user = _wire.user_message(prompt) if type(prompt) is str else UserMessage(content=prompt)
-            await conversation.add(user)
+            if (saving := conversation.add(user)) is not None:
+                await saving
 
     async def answer_resumed(self, calls: list[ToolCall]) -> list[AnyEnvelope]:
         """Answers for calls an earlier run left open: from the journal (or by running them), except those
@@ -189,7 +195,8 @@ class AgentRun:
         and every result is added to the conversation."""
         agent, calls, conversation = self.agent, self.calls, self.conversation
         calls.begin(calls.turn + 1)
-        await self.events.emit(_wire.model_start(self.run_id, self.run_state.records))
+        if (pending := self.events.emit(_wire.model_start(self.run_id, self.run_state.records))) is not None:
+            await pending
         offer = self.offer
         parser = self.dialect.stream_parser(offer.index)
         if agent.reasoning_open:
@@ -205,7 +212,8 @@ class AgentRun:
         stream = aiter(model.stream(request))
         try:
             await self.read(stream, parser, raw)
-            await calls.streamed()
+            for task in calls.stream_ended():
+                await task
         except BaseException as error:  # the model failed or the run was cancelled: stop what it started
             with anyio.CancelScope(shield=True):
                 await calls.abandon()
@@ -219,20 +227,20 @@ class AgentRun:
         parsed = parser.result
         # Stored before any mutating call runs: after a crash, `resume` finds these calls and the journal
         # says which of them ran.
-        await conversation.add(
-            _wire.assistant_message(parsed.content, parsed.reasoning, tuple(parsed.calls), "".join(raw))
-        )
+        said = _wire.assistant_message(parsed.content, parsed.reasoning, tuple(parsed.calls), "".join(raw))
+        if (saving := conversation.add(said)) is not None:
+            await saving
         envelopes = await calls.answer(parsed.calls) if parsed.calls else []
         if self.events.held:  # act first: the turn's tools are done (or need input), the text can show
             await self.events.release()
-        if envelopes:
-            await conversation.add(*_results(parsed.calls, envelopes))
+        if envelopes and (saving := conversation.add(*_results(parsed.calls, envelopes))) is not None:
+            await saving
         unreadable = [e.message for e in parsed.errors] if parsed.errors else []
         if unreadable:
             problems = "; ".join(unreadable)
-            await conversation.add(
-                UserMessage(content=f"Some of your output could not be read as tool calls: {problems}")
-            )
+            told = UserMessage(content=f"Some of your output could not be read as tool calls: {problems}")
+            if (saving := conversation.add(told)) is not None:
+                await saving
         return TurnResult(parsed.content, parsed.calls, envelopes, unreadable)
 
     async def read(self, stream: AsyncIterator[ModelChunk], parser: StreamParser, raw: list[str]) -> None:
@@ -268,7 +276,9 @@ class AgentRun:
                     if text is None:  # any other event: count what the model wrote in it
                         written += len(event.text)
                     if event.text and self.visible:
-                        await self.events.show(_wire.model_stream(self.run_id, event.text))
+                        shown = self.events.show(_wire.model_stream(self.run_id, event.text))
+                        if shown is not None:
+                            await shown
                 elif type(event) is CallCompleted:
                     if calls.streamable(event.call):
                         if ready is None:
@@ -291,20 +301,23 @@ class AgentRun:
         output = verdict.output
         if verdict.problem is not None:
             data = {"error": verdict.reason.upper(), "message": verdict.problem}
-            await self.events.emit(ErrorEvent(run_id=self.run_id, data=data))
+            if (pending := self.events.emit(ErrorEvent(run_id=self.run_id, data=data))) is not None:
+                await pending
         if verdict.reply and self.agent.responder is not None:
             output = await self.respond()
         if self.calls.spoken is not None:
             await self.calls.spoken.finish()
-        await self.events.emit(_wire.chain_end(self.run_id, output, self.run_state.records, verdict.reason))
+        ended = _wire.chain_end(self.run_id, output, self.run_state.records, verdict.reason)
+        if (pending := self.events.emit(ended)) is not None:
+            await pending
         return RunResult(output, verdict.reason, self.conversation.messages, self.events.all, self.calls.lags)
 
     async def failed(self, error: Exception) -> RunResult:
         """The model failed (and so did its stand-in, if any): `error`, then `on_chain_end` (seed 004)."""
         message = str(error) if isinstance(error, ModelError) else f"{type(error).__name__}: {error}"
-        await self.events.emit(
-            ErrorEvent(run_id=self.run_id, data={"error": "MODEL_ERROR", "message": message})
-        )
+        error_event = ErrorEvent(run_id=self.run_id, data={"error": "MODEL_ERROR", "message": message})
+        if (pending := self.events.emit(error_event)) is not None:
+            await pending
         result = await self.end(End(None, "model_error"))
         result.error = error
         return result
@@ -315,7 +328,8 @@ class AgentRun:
         unanswered = self.conversation.unanswered()
         if unanswered:
             envelopes = await self.calls.cut_off(unanswered, why)
-            await self.conversation.add(*_results(unanswered, envelopes))
+            if (saving := self.conversation.add(*_results(unanswered, envelopes))) is not None:
+                await saving
 
     async def respond(self) -> str:
         """Planner -> executor -> responder: the responder writes the reply from the whole conversation; the
@@ -328,16 +342,18 @@ class AgentRun:
         )
 
         async def reply(model: Model) -> str:
-            await self.events.emit(
-                ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records))
-            )
+            started = ChatModelStartEvent(run_id=self.run_id, toolCalls=list(self.run_state.records))
+            if (pending := self.events.emit(started)) is not None:
+                await pending
             parts: list[str] = []
             stream = aiter(model.stream(request))
             try:
                 while (chunk := await _next(stream)) is not None:
                     if type(chunk) is TextChunk and chunk.text:  # no tools are offered: text is the reply
                         parts.append(chunk.text)
-                        await self.events.emit(ChatModelStreamEvent(run_id=self.run_id, data=chunk.text))
+                        streamed = ChatModelStreamEvent(run_id=self.run_id, data=chunk.text)
+                        if (pending := self.events.emit(streamed)) is not None:
+                            await pending
             except _ModelFailed as failed:
                 failed.before_output = not parts
                 raise
@@ -347,7 +363,8 @@ class AgentRun:
             return "".join(parts)
 
         text = await self.first_that_works(agent.responder, agent.model, reply)
-        await self.conversation.add(AssistantMessage(content=text))
+        if (saving := self.conversation.add(AssistantMessage(content=text))) is not None:
+            await saving
         return text
 
     # ------------------------------------------------------------------------------- model fallback

@@ -8,7 +8,7 @@ from typing import Any
 
 from tether.dialects import ToolIndex
 from tether.loop._context import context_sources
-from tether.tools import AbstractToolset, ContextSource
+from tether.tools import AbstractToolset, ContextSource, redact
 from tether.types import ToolSpec
 
 __all__ = ["STREAMABLE", "Offer"]
@@ -21,7 +21,7 @@ class Offer:
     """An agent's tools as its runs use them, for one state of its toolset (`AbstractToolset.tools()` returns
     a new mapping when the tools change, so the mapping's identity says whether this is still current)."""
 
-    __slots__ = ("_streamable", "context", "index", "specs", "tools", "toolset")
+    __slots__ = ("_streamable", "context", "index", "secret_free", "specs", "tools", "toolset")
 
     def __init__(self, toolset: AbstractToolset, tools: Mapping[str, Any]):
         self.toolset = toolset
@@ -32,6 +32,9 @@ class Offer:
         """The parser's view of them."""
         self.context: tuple[ContextSource, ...] = context_sources(toolset)
         """What tools add to the system prompt before each model turn (memory.advise's working set)."""
+        self.secret_free = not any(_marks_secret(spec) for spec in self.specs)
+        """Whether no tool offered marks anything secret in its schemas: then a run that knows no secret
+        either (no `Session.secrets`) has nothing its events could show, and needs no redactor for them."""
         self._streamable: dict[str, bool] = {}
 
     def current(self, toolset: AbstractToolset) -> bool:
@@ -49,3 +52,12 @@ class Offer:
             spec = tool.spec
             known = self._streamable[name] = spec.side_effects in STREAMABLE and not spec.sequential
         return known
+
+
+def _marks_secret(spec: ToolSpec) -> bool:
+    """Whether the tool's input or output schema marks anything secret (`redact` returns the very value it is
+    given iff its schema marks nothing)."""
+    probe: dict[str, Any] = {}
+    return redact(probe, spec.input_schema) is not probe or (
+        bool(spec.output_schema) and redact(probe, spec.output_schema) is not probe
+    )

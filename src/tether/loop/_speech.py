@@ -132,12 +132,12 @@ class Speaker:
         utterance = str(args.get("utterance", ""))
         voice, style = args.get("voiceId"), args.get("style")
         audio = await synthesize(utterance, voice, style)
-        await self.events.emit(
-            SpeechEvent(
-                run_id=self.events.run_id,
-                utterance=utterance,
-                voice_id=voice,
-                style=style,
-                audio=None if audio is None else str(audio),
-            )
+        spoken = SpeechEvent(
+            run_id=self.events.run_id,
+            utterance=utterance,
+            voice_id=voice,
+            style=style,
+            audio=None if audio is None else str(audio),
         )
+        if (pending := self.events.emit(spoken)) is not None:
+            await pending

@@ -1,0 +1,128 @@
+"""Each equivalence a fast path of the loop relies on, pinned (as tests/execution/test_fast_paths.py does for
+the executor's): a shortcut that stops being equivalent fails here, not in a user's run."""
+
+from typing import Any
+
+import pytest
+
+from tether import Agent, tool
+from tether.loop import Session
+from tether.loop._calls import _describe  # pyright: ignore[reportPrivateUsage]
+from tether.loop._loop import AgentRun
+from tether.loop._offer import Offer
+from tether.loop._secrets import SecretsAtRest, describe_call
+from tether.models import ScriptedModel
+from tether.tools import Toolset, redact
+from tether.types import ChatModelStreamEvent, Event, ToolCall
+
+pytestmark = pytest.mark.anyio
+
+
+@tool(side_effects="none")
+def add(a: int, b: int) -> int:
+    """Add."""
+    return a + b
+
+
+@tool(side_effects="none")
+def plain_log_in(user: str, password: str) -> str:
+    """Log in."""
+    return f"{user} in"
+
+
+log_in = plain_log_in.with_spec(
+    plain_log_in.spec.model_copy(
+        update={
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "user": {"type": "string"},
+                    "password": {"type": "string", "format": "password"},
+                },
+                "required": ["user", "password"],
+            }
+        }
+    )
+)
+
+
+@tool(side_effects="none")
+def plain_issue_key() -> dict[str, str]:
+    """A new API key."""
+    return {"key": "sk-1"}
+
+
+issue_key = plain_issue_key.with_spec(
+    plain_issue_key.spec.model_copy(
+        update={
+            "output_schema": {"type": "object", "properties": {"key": {"type": "string", "x-secret": True}}}
+        }
+    )
+)
+
+
+def test_an_offer_is_secret_free_exactly_when_no_tool_s_schemas_mark_anything_secret() -> None:
+    def offer(*tools: Any) -> Offer:
+        toolset = Toolset(*tools)
+        return Offer(toolset, toolset.tools())
+
+    assert offer(add).secret_free
+    assert offer(plain_log_in, plain_issue_key).secret_free
+    assert offer().secret_free
+    assert not offer(add, log_in).secret_free  # by its input schema
+    assert not offer(issue_key).secret_free  # by its output schema
+
+
+def _script() -> list[Any]:
+    return [
+        ["Adding. ", ToolCall(id="c1", name="add", arguments={"a": 2, "b": 3})],
+        [ToolCall(id="c2", name="made_up", arguments={"password": "hunter2"})],  # a tool it does not have
+        "It is 5.",
+    ]
+
+
+async def test_a_redactor_over_a_secret_free_run_hands_out_every_event_as_it_is() -> None:
+    """What the run does without one (`AgentRun`: no redactor when the offer is secret-free and no secret is
+    known), the redactor would have done: each event of the run, shown in order, is the event itself."""
+    agent = Agent(ScriptedModel(_script(), chunk_size=3), [add], dialect="hermes")
+    result = await agent.run("2+3?")
+    events: list[Event] = result.events
+    assert any(type(e) is ChatModelStreamEvent for e in events)
+    assert {e.event for e in events} >= {"on_tool_start", "on_tool_end", "on_chain_end"}
+    redactor = SecretsAtRest(agent.offer().index.get)
+    for event in events:
+        assert redactor.shown(event) is event
+        assert not redactor.active
+
+
+def test_the_tool_start_line_of_a_secret_free_offer_is_the_one_redaction_would_make() -> None:
+    toolset = Toolset(add, plain_log_in)
+    offer = Offer(toolset, toolset.tools())
+    assert offer.secret_free
+    for call in (
+        ToolCall(id="c1", name="add", arguments={"a": 2, "b": 3}),
+        ToolCall(id="c2", name="plain_log_in", arguments={"user": "ada", "password": "hunter2"}),
+        ToolCall(id="c3", name="made_up", arguments={"x": [1, {"y": None}]}),
+    ):
+        spec = offer.index.get(call.name)
+        full = describe_call(
+            call.name, call.arguments if spec is None else redact(call.arguments, spec.input_schema)
+        )
+        assert _describe(call, offer) == full
+
+
+async def test_a_run_keeps_its_redactor_when_a_tool_marks_a_secret_or_a_secret_is_known() -> None:
+    plain = Agent(ScriptedModel(["ok"]), [add])
+    secret = Agent(ScriptedModel(["ok"]), [add, log_in])
+    assert AgentRun(plain, None, None, None).events.secrets is None
+    assert AgentRun(plain, None, Session(), None).events.secrets is None
+    assert AgentRun(plain, None, Session(secrets={"hunter2"}), None).events.secrets is not None
+    assert AgentRun(secret, None, None, None).events.secrets is not None
+
+
+async def test_a_known_secret_is_still_redacted_from_a_secret_free_run_s_events() -> None:
+    agent = Agent(ScriptedModel(["The password is hunter2, noted."], chunk_size=4), [add])
+    result = await agent.run("remember it", session=Session(secrets={"hunter2"}))
+    shown = "".join(e.data for e in result.events if type(e) is ChatModelStreamEvent)
+    assert "hunter2" not in shown
+    assert "***" in shown
