@@ -204,3 +204,55 @@ async def test_a_tool_without_secrets_keeps_its_records_as_given(tmp_path: Path)
     await Executor([echo]).execute(ToolCall(id="e", name="echo", arguments={"text": PASSWORD}), run)
     assert run.records[0].input == {"text": PASSWORD}
     assert run.records[0].output == PASSWORD
+
+
+@tool(side_effects="none")
+def note(text: str, mode: str = "ok") -> str:
+    """Keep a note (its schemas mark nothing secret)."""
+    if mode == "crash":
+        raise ValueError(f"cannot keep {text!r}")
+    if mode == "refuse":
+        raise ToolError("FULL", f"no room for {text}", suggestion=f"shorten {text}")
+    return f"noted: {text}"
+
+
+async def test_a_secret_echoed_by_a_tool_whose_schemas_mark_nothing_is_redacted_in_its_journal(
+    tmp_path: Path,
+) -> None:
+    """The run knows the values a secret-marked tool took (its arguments and its result's token): a later
+    call to a plain tool that echoes them, in its arguments, why, result, error message or traceback,
+    leaves `***` in the journal, the records and session-log.md (the model still gets what the tool gave)."""
+    journal = MemoryJournal()
+    log = tmp_path / "session-log.md"
+    executor = Executor([LOGIN, note], journal=journal, recorders=[SessionLog(log)])
+    run = Run()
+    await executor.execute(login_call(mode="ok"), run)
+    calls = [
+        ToolCall(id="n1", name="note", arguments={"text": f"pw {PASSWORD}"}, why=f"keep {RECOVERY[0]}"),
+        ToolCall(id="n2", name="note", arguments={"text": f"{TOKEN}", "mode": "refuse"}),
+        ToolCall(id="n3", name="note", arguments={"text": f"key {API_KEY}", "mode": "crash"}),
+        ToolCall(id="n4", name="note", arguments={"text": 7, "mode": PASSWORD}),  # invalid: quoted back
+    ]
+    answers = [await executor.execute(call, run) for call in calls]
+
+    assert answers[0].model_dump()["data"] == f"noted: pw {PASSWORD}"  # the model gets it as the tool gave
+    entries = [asdict(e) for e in journal.entries() if e.tool == "note"]
+    assert {e["call_id"] for e in entries} == {"n1", "n2", "n3", "n4"}
+    assert shown(entries) == []
+    assert next(e["arguments"]["text"] for e in entries if e["call_id"] == "n1") == f"pw {REDACTED}"
+    assert any(e["why"] == f"keep {REDACTED}" for e in entries)
+    assert any(e["traceback"] and "cannot keep" in e["traceback"] for e in entries)
+    assert shown([r.model_dump() for r in run.records]) == []
+    assert shown(log.read_text()) == []
+    assert "noted: pw ***" in log.read_text()
+
+
+async def test_a_run_without_secrets_keeps_a_plain_tools_journal_as_given() -> None:
+    journal = MemoryJournal()
+    await Executor([note], journal=journal).execute(
+        ToolCall(id="n", name="note", arguments={"text": PASSWORD}), Run()
+    )
+    assert {e.kind: (e.arguments or {}).get("text") for e in journal.entries()} == {
+        "intent": PASSWORD,
+        "result": PASSWORD,
+    }

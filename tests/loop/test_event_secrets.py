@@ -2,6 +2,7 @@
 of one (docs/sessions.md, "Events"). Whatever forwards events (`tether serve`'s stream, the terminal, a
 user's websocket) then shows `***`; only the tool gets the value."""
 
+import dataclasses
 import json
 from typing import Any
 
@@ -255,3 +256,23 @@ async def test_a_needs_that_quotes_the_secret_shows_stars() -> None:
     needs = [e for e in seen if isinstance(e, NeedsEvent)]
     assert [e.needs for e in needs] == [{"otp": f"The code sent for {REDACTED}?"}]
     assert leaks(seen) == []
+
+
+async def test_the_journal_of_a_tool_whose_schemas_mark_nothing_redacts_what_the_run_knows() -> None:
+    """A secret named for the run (`Session.secrets`) and one a tool's schema marked earlier in the run, both
+    echoed by `note`, whose schemas mark nothing: its journal entries (at rest, `tether audit`) show `***`."""
+    model = ScriptedModel(
+        [login_call(), hermes("note", text=f"pin {PIN}, word {PASSWORD}, key {API_KEY}"), "Done."]
+    )
+    agent = Agent(model, [LOGIN, note], dialect="hermes")
+    await agent.run("log me in", session=Session(secrets={"Wm4Rb8Lp2-named"}))
+    model = ScriptedModel([hermes("note", text="named Wm4Rb8Lp2-named"), "Done."])
+    again = Agent(model, [LOGIN, note], dialect="hermes", executor=agent.executor)
+    await again.run("note it", session=Session(secrets={"Wm4Rb8Lp2-named"}))
+
+    entries = [e for e in agent.executor.journal.entries() if e.tool == "note"]
+    assert len(entries) == 4  # an intent and a result a call
+    text = json.dumps([dataclasses.asdict(e) for e in entries], default=str)
+    assert not [s for s in [*SECRETS, f"pin {PIN}", "Wm4Rb8Lp2-named"] if s in text], text
+    assert f"pin {REDACTED}, word {REDACTED}, key {REDACTED}" in text
+    assert f"named {REDACTED}" in text

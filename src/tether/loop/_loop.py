@@ -95,6 +95,7 @@ class AgentRun:
         # every event leaves the run with secrets redacted (docs/sessions.md); its own redactor: the store's
         # works in a worker thread
         secrets = SecretsAtRest(offer.index.get, session.secrets if session else ())
+        self.run_state.secrets = secrets.known  # one set: the journal redacts what the events do
         self.events = Events(self.run_id, on_event, secrets)
         self.system_message = agent.system_message(offer.specs)
         self.dialect = get_dialect(agent.dialect)
