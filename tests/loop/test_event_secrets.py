@@ -2,15 +2,18 @@
 of one (docs/sessions.md, "Events"). Whatever forwards events (`tether serve`'s stream, the terminal, a
 user's websocket) then shows `***`; only the tool gets the value."""
 
+import asyncio
 import dataclasses
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from tether import Agent, NeedsInput, ToolError, tool
+from tether.exceptions import UserError
 from tether.loop import Session, core_tools
-from tether.models import ScriptedModel
+from tether.models import Model, ModelChunk, ModelRequest, ScriptedModel, TextChunk
 from tether.tools import REDACTED
 from tether.types import (
     ChainEndEvent,
@@ -276,3 +279,35 @@ async def test_the_journal_of_a_tool_whose_schemas_mark_nothing_redacts_what_the
     assert not [s for s in [*SECRETS, f"pin {PIN}", "Wm4Rb8Lp2-named"] if s in text], text
     assert f"pin {REDACTED}, word {REDACTED}, key {REDACTED}" in text
     assert f"named {REDACTED}" in text
+
+
+class _Stalls(Model):
+    """Writes a short secret at the end of its text, then stalls (until cancelled) or fails with a bug."""
+
+    def __init__(self, stalled: asyncio.Event, bug: bool):
+        self.stalled = stalled
+        self.bug = bug
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        yield TextChunk(text="your pin is 4821")
+        self.stalled.set()  # asked for the next chunk: the last one has been shown (what of it could be)
+        if self.bug:
+            raise UserError("a bug of the developer's")
+        await asyncio.Event().wait()
+
+
+@pytest.mark.parametrize("bug", [False, True], ids=["cancelled", "a bug"])
+async def test_streamed_text_held_back_when_the_run_ends_without_another_event_goes_out_redacted(
+    bug: bool,
+) -> None:
+    seen: list[Event] = []
+    stalled = asyncio.Event()
+    agent = Agent(_Stalls(stalled, bug), [note], dialect="hermes")
+    task = asyncio.create_task(agent.run("pin?", on_event=seen.append, session=Session(secrets={"4821"})))
+    await asyncio.wait_for(stalled.wait(), 10)
+    if not bug:
+        task.cancel()
+    with pytest.raises(asyncio.CancelledError if not bug else UserError):
+        await task
+    streamed = "".join(e.data for e in seen if isinstance(e, ChatModelStreamEvent))
+    assert streamed == f"your pin is {REDACTED}"

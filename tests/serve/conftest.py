@@ -4,7 +4,6 @@ read an event stream the way a client does."""
 from __future__ import annotations
 
 import asyncio
-
 import json
 import signal
 import socket
@@ -96,7 +95,9 @@ async def until_running(c: httpx.AsyncClient, sid: str, timeout_s: float = 10.0)
     """Wait until a session's run has started: a request sent just before may not have reached the app."""
     deadline = asyncio.get_running_loop().time() + timeout_s
     while (await c.get(f"/api/sessions/{sid}")).json()["status"] != "running":
-        assert asyncio.get_running_loop().time() < deadline, f"session {sid}'s run did not start in {timeout_s} s"
+        assert asyncio.get_running_loop().time() < deadline, (
+            f"session {sid}'s run did not start in {timeout_s} s"
+        )
         await asyncio.sleep(0.01)
 
 

@@ -52,6 +52,13 @@ class Events:
             if maybe is not None:
                 await maybe
 
+    async def flush(self) -> None:
+        """Streamed text `secrets` holds back goes out, redacted: the run ends without another event to
+        release it (cancelled, or a bug)."""
+        if self.secrets is not None:
+            for event in self.secrets.release():
+                await self._emit(event)
+
     async def show(self, event: Event) -> None:
         """User-visible text: now (talk first), or held until `release()` (act first)."""
         if self.hold:

@@ -127,6 +127,10 @@ class AgentRun:
             await self.cut_off(f"the run's time limit ({wall_time:g} s) was reached")
             return await self.end(End(None, "max_wall_time"))
         finally:
+            secrets = self.events.secrets
+            if secrets is not None and secrets.held_text:  # the run ends with no event to release it
+                with anyio.CancelScope(shield=True):  # cancelled (`tether serve`'s cancel), or a bug
+                    await self.events.flush()
             if (
                 self.calls.spoken is not None
             ):  # speech still going when the run did not end normally is not wanted
