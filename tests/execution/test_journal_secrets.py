@@ -12,6 +12,15 @@ from typing import Any
 
 import pytest
 
+from _secret_tools import (
+    API_KEY,
+    PASSWORD,
+    RECOVERY,
+    SECRET_TEXT,
+    TOKEN,
+    marked,
+    marked_login,
+)
 from tether import ToolError, tool
 from tether.execution import Executor, Run, SessionLog
 from tether.store import MemoryJournal
@@ -20,10 +29,6 @@ from tether.types import ToolCall
 
 pytestmark = pytest.mark.anyio
 
-PASSWORD = "Zq9Kx7-correct-horse"
-API_KEY = "sk-live-Hq2Rt8Pw0Lm"
-RECOVERY = ["rec-Aa11Bb22Cc33", "rec-Dd44Ee55Ff66"]
-TOKEN = "TOK-5f1e9c07d2b84a"
 SECRETS = [PASSWORD, API_KEY, *RECOVERY, TOKEN]
 
 
@@ -45,31 +50,7 @@ def login(
     }
 
 
-LOGIN = login.with_spec(
-    login.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "user": {"type": "string"},
-                    "password": {"type": "string", "format": "password"},
-                    "profile": {
-                        "type": "object",
-                        "properties": {"name": {"type": "string"}, "api_key": {"$ref": "#/$defs/key"}},
-                    },
-                    "codes": {"type": "array", "items": {"type": "string", "x-secret": True}},
-                    "mode": {"type": "string"},
-                },
-                "required": ["user", "password", "profile", "codes"],
-                "$defs": {"key": {"type": "string", "x-secret": True}},
-            },
-            "output_schema": {
-                "type": "object",
-                "properties": {"token": {"type": "string", "format": "password"}},
-            },
-        }
-    )
-)
+LOGIN = marked_login(login)
 
 
 def login_call(call_id: str = "c1", **changes: Any) -> ToolCall:
@@ -177,16 +158,8 @@ async def test_a_short_secret_is_redacted_only_as_a_whole_word(tmp_path: Path) -
         """Unlock."""
         return f"unlocked with {pin}; order 48215 kept"
 
-    spec = unlock.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {"pin": {"type": "string", "x-secret": True}, "note": {"type": "string"}},
-            }
-        }
-    )
     run = Run()
-    await Executor([unlock.with_spec(spec)]).execute(
+    await Executor([marked(unlock, inputs={"pin": SECRET_TEXT})]).execute(
         ToolCall(id="u", name="unlock", arguments={"pin": "4821", "note": "pin 4821 for order 48215"}), run
     )
     (record,) = run.records

@@ -10,6 +10,18 @@ from typing import Any
 
 import pytest
 
+from _secret_tools import (
+    API_KEY,
+    PASSWORD,
+    PASSWORD_FIELD,
+    RECOVERY,
+    SECRET_NUMBER,
+    SECRET_TEXT,
+    TOKEN,
+    hermes,
+    marked,
+    marked_login,
+)
 from tether import Agent, NeedsInput, ToolError, tool
 from tether.exceptions import UserError
 from tether.loop import Session, core_tools
@@ -27,10 +39,6 @@ from tether.types import (
 
 pytestmark = pytest.mark.anyio
 
-PASSWORD = "Zq9Kx7-correct-horse"
-API_KEY = "sk-live-Hq2Rt8Pw0Lm"
-RECOVERY = ["rec-Aa11Bb22Cc33", "rec-Dd44Ee55Ff66"]
-TOKEN = "TOK-5f1e9c07d2b84a"
 PIN = 4821
 SECRETS = [PASSWORD, API_KEY, *RECOVERY, TOKEN]
 received: list[dict[str, Any]] = []
@@ -49,41 +57,13 @@ def login(user: str, password: str, pin: int, profile: dict[str, Any], codes: li
     }
 
 
-LOGIN = login.with_spec(
-    login.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "user": {"type": "string"},
-                    "password": {"type": "string", "format": "password"},
-                    "pin": {"type": "integer", "x-secret": True},
-                    "profile": {
-                        "type": "object",
-                        "properties": {"name": {"type": "string"}, "api_key": {"$ref": "#/$defs/key"}},
-                    },
-                    "codes": {"type": "array", "items": {"type": "string", "x-secret": True}},
-                },
-                "required": ["user", "password", "pin", "profile", "codes"],
-                "$defs": {"key": {"type": "string", "x-secret": True}},
-            },
-            "output_schema": {
-                "type": "object",
-                "properties": {"token": {"type": "string", "format": "password"}},
-            },
-        }
-    )
-)
+LOGIN = marked_login(login, pin=SECRET_NUMBER)
 
 
 @tool(side_effects="none")
 def note(text: str) -> str:
     """Keep a note (nothing secret in its schema)."""
     return f"noted: {text}"
-
-
-def hermes(name: str, **arguments: Any) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
 
 
 def login_call(password: str = PASSWORD, user: str = "ada") -> str:
@@ -216,18 +196,13 @@ async def test_chat_sent_through_a_core_tool_does_not_show_a_secret_seen_before(
         """Check a secret."""
         return "ok"
 
-    spec = reveal.spec.model_copy(
-        update={
-            "input_schema": {"type": "object", "properties": {"secret": {"type": "string", "x-secret": True}}}
-        }
-    )
     seen: list[Event] = []
     model = ScriptedModel(
         [hermes("reveal", secret=API_KEY), hermes("send_chat", content=f"it was {API_KEY}"), "."]
     )
-    await Agent(model, [reveal.with_spec(spec), *core_tools("send_chat")], dialect="hermes").run(
-        "go", on_event=seen.append
-    )
+    await Agent(
+        model, [marked(reveal, inputs={"secret": SECRET_TEXT}), *core_tools("send_chat")], dialect="hermes"
+    ).run("go", on_event=seen.append)
     chats = [e.data for e in seen if isinstance(e, ChatEvent)]
     assert chats == [f"it was {REDACTED}"]
     assert leaks(seen) == []
@@ -241,21 +216,11 @@ async def test_a_needs_that_quotes_the_secret_shows_stars() -> None:
             raise NeedsInput(otp=f"The code sent for {password}?")
         return "ok"
 
-    spec = verify.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "password": {"type": "string", "format": "password"},
-                    "otp": {"type": "string"},
-                },
-                "required": ["password"],
-            }
-        }
-    )
     seen: list[Event] = []
     model = ScriptedModel([hermes("verify", password=PASSWORD), "Which code did you get?"])
-    await Agent(model, [verify.with_spec(spec)], dialect="hermes").run("verify", on_event=seen.append)
+    await Agent(model, [marked(verify, inputs={"password": PASSWORD_FIELD})], dialect="hermes").run(
+        "verify", on_event=seen.append
+    )
     needs = [e for e in seen if isinstance(e, NeedsEvent)]
     assert [e.needs for e in needs] == [{"otp": f"The code sent for {REDACTED}?"}]
     assert leaks(seen) == []

@@ -17,6 +17,7 @@ import openai
 import pytest
 from fastapi import FastAPI
 
+from _secret_tools import API_KEY, PASSWORD, PASSWORD_FIELD, RECOVERY, SECRET_TEXT, TOKEN, marked
 from tether import tool
 from tether.models import Model, ModelChunk, ModelRequest, TextChunk
 from tether.tools import REDACTED
@@ -25,10 +26,7 @@ from tether.types import AssistantMessage
 from .conftest import call, client, names, new_session, scripted, sse_events
 from .openai_fakes import free_socket, running, url_of
 
-PASSWORD = "Zq9Kx7-correct-horse"
-API_KEY = "sk-live-Hq2Rt8Pw0Lm"
-CODE = "rec-Aa11Bb22Cc33"
-TOKEN = "TOK-5f1e9c07d2b84a"
+CODE = RECOVERY[0]
 SECRETS = [PASSWORD, API_KEY, CODE, TOKEN]
 received: list[str] = []
 
@@ -40,28 +38,14 @@ def login(user: str, password: str, profile: dict[str, Any], codes: list[str]) -
     return {"greeting": f"welcome {user}, {password} works with {profile['api_key']}", "token": TOKEN}
 
 
-LOGIN = login.with_spec(
-    login.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "user": {"type": "string"},
-                    "password": {"type": "string", "format": "password"},
-                    "profile": {
-                        "type": "object",
-                        "properties": {"api_key": {"type": "string", "x-secret": True}},
-                    },
-                    "codes": {"type": "array", "items": {"type": "string", "x-secret": True}},
-                },
-                "required": ["user", "password", "profile", "codes"],
-            },
-            "output_schema": {
-                "type": "object",
-                "properties": {"token": {"type": "string", "x-secret": True}},
-            },
-        }
-    )
+LOGIN = marked(
+    login,
+    inputs={
+        "password": PASSWORD_FIELD,
+        "profile": {"type": "object", "properties": {"api_key": SECRET_TEXT}},
+        "codes": {"type": "array", "items": SECRET_TEXT},
+    },
+    outputs={"token": SECRET_TEXT},
 )
 TURNS = [
     call("login", user="ada", password=PASSWORD, profile={"api_key": API_KEY}, codes=[CODE]),
@@ -150,17 +134,7 @@ def unlock(pin: str) -> str:
     return "unlocked" if pin == PIN else "wrong pin"
 
 
-UNLOCK = unlock.with_spec(
-    unlock.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {"pin": {"type": "string", "x-secret": True}},
-                "required": ["pin"],
-            }
-        }
-    )
-)
+UNLOCK = marked(unlock, inputs={"pin": SECRET_TEXT})
 
 
 class Stalls(Model):
