@@ -229,3 +229,14 @@ async def test_a_run_without_secrets_keeps_a_plain_tools_journal_as_given() -> N
         "intent": PASSWORD,
         "result": PASSWORD,
     }
+
+
+async def test_a_plain_call_of_a_batch_echoing_a_secret_another_call_of_it_marks_is_redacted() -> None:
+    """The note starts first (a higher priority), before the login whose schema marks the password: the
+    batch's secrets are learned before any of its calls runs."""
+    journal = MemoryJournal()
+    first = ToolCall(id="n", name="note", arguments={"text": f"pw {PASSWORD}"}, priority=9)
+    await Executor([LOGIN, note], journal=journal).execute_all([first, login_call(mode="ok")], Run())
+    entries = [asdict(e) for e in journal.entries()]
+    assert entries[0]["call_id"] == "n"  # the note ran first
+    assert shown(entries) == []

@@ -315,6 +315,8 @@ class Executor:
                 await on_result(index, envelope)
 
         tools = [self.toolset.get(c.name) for c in calls]  # once a call, for its priority and ordering
+        if any(t is not None and self._plan(t).secret for t in tools):  # before any runs: another may echo
+            _learn_secrets(run, calls, tools)
         order = sorted(range(len(calls)), key=lambda i: -_priority(calls[i], tools[i]))
         # Plain asyncio tasks (the executor runs on asyncio): ~4x cheaper a call than an anyio task group's,
         # and no semaphore when the batch fits in `max_concurrency` anyway.
@@ -616,6 +618,17 @@ class _Plan:
         records lose their echoes; so do other tools', once the run knows a secret)."""
         self.counts_output = policy.max_output_bytes_per_run is not None
         """Whether the run's output bytes are counted (for the quota guard)."""
+
+
+def _learn_secrets(run: Run, calls: Sequence[ToolCall], tools: Sequence[Tool[..., Any] | None]) -> None:
+    """The values the calls' tools' input schemas mark secret, learned by the run (`Run.secrets`) before
+    any of the calls runs: a call of the batch that starts first may echo another's."""
+    known = run.known_secrets()
+    for call, tool in zip(calls, tools, strict=True):
+        if tool is not None:
+            redacted = redact(call.arguments, tool.spec.input_schema)
+            if redacted is not call.arguments:
+                known.learn(call.arguments, redacted)
 
 
 def _result_entry(
