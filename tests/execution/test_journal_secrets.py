@@ -12,6 +12,15 @@ from typing import Any
 
 import pytest
 
+from _secret_tools import (
+    API_KEY,
+    PASSWORD,
+    RECOVERY,
+    SECRET_TEXT,
+    TOKEN,
+    marked,
+    marked_login,
+)
 from tether import ToolError, tool
 from tether.execution import Executor, Run, SessionLog
 from tether.store import MemoryJournal
@@ -20,10 +29,6 @@ from tether.types import ToolCall
 
 pytestmark = pytest.mark.anyio
 
-PASSWORD = "Zq9Kx7-correct-horse"
-API_KEY = "sk-live-Hq2Rt8Pw0Lm"
-RECOVERY = ["rec-Aa11Bb22Cc33", "rec-Dd44Ee55Ff66"]
-TOKEN = "TOK-5f1e9c07d2b84a"
 SECRETS = [PASSWORD, API_KEY, *RECOVERY, TOKEN]
 
 
@@ -45,31 +50,7 @@ def login(
     }
 
 
-LOGIN = login.with_spec(
-    login.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "user": {"type": "string"},
-                    "password": {"type": "string", "format": "password"},
-                    "profile": {
-                        "type": "object",
-                        "properties": {"name": {"type": "string"}, "api_key": {"$ref": "#/$defs/key"}},
-                    },
-                    "codes": {"type": "array", "items": {"type": "string", "x-secret": True}},
-                    "mode": {"type": "string"},
-                },
-                "required": ["user", "password", "profile", "codes"],
-                "$defs": {"key": {"type": "string", "x-secret": True}},
-            },
-            "output_schema": {
-                "type": "object",
-                "properties": {"token": {"type": "string", "format": "password"}},
-            },
-        }
-    )
-)
+LOGIN = marked_login(login)
 
 
 def login_call(call_id: str = "c1", **changes: Any) -> ToolCall:
@@ -177,16 +158,8 @@ async def test_a_short_secret_is_redacted_only_as_a_whole_word(tmp_path: Path) -
         """Unlock."""
         return f"unlocked with {pin}; order 48215 kept"
 
-    spec = unlock.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {"pin": {"type": "string", "x-secret": True}, "note": {"type": "string"}},
-            }
-        }
-    )
     run = Run()
-    await Executor([unlock.with_spec(spec)]).execute(
+    await Executor([marked(unlock, inputs={"pin": SECRET_TEXT})]).execute(
         ToolCall(id="u", name="unlock", arguments={"pin": "4821", "note": "pin 4821 for order 48215"}), run
     )
     (record,) = run.records
@@ -204,3 +177,66 @@ async def test_a_tool_without_secrets_keeps_its_records_as_given(tmp_path: Path)
     await Executor([echo]).execute(ToolCall(id="e", name="echo", arguments={"text": PASSWORD}), run)
     assert run.records[0].input == {"text": PASSWORD}
     assert run.records[0].output == PASSWORD
+
+
+@tool(side_effects="none")
+def note(text: str, mode: str = "ok") -> str:
+    """Keep a note (its schemas mark nothing secret)."""
+    if mode == "crash":
+        raise ValueError(f"cannot keep {text!r}")
+    if mode == "refuse":
+        raise ToolError("FULL", f"no room for {text}", suggestion=f"shorten {text}")
+    return f"noted: {text}"
+
+
+async def test_a_secret_echoed_by_a_tool_whose_schemas_mark_nothing_is_redacted_in_its_journal(
+    tmp_path: Path,
+) -> None:
+    """The run knows the values a secret-marked tool took (its arguments and its result's token): a later
+    call to a plain tool that echoes them, in its arguments, why, result, error message or traceback,
+    leaves `***` in the journal, the records and session-log.md (the model still gets what the tool gave)."""
+    journal = MemoryJournal()
+    log = tmp_path / "session-log.md"
+    executor = Executor([LOGIN, note], journal=journal, recorders=[SessionLog(log)])
+    run = Run()
+    await executor.execute(login_call(mode="ok"), run)
+    calls = [
+        ToolCall(id="n1", name="note", arguments={"text": f"pw {PASSWORD}"}, why=f"keep {RECOVERY[0]}"),
+        ToolCall(id="n2", name="note", arguments={"text": f"{TOKEN}", "mode": "refuse"}),
+        ToolCall(id="n3", name="note", arguments={"text": f"key {API_KEY}", "mode": "crash"}),
+        ToolCall(id="n4", name="note", arguments={"text": 7, "mode": PASSWORD}),  # invalid: quoted back
+    ]
+    answers = [await executor.execute(call, run) for call in calls]
+
+    assert answers[0].model_dump()["data"] == f"noted: pw {PASSWORD}"  # the model gets it as the tool gave
+    entries = [asdict(e) for e in journal.entries() if e.tool == "note"]
+    assert {e["call_id"] for e in entries} == {"n1", "n2", "n3", "n4"}
+    assert shown(entries) == []
+    assert next(e["arguments"]["text"] for e in entries if e["call_id"] == "n1") == f"pw {REDACTED}"
+    assert any(e["why"] == f"keep {REDACTED}" for e in entries)
+    assert any(e["traceback"] and "cannot keep" in e["traceback"] for e in entries)
+    assert shown([r.model_dump() for r in run.records]) == []
+    assert shown(log.read_text()) == []
+    assert "noted: pw ***" in log.read_text()
+
+
+async def test_a_run_without_secrets_keeps_a_plain_tools_journal_as_given() -> None:
+    journal = MemoryJournal()
+    await Executor([note], journal=journal).execute(
+        ToolCall(id="n", name="note", arguments={"text": PASSWORD}), Run()
+    )
+    assert {e.kind: (e.arguments or {}).get("text") for e in journal.entries()} == {
+        "intent": PASSWORD,
+        "result": PASSWORD,
+    }
+
+
+async def test_a_plain_call_of_a_batch_echoing_a_secret_another_call_of_it_marks_is_redacted() -> None:
+    """The note starts first (a higher priority), before the login whose schema marks the password: the
+    batch's secrets are learned before any of its calls runs."""
+    journal = MemoryJournal()
+    first = ToolCall(id="n", name="note", arguments={"text": f"pw {PASSWORD}"}, priority=9)
+    await Executor([LOGIN, note], journal=journal).execute_all([first, login_call(mode="ok")], Run())
+    entries = [asdict(e) for e in journal.entries()]
+    assert entries[0]["call_id"] == "n"  # the note ran first
+    assert shown(entries) == []

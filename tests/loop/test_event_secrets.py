@@ -2,14 +2,30 @@
 of one (docs/sessions.md, "Events"). Whatever forwards events (`tether serve`'s stream, the terminal, a
 user's websocket) then shows `***`; only the tool gets the value."""
 
+import asyncio
+import dataclasses
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
+from _secret_tools import (
+    API_KEY,
+    PASSWORD,
+    PASSWORD_FIELD,
+    RECOVERY,
+    SECRET_NUMBER,
+    SECRET_TEXT,
+    TOKEN,
+    hermes,
+    marked,
+    marked_login,
+)
 from tether import Agent, NeedsInput, ToolError, tool
+from tether.exceptions import UserError
 from tether.loop import Session, core_tools
-from tether.models import ScriptedModel
+from tether.models import Model, ModelChunk, ModelRequest, ScriptedModel, TextChunk
 from tether.tools import REDACTED
 from tether.types import (
     ChainEndEvent,
@@ -23,10 +39,6 @@ from tether.types import (
 
 pytestmark = pytest.mark.anyio
 
-PASSWORD = "Zq9Kx7-correct-horse"
-API_KEY = "sk-live-Hq2Rt8Pw0Lm"
-RECOVERY = ["rec-Aa11Bb22Cc33", "rec-Dd44Ee55Ff66"]
-TOKEN = "TOK-5f1e9c07d2b84a"
 PIN = 4821
 SECRETS = [PASSWORD, API_KEY, *RECOVERY, TOKEN]
 received: list[dict[str, Any]] = []
@@ -45,41 +57,13 @@ def login(user: str, password: str, pin: int, profile: dict[str, Any], codes: li
     }
 
 
-LOGIN = login.with_spec(
-    login.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "user": {"type": "string"},
-                    "password": {"type": "string", "format": "password"},
-                    "pin": {"type": "integer", "x-secret": True},
-                    "profile": {
-                        "type": "object",
-                        "properties": {"name": {"type": "string"}, "api_key": {"$ref": "#/$defs/key"}},
-                    },
-                    "codes": {"type": "array", "items": {"type": "string", "x-secret": True}},
-                },
-                "required": ["user", "password", "pin", "profile", "codes"],
-                "$defs": {"key": {"type": "string", "x-secret": True}},
-            },
-            "output_schema": {
-                "type": "object",
-                "properties": {"token": {"type": "string", "format": "password"}},
-            },
-        }
-    )
-)
+LOGIN = marked_login(login, pin=SECRET_NUMBER)
 
 
 @tool(side_effects="none")
 def note(text: str) -> str:
     """Keep a note (nothing secret in its schema)."""
     return f"noted: {text}"
-
-
-def hermes(name: str, **arguments: Any) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
 
 
 def login_call(password: str = PASSWORD, user: str = "ada") -> str:
@@ -212,18 +196,13 @@ async def test_chat_sent_through_a_core_tool_does_not_show_a_secret_seen_before(
         """Check a secret."""
         return "ok"
 
-    spec = reveal.spec.model_copy(
-        update={
-            "input_schema": {"type": "object", "properties": {"secret": {"type": "string", "x-secret": True}}}
-        }
-    )
     seen: list[Event] = []
     model = ScriptedModel(
         [hermes("reveal", secret=API_KEY), hermes("send_chat", content=f"it was {API_KEY}"), "."]
     )
-    await Agent(model, [reveal.with_spec(spec), *core_tools("send_chat")], dialect="hermes").run(
-        "go", on_event=seen.append
-    )
+    await Agent(
+        model, [marked(reveal, inputs={"secret": SECRET_TEXT}), *core_tools("send_chat")], dialect="hermes"
+    ).run("go", on_event=seen.append)
     chats = [e.data for e in seen if isinstance(e, ChatEvent)]
     assert chats == [f"it was {REDACTED}"]
     assert leaks(seen) == []
@@ -237,21 +216,63 @@ async def test_a_needs_that_quotes_the_secret_shows_stars() -> None:
             raise NeedsInput(otp=f"The code sent for {password}?")
         return "ok"
 
-    spec = verify.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "password": {"type": "string", "format": "password"},
-                    "otp": {"type": "string"},
-                },
-                "required": ["password"],
-            }
-        }
-    )
     seen: list[Event] = []
     model = ScriptedModel([hermes("verify", password=PASSWORD), "Which code did you get?"])
-    await Agent(model, [verify.with_spec(spec)], dialect="hermes").run("verify", on_event=seen.append)
+    await Agent(model, [marked(verify, inputs={"password": PASSWORD_FIELD})], dialect="hermes").run(
+        "verify", on_event=seen.append
+    )
     needs = [e for e in seen if isinstance(e, NeedsEvent)]
     assert [e.needs for e in needs] == [{"otp": f"The code sent for {REDACTED}?"}]
     assert leaks(seen) == []
+
+
+async def test_the_journal_of_a_tool_whose_schemas_mark_nothing_redacts_what_the_run_knows() -> None:
+    """A secret named for the run (`Session.secrets`) and one a tool's schema marked earlier in the run, both
+    echoed by `note`, whose schemas mark nothing: its journal entries (at rest, `tether audit`) show `***`."""
+    model = ScriptedModel(
+        [login_call(), hermes("note", text=f"pin {PIN}, word {PASSWORD}, key {API_KEY}"), "Done."]
+    )
+    agent = Agent(model, [LOGIN, note], dialect="hermes")
+    await agent.run("log me in", session=Session(secrets={"Wm4Rb8Lp2-named"}))
+    model = ScriptedModel([hermes("note", text="named Wm4Rb8Lp2-named"), "Done."])
+    again = Agent(model, [LOGIN, note], dialect="hermes", executor=agent.executor)
+    await again.run("note it", session=Session(secrets={"Wm4Rb8Lp2-named"}))
+
+    entries = [e for e in agent.executor.journal.entries() if e.tool == "note"]
+    assert len(entries) == 4  # an intent and a result a call
+    text = json.dumps([dataclasses.asdict(e) for e in entries], default=str)
+    assert not [s for s in [*SECRETS, f"pin {PIN}", "Wm4Rb8Lp2-named"] if s in text], text
+    assert f"pin {REDACTED}, word {REDACTED}, key {REDACTED}" in text
+    assert f"named {REDACTED}" in text
+
+
+class _Stalls(Model):
+    """Writes a short secret at the end of its text, then stalls (until cancelled) or fails with a bug."""
+
+    def __init__(self, stalled: asyncio.Event, bug: bool):
+        self.stalled = stalled
+        self.bug = bug
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        yield TextChunk(text="your pin is 4821")
+        self.stalled.set()  # asked for the next chunk: the last one has been shown (what of it could be)
+        if self.bug:
+            raise UserError("a bug of the developer's")
+        await asyncio.Event().wait()
+
+
+@pytest.mark.parametrize("bug", [False, True], ids=["cancelled", "a bug"])
+async def test_streamed_text_held_back_when_the_run_ends_without_another_event_goes_out_redacted(
+    bug: bool,
+) -> None:
+    seen: list[Event] = []
+    stalled = asyncio.Event()
+    agent = Agent(_Stalls(stalled, bug), [note], dialect="hermes")
+    task = asyncio.create_task(agent.run("pin?", on_event=seen.append, session=Session(secrets={"4821"})))
+    await asyncio.wait_for(stalled.wait(), 10)
+    if not bug:
+        task.cancel()
+    with pytest.raises(asyncio.CancelledError if not bug else UserError):
+        await task
+    streamed = "".join(e.data for e in seen if isinstance(e, ChatModelStreamEvent))
+    assert streamed == f"your pin is {REDACTED}"

@@ -1,18 +1,14 @@
 """`on_tool_start`'s text (seed 004's `Starting tool: X with inputs: {...}`) never shows what the tool's input
 schema marks secret: a client that logs the line logs `'***'` instead, as the journal does."""
 
-import json
-from typing import Any
-
 import pytest
 
+from _secret_tools import PASSWORD, PASSWORD_FIELD, SECRET_NUMBER, hermes, marked
 from tether import Agent, tool
 from tether.models import ScriptedModel
 from tether.types import Event, ToolStartEvent
 
 pytestmark = pytest.mark.anyio
-
-PASSWORD = "Zq9Kx7-correct-horse"
 
 
 @tool(side_effects="none")
@@ -21,26 +17,7 @@ def login(user: str, password: str, pin: int, remember: bool = False) -> str:
     return f"welcome {user}" if password == PASSWORD and pin == 4821 else "wrong password"
 
 
-LOGIN = login.with_spec(
-    login.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "user": {"type": "string"},
-                    "password": {"type": "string", "format": "password"},
-                    "pin": {"type": "integer", "x-secret": True},
-                    "remember": {"type": "boolean"},
-                },
-                "required": ["user", "password", "pin"],
-            }
-        }
-    )
-)
-
-
-def hermes(name: str, **arguments: Any) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+LOGIN = marked(login, inputs={"password": PASSWORD_FIELD, "pin": SECRET_NUMBER})
 
 
 async def test_the_tool_start_line_shows_secret_arguments_as_stars() -> None:

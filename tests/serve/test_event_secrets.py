@@ -7,24 +7,26 @@ stream chunks. None may leave the server in clear."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
 import openai
+import pytest
 from fastapi import FastAPI
 
+from _secret_tools import API_KEY, PASSWORD, PASSWORD_FIELD, RECOVERY, SECRET_TEXT, TOKEN, marked
 from tether import tool
+from tether.models import Model, ModelChunk, ModelRequest, TextChunk
 from tether.tools import REDACTED
+from tether.types import AssistantMessage
 
-from .conftest import call, scripted, sse_events
+from .conftest import call, client, names, new_session, scripted, sse_events
 from .openai_fakes import free_socket, running, url_of
 
-PASSWORD = "Zq9Kx7-correct-horse"
-API_KEY = "sk-live-Hq2Rt8Pw0Lm"
-CODE = "rec-Aa11Bb22Cc33"
-TOKEN = "TOK-5f1e9c07d2b84a"
+CODE = RECOVERY[0]
 SECRETS = [PASSWORD, API_KEY, CODE, TOKEN]
 received: list[str] = []
 
@@ -36,28 +38,14 @@ def login(user: str, password: str, profile: dict[str, Any], codes: list[str]) -
     return {"greeting": f"welcome {user}, {password} works with {profile['api_key']}", "token": TOKEN}
 
 
-LOGIN = login.with_spec(
-    login.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "user": {"type": "string"},
-                    "password": {"type": "string", "format": "password"},
-                    "profile": {
-                        "type": "object",
-                        "properties": {"api_key": {"type": "string", "x-secret": True}},
-                    },
-                    "codes": {"type": "array", "items": {"type": "string", "x-secret": True}},
-                },
-                "required": ["user", "password", "profile", "codes"],
-            },
-            "output_schema": {
-                "type": "object",
-                "properties": {"token": {"type": "string", "x-secret": True}},
-            },
-        }
-    )
+LOGIN = marked(
+    login,
+    inputs={
+        "password": PASSWORD_FIELD,
+        "profile": {"type": "object", "properties": {"api_key": SECRET_TEXT}},
+        "codes": {"type": "array", "items": SECRET_TEXT},
+    },
+    outputs={"token": SECRET_TEXT},
 )
 TURNS = [
     call("login", user="ada", password=PASSWORD, profile={"api_key": API_KEY}, codes=[CODE]),
@@ -135,3 +123,54 @@ def test_the_openai_endpoint_answers_and_streams_no_secret(make_app: Callable[..
     assert shown(raw) == []
     assert "tether_events" in body
     assert shown(body) == []
+
+
+PIN = "Kq7zW"  # short: at the end of streamed text, held back until the next character tells
+
+
+@tool(side_effects="none")
+def unlock(pin: str) -> str:
+    """Unlock the door."""
+    return "unlocked" if pin == PIN else "wrong pin"
+
+
+UNLOCK = marked(unlock, inputs={"pin": SECRET_TEXT})
+
+
+class Stalls(Model):
+    """Calls `unlock` with the PIN; then writes it at the end of its text and stalls (until cancelled)."""
+
+    def __init__(self, stalled: asyncio.Event):
+        self.stalled = stalled
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        if not any(isinstance(m, AssistantMessage) for m in request.messages):  # its first turn
+            yield TextChunk(text=call("unlock", pin=PIN))
+            return
+        yield TextChunk(text=f"Unlocked with pin {PIN}")
+        self.stalled.set()  # asked for the next chunk: the last one has been shown (what of it could be)
+        await asyncio.Event().wait()
+
+
+@pytest.mark.anyio
+async def test_streamed_text_held_back_when_the_run_is_cancelled_goes_out_redacted(
+    make_app: Callable[..., FastAPI],
+) -> None:
+    """Text held back because it could be the start of a secret (here all of a short one, whose word could
+    go on) must reach the client when serve cancels the run mid-stream: redacted, not dropped."""
+    stalled = asyncio.Event()
+    async with client(make_app(scripted("door", [], [UNLOCK], model=lambda: Stalls(stalled)))) as c:
+        sid = await new_session(c)
+        run = asyncio.create_task(c.post(f"/api/sessions/{sid}/messages", json={"content": "open up"}))
+        await asyncio.wait_for(stalled.wait(), 10)
+        assert (await c.post(f"/api/sessions/{sid}/cancel")).json() == {"cancelled": True}
+        body = (await asyncio.wait_for(run, 10)).text
+        replayed = (await c.get(f"/api/sessions/{sid}/events")).text
+
+    assert PIN not in body
+    events = sse_events(body)
+    assert names(events)[-2:] == ["error", "on_chain_end"]
+    assert events[-1][2]["reason"] == "cancelled"
+    streamed = "".join(data["data"] for _, name, data in events if name == "on_chat_model_stream")
+    assert streamed == f"Unlocked with pin {REDACTED}"
+    assert sse_events(replayed) == events

@@ -13,9 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx2 as httpx
 import pytest
 from fastapi import FastAPI
 
+from _secret_tools import PASSWORD_FIELD, marked
 from tether import NeedsInput, tool
 from tether.models import FunctionModel, ModelRequest
 from tether.tools import REDACTED
@@ -39,21 +41,7 @@ def login(user: str, password: str | None = None, otp: str | None = None) -> dic
     return {"greeting": f"welcome {user}, {password} works", "otp_used": otp}
 
 
-LOGIN = login.with_spec(
-    login.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "user": {"type": "string"},
-                    "password": {"type": "string", "format": "password"},
-                    "otp": {"type": "string"},
-                },
-                "required": ["user"],
-            }
-        }
-    )
-)
+LOGIN = marked(login, inputs={"password": PASSWORD_FIELD})
 
 
 ANSWER = re.compile(r"The user answered what login needed \(call \w+\): (\{.*\})\. Call it again")
@@ -78,18 +66,24 @@ def stored_bytes(database: Path) -> str:
     return b"".join(p.read_bytes() for p in files).decode("latin-1")
 
 
+async def answered_login(c: httpx.AsyncClient) -> tuple[str, str, str]:
+    """A new session's login asks for the password, and the user answers it: the session's id, the call's,
+    and the body of the stream of the run that the answer starts."""
+    sid = await new_session(c)
+    asked = sse_events((await c.post(f"/api/sessions/{sid}/messages", json={"content": "log in"})).text)
+    call_id = next(data["call_id"] for _, name, data in asked if name == "needs")
+    answer = {"password": PASSWORD, "otp": "otp-481516"}
+    body = (await c.post(f"/api/sessions/{sid}/needs", json={"call_id": call_id, "values": answer})).text
+    return sid, call_id, body
+
+
 async def test_a_secret_answered_to_a_needs_reaches_the_tool_but_not_the_database(
     make_app: Callable[..., FastAPI], tmp_path: Path
 ) -> None:
     received.clear()
     async with client(make_app(scripted("bank", [], [LOGIN], model=model))) as c:
-        sid = await new_session(c)
-        asked = sse_events((await c.post(f"/api/sessions/{sid}/messages", json={"content": "log in"})).text)
-        call_id = next(data["call_id"] for _, name, data in asked if name == "needs")
-        answer = {"password": PASSWORD, "otp": "otp-481516"}
-        answered = sse_events(
-            (await c.post(f"/api/sessions/{sid}/needs", json={"call_id": call_id, "values": answer})).text
-        )
+        sid, call_id, body = await answered_login(c)
+        answered = sse_events(body)
         history: list[dict[str, Any]] = (await c.get(f"/api/sessions/{sid}/messages")).json()
 
     assert received == [PASSWORD]  # the model read it from the prompt and the tool got it
@@ -113,11 +107,7 @@ async def test_the_stream_that_follows_a_secret_answer_never_shows_it(
     client gets over the stream show `***` (the value is known from the answer before the run starts)."""
     received.clear()
     async with client(make_app(scripted("bank", [], [LOGIN], model=model))) as c:
-        sid = await new_session(c)
-        asked = sse_events((await c.post(f"/api/sessions/{sid}/messages", json={"content": "log in"})).text)
-        call_id = next(data["call_id"] for _, name, data in asked if name == "needs")
-        answer = {"password": PASSWORD, "otp": "otp-481516"}
-        body = (await c.post(f"/api/sessions/{sid}/needs", json={"call_id": call_id, "values": answer})).text
+        _, _, body = await answered_login(c)
     assert received == [PASSWORD]
     assert CORE not in body
     assert "Zq9K" not in body  # not even the start of it, held back in a chunk

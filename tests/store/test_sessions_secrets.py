@@ -20,6 +20,7 @@ import anyio
 import pytest
 from sqlalchemy import text
 
+from _secret_tools import PASSWORD_FIELD, SECRET_NUMBER, SECRET_TEXT, hermes, marked
 from tether.execution import Executor
 from tether.loop import Agent, Session
 from tether.models import ScriptedModel
@@ -61,40 +62,11 @@ def note(text: str) -> str:
     return f"noted: {text}"
 
 
-VAULT = vault.with_spec(
-    vault.spec.model_copy(
-        update={
-            "output_schema": {
-                "type": "object",
-                "properties": {"name": {"type": "string"}, "key": {"type": "string", "x-secret": True}},
-            }
-        }
-    )
-)
-LOGIN = login.with_spec(
-    login.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "user": {"type": "string"},
-                    "password": {"type": "string", "format": "password"},
-                    "pin": {"type": "integer", "x-secret": True},
-                },
-                "required": ["user", "password", "pin"],
-            },
-            "output_schema": {
-                "type": "object",
-                "properties": {"token": {"type": "string", "x-secret": True}},
-            },
-        }
-    )
+VAULT = marked(vault, outputs={"name": {"type": "string"}, "key": SECRET_TEXT})
+LOGIN = marked(
+    login, inputs={"password": PASSWORD_FIELD, "pin": SECRET_NUMBER}, outputs={"token": SECRET_TEXT}
 )
 TOOLS: list[Tool[..., Any]] = [VAULT, LOGIN, note]
-
-
-def hermes(tool_name: str, /, **arguments: Any) -> str:
-    return f"<tool_call>\n{json.dumps({'name': tool_name, 'arguments': arguments})}\n</tool_call>"
 
 
 SCRIPT = [
@@ -217,20 +189,7 @@ async def test_a_call_stored_with_a_redacted_secret_is_refused_on_resume_not_run
         time.sleep(0.5)
         return "ok"
 
-    secret_login = slow_login.with_spec(
-        slow_login.spec.model_copy(
-            update={
-                "input_schema": {
-                    "type": "object",
-                    "properties": {
-                        "user": {"type": "string"},
-                        "password": {"type": "string", "format": "password"},
-                    },
-                    "required": ["user", "password"],
-                }
-            }
-        )
-    )
+    secret_login = marked(slow_login, inputs={"password": PASSWORD_FIELD})
     call = hermes("slow_login", user="ada", password=PASSWORD) + hermes("note", text=f"pw {PASSWORD}")
     with anyio.move_on_after(10):
         async with anyio.create_task_group() as group:  # the run stops while the call runs (a crash)

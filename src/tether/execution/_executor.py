@@ -232,9 +232,15 @@ class Executor:
                     running.discard(intent.id)
                 duration_ms = (time.perf_counter() - started) * 1000
                 outcome, envelope_json = _settle(tool, outcome, plan)
-                if plan.secret:  # the secrets' echoes go too: in the result, its error message, its traceback
+                known = run.secrets
+                if plan.secret or (known is not None and known.forms):
+                    # the secrets' echoes go too: in the result, its error message, its traceback
                     envelope_json, trace = echo_free(
-                        attempt.call, arguments, outcome.envelope, envelope_json, outcome.traceback
+                        run,
+                        outcome.envelope,
+                        envelope_json,
+                        outcome.traceback,
+                        learn=plan.output_schema is not None,
                     )
                     outcome = ToolResult(outcome.envelope, trace)
                 if self._complete is not None:  # made when read, if ever (`MemoryJournal.complete`)
@@ -272,7 +278,10 @@ class Executor:
         except Exception:  # a bug of ours must not reach the model as an exception either
             envelope = _internal_error(call.name)
             attempt = Attempt(call, None, run, self.policy)
-            entry = self._entry("refusal", attempt, {}, _jsonable(envelope), trace=traceback.format_exc())
+            trace = traceback.format_exc()
+            if run.secrets is not None:  # a traceback quoting the call
+                trace = run.secrets.text(trace)
+            entry = self._entry("refusal", attempt, {}, _jsonable(envelope), trace=trace)
             with contextlib.suppress(Exception):  # the journal itself may be what failed
                 await writer.append(entry)
             return envelope
@@ -306,6 +315,8 @@ class Executor:
                 await on_result(index, envelope)
 
         tools = [self.toolset.get(c.name) for c in calls]  # once a call, for its priority and ordering
+        if any(t is not None and self._plan(t).secret for t in tools):  # before any runs: another may echo
+            _learn_secrets(run, calls, tools)
         order = sorted(range(len(calls)), key=lambda i: -_priority(calls[i], tools[i]))
         # Plain asyncio tasks (the executor runs on asyncio): ~4x cheaper a call than an anyio task group's,
         # and no semaphore when the batch fits in `max_concurrency` anyway.
@@ -406,8 +417,11 @@ class Executor:
         """Answer a call a guard refused (`Refuse`, journaled) or answered from the journal (`Replay`)."""
         arguments = attempt.arguments()
         envelope, envelope_json = _settled(decision.envelope, None)
-        if attempt.tool is not None and marks_secret(attempt.tool.spec):  # e.g. a message quoting an echo
-            envelope_json, _ = echo_free(attempt.call, arguments, envelope, envelope_json, None)
+        known = attempt.run.secrets
+        if (known is not None and known.forms) or (
+            attempt.tool is not None and marks_secret(attempt.tool.spec)
+        ):  # e.g. a message quoting an echo
+            envelope_json, _ = echo_free(attempt.run, envelope, envelope_json, None, learn=False)
         refused = isinstance(decision, Refuse)
         if refused:
             refusal_entry = self._entry("refusal", attempt, arguments, envelope_json)
@@ -600,9 +614,21 @@ class _Plan:
         )
         """The output schema, for redaction: None when it marks nothing secret (no redaction to ask for)."""
         self.secret = spec is not None and marks_secret(spec)
-        """Whether the tool's schemas mark anything secret (then its records lose the values' echoes too)."""
+        """Whether the tool's schemas mark anything secret (then the run learns their values, and its
+        records lose their echoes; so do other tools', once the run knows a secret)."""
         self.counts_output = policy.max_output_bytes_per_run is not None
         """Whether the run's output bytes are counted (for the quota guard)."""
+
+
+def _learn_secrets(run: Run, calls: Sequence[ToolCall], tools: Sequence[Tool[..., Any] | None]) -> None:
+    """The values the calls' tools' input schemas mark secret, learned by the run (`Run.secrets`) before
+    any of the calls runs: a call of the batch that starts first may echo another's."""
+    known = run.known_secrets()
+    for call, tool in zip(calls, tools, strict=True):
+        if tool is not None:
+            redacted = redact(call.arguments, tool.spec.input_schema)
+            if redacted is not call.arguments:
+                known.learn(call.arguments, redacted)
 
 
 def _result_entry(

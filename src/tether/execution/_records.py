@@ -9,7 +9,7 @@ import pydantic_core
 
 from tether import _wire
 from tether.execution._run import Run
-from tether.tools import SecretText, redact
+from tether.tools import redact
 from tether.types import (
     AnyEnvelope,
     ErrorEnvelope,
@@ -71,20 +71,21 @@ def marks_secret(spec: ToolSpec) -> bool:
 
 
 def echo_free(
-    call: ToolCall,
-    arguments: dict[str, Any],
+    run: Run,
     envelope: AnyEnvelope,
     envelope_json: dict[str, Any],
     trace: str | None,
+    *,
+    learn: bool,
 ) -> tuple[dict[str, Any], str | None]:
-    """A result as the journal and the records keep it, for a tool whose schemas mark something secret
-    (`marks_secret`): `envelope_json` (its data already redacted by the output schema) and the traceback,
-    with every value the schemas took out (of `call`'s arguments, giving `arguments`; of the result's data)
-    also taken out where it is echoed: a plain field of the result, an error message or a traceback quoting
-    the call (as text, JSON- or HTML-escaped; see `SecretText`)."""
-    known = SecretText()
-    known.learn(call.arguments, arguments)
-    if isinstance(envelope, OkEnvelope) and "data" in envelope_json:
+    """A result as the journal and the records keep it: `envelope_json` (its data already redacted by the
+    output schema) and the traceback, with every secret the run knows (`Run.secrets`: the call's own among
+    them, learned with its arguments) taken out where it is echoed: a plain field of the result, an error
+    message or a traceback quoting the call (as text, JSON- or HTML-escaped; see `SecretText`). With
+    `learn` (the tool's output schema marks something secret), the values it took out of the result's data
+    are learned first."""
+    known = run.known_secrets()
+    if learn and isinstance(envelope, OkEnvelope) and "data" in envelope_json:
         known.learn(pydantic_core.to_jsonable_python(envelope.data, fallback=repr), envelope_json["data"])
     if not known:
         return envelope_json, trace

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from tether.tools import SecretText
 from tether.types import ToolCallRecord
 
 __all__ = ["Principal", "Run"]
@@ -81,6 +82,18 @@ class Run:
     output_bytes: int = 0
     records: list[ToolCallRecord] = field(default_factory=_no_records)
     """Kalygo's `{toolType, toolName, input, output}` record of every call that ran (seed 004)."""
+    secrets: SecretText | None = None
+    """The secret values the run knows so far: given to it (an agent's run: `Session.secrets`), and learned
+    as it goes from what a tool's schemas mark secret in a call or a result (`known_secrets`). The journal
+    and the records of every call of the run, to any tool, have each of them redacted wherever it is echoed
+    (docs/sessions.md); None until there is one (a run without secrets pays a check a call)."""
+
+    def known_secrets(self) -> SecretText:
+        """`secrets`, made on first use."""
+        known = self.secrets
+        if known is None:
+            known = self.secrets = SecretText()
+        return known
 
     def elapsed_s(self) -> float:
         return 0.0 if self.started_at is None else time.monotonic() - self.started_at

@@ -77,7 +77,11 @@ def render_entry(report: CallReport, *, at: float) -> str:
 
 
 def _secrets(report: CallReport) -> SecretText:
-    """The values the tool's schemas took out of the call's arguments and its result."""
+    """The secret values the call's run knows (the executor learned those of this call's too), or for a
+    report made by hand, the values the tool's schemas took out of the call's arguments and its result."""
+    known = report.run.secrets
+    if known is not None and known.forms:
+        return known
     known = SecretText()
     if report.spec is not None and marks_secret(report.spec):
         known.learn(report.call.arguments, report.arguments)

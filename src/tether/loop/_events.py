@@ -53,6 +53,12 @@ class Events:
                 if maybe is not None:
                     await maybe
 
+    async def flush(self) -> None:
+        """Streamed text `secrets` holds back goes out, redacted: the run ends without another event to
+        release it (cancelled, or a bug)."""
+        if self.secrets is not None:
+            await self._emit_all(self.secrets.release())
+
     def show(self, event: Event) -> Awaitable[None] | None:
         """User-visible text: now (talk first), or held until `release()` (act first); returns what is left
         to await, as `emit` does."""

@@ -97,6 +97,8 @@ class AgentRun:
         # and no secret is known (the redactor would hand out every event as it is: ~1.3 µs a run saved).
         known = session.secrets if session else ()
         secrets = None if offer.secret_free and not known else SecretsAtRest(offer.index.get, known)
+        if secrets is not None:
+            self.run_state.secrets = secrets.known  # one set: the journal redacts what the events do
         self.events = Events(self.run_id, on_event, secrets)
         self.system_message = agent.system_message(offer.specs)
         self.dialect = get_dialect(agent.dialect)
@@ -128,6 +130,10 @@ class AgentRun:
             await self.cut_off(f"the run's time limit ({wall_time:g} s) was reached")
             return await self.end(End(None, "max_wall_time"))
         finally:
+            secrets = self.events.secrets
+            if secrets is not None and secrets.held_text:  # the run ends with no event to release it
+                with anyio.CancelScope(shield=True):  # cancelled (`tether serve`'s cancel), or a bug
+                    await self.events.flush()
             if (
                 self.calls.spoken is not None
             ):  # speech still going when the run did not end normally is not wanted

@@ -66,7 +66,7 @@ class SecretsAtRest:
         self.active = bool(self.known.forms)
         """Whether an event may have something to hide: a secret is known, or a call to a tool whose schemas
         mark something secret was seen (until then only `on_tool_start` needs `shown`)."""
-        self._held = ""
+        self.held_text = ""
         """Streamed text held back: its end could be the start of a secret."""
         self._held_run: str | None = None
         self._before = ""
@@ -120,12 +120,14 @@ class SecretsAtRest:
         kind = type(event)
         known = self.known.forms  # () while no secret is known: the usual run, checked without a call
         if kind is ChatModelStreamEvent:
-            if not known and not self._held:
+            if not known and not self.held_text:
                 return event
             return self._stream(event)  # pyright: ignore[reportArgumentType]
         # held text waits past a call's start and end (a call the stream started splits the model's text)
         held = (
-            self._release() if self._held and kind is not ToolStartEvent and kind is not ToolEndEvent else ()
+            self.release()
+            if self.held_text and kind is not ToolStartEvent and kind is not ToolEndEvent
+            else ()
         )
         # `type() is`, not `isinstance`: pydantic's metaclass checks instances in Python (~0.15 µs each)
         if kind is ToolStartEvent:
@@ -177,18 +179,19 @@ class SecretsAtRest:
             return type(event).model_validate(self.known.json(dumped, keys=False))
 
     def _stream(self, event: ChatModelStreamEvent) -> tuple[Event, ...]:
-        shown, self._held = self.known.streamed(self._held + event.data, self._before)
+        shown, self.held_text = self.known.streamed(self.held_text + event.data, self._before)
         self._held_run = event.run_id
         if not shown:
             return ()
         self._before = shown[-1]
         return (event.model_copy(update={"data": shown}),)
 
-    def _release(self) -> tuple[Event, ...]:
-        """The streamed text held back, now that the stream has paused (an event of another kind comes)."""
-        if not self._held:
+    def release(self) -> tuple[Event, ...]:
+        """The streamed text held back, redacted, now that the stream has paused (an event of another kind
+        comes) or ended without one (the run was cancelled, or failed): held text goes out, never vanishes."""
+        if not self.held_text:
             return ()
-        text, self._held = self.known.ended(self._held, self._before), ""
+        text, self.held_text = self.known.ended(self.held_text, self._before), ""
         self._before = text[-1:]
         return (ChatModelStreamEvent(run_id=self._held_run, data=text),)
 

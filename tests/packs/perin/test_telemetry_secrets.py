@@ -11,6 +11,7 @@ pytest.importorskip("opentelemetry.sdk", reason="the perin extra is not installe
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
+from _secret_tools import PASSWORD, PASSWORD_FIELD, marked
 from tether import NeedsInput, ToolError, tool
 from tether.execution import Executor, Run
 from tether.packs.perin import PerinMetrics
@@ -19,8 +20,6 @@ from tether.types import ToolCall
 from .test_telemetry import points
 
 pytestmark = pytest.mark.anyio
-
-PASSWORD = "Zq9Kx7-correct-horse"
 
 
 @tool(side_effects="none")
@@ -33,21 +32,7 @@ def login(user: str, password: str, otp: str | None = None) -> dict[str, Any]:
     return {"greeting": f"welcome {user}, {password} works", "timeToConfirmS": 1.5}
 
 
-LOGIN = login.with_spec(
-    login.spec.model_copy(
-        update={
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "user": {"type": "string"},
-                    "password": {"type": "string", "format": "password"},
-                    "otp": {"type": "string"},
-                },
-                "required": ["user", "password"],
-            }
-        }
-    )
-)
+LOGIN = marked(login, inputs={"password": PASSWORD_FIELD})
 
 
 async def test_no_metric_attribute_shows_a_secret_argument_or_its_echo() -> None:

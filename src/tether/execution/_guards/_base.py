@@ -42,7 +42,8 @@ class Attempt:
     the intent (when the buckets are the journal's own): one commit fewer a call."""
     _arguments: tuple[ToolCall, dict[str, Any]] | None = field(default=None, init=False, repr=False)
     _secrets: SecretText | None = field(default=None, init=False, repr=False)
-    """The values `arguments` took out (set with it), when the tool's schema marks any secret."""
+    """The run's secret values (set with `arguments`), when it knows any: the call's own, if the tool's
+    schema marks some, learned first."""
     _columns: tuple[ToolCall, Columns] | None = field(default=None, init=False, repr=False)
 
     def columns(self) -> Columns:
@@ -84,38 +85,49 @@ class Attempt:
         return tuple(known.text(n) for n in notes) if known else notes
 
     def secrets(self) -> SecretText | None:
-        """The secret values of the call's arguments, if its tool's schema marks any (else None)."""
+        """The secret values the run knows, the call's arguments' included (None while there are none)."""
         self.arguments()
         return self._secrets
 
     def arguments(self) -> dict[str, Any]:
         """The call's arguments as the journal and the records keep them: JSON any journal can hold, with
-        what the tool's schema marks secret redacted (worked out once per version of the call)."""
+        what the tool's schema marks secret redacted, and every secret the run knows wherever an argument
+        echoes it, whatever the tool (worked out once per version of the call)."""
         cached = self._arguments
         if cached is not None and cached[0] is self.call:
             return cached[1]
         schema = self.tool.spec.input_schema if self.tool is not None else None
         given = self.call.arguments
+        known = self.run.secrets
         self._secrets = None
         if plain_arguments(given):  # JSON and storable as they are: a copy, redacted if the schema says so
             copy = dict(given)
             arguments: dict[str, Any] = redact(copy, schema)
             if arguments is not copy:  # the schema marks something secret: echoes in plain arguments go too
                 arguments = self._echo_free(given, arguments)
+            elif known is not None and known.forms:  # echoes of a secret the run knows, in any tool's call
+                arguments = known.json(arguments)
+                self._secrets = known
         else:
             try:
                 jsonable = pydantic_core.to_jsonable_python(given, fallback=repr)
             except ValueError:  # nested too deeply for pydantic: `storable` cuts it off
                 jsonable = given
             redacted = redact(jsonable, schema)
-            arguments = storable(redacted if redacted is jsonable else self._echo_free(jsonable, redacted))
+            if redacted is not jsonable:
+                redacted = self._echo_free(jsonable, redacted)
+            elif known is not None and known.forms:
+                redacted = known.json(redacted)
+                self._secrets = known
+            arguments = storable(redacted)
         self._arguments = (self.call, arguments)
         return arguments
 
     def _echo_free(self, given: Any, redacted: Any) -> Any:
-        """`redacted` (`given` redacted by its schema) with the values taken out also taken out where a
-        plain argument echoes them (a password copied into a note); the values kept in `_secrets`."""
-        known = self._secrets = SecretText()
+        """`redacted` (`given` redacted by its schema) with the values taken out, learned by the run, also
+        taken out where a plain argument echoes them (a password copied into a note), as is every secret
+        the run knew before; the run's values kept in `_secrets`."""
+        known = self._secrets = self.run.known_secrets()
         known.learn(given, redacted)
         return known.json(redacted)
 
