@@ -262,6 +262,7 @@ async def test_a_postgres_batch_whose_connection_is_lost_after_its_commit_is_not
         assert sizes in ([6], [6, 6])  # from the loop; or tried there first (`WouldWait`), then in a thread
         assert_in_doubt(outcomes, journal, [Write(entry("warm")), *writes])
         assert [e.call_id for e in journal.in_doubt()] == ["warm", *(f"c{i}" for i in range(6))]
+        await journal.append_async(entry("after"))  # waits for a connection made beside, so that it is closed
     finally:
         journal.close()
 
