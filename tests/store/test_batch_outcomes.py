@@ -313,3 +313,39 @@ async def test_a_batch_with_an_entry_the_database_refuses_is_written_one_by_one(
         assert written(journal) == {w.entry.call_id: 1 for w in good}
     finally:
         journal.close()
+
+
+class CommitsThenFails(sqlite3.Connection):
+    """A `sqlite3` connection whose `commit()`, once armed, commits and then reports an I/O error."""
+
+    armed = False
+
+    def commit(self) -> None:
+        super().commit()
+        if CommitsThenFails.armed:
+            CommitsThenFails.armed = False
+            raise sqlite3.OperationalError("disk I/O error")
+
+
+async def test_a_batch_on_an_engine_given_whose_commit_fails_after_committing_is_not_written_again(
+    tmp_path: Any,
+) -> None:
+    # `SqlJournal(engine=...)` writes through SQLAlchemy: its commit is the DB-API connection's `commit()`.
+    from sqlalchemy import create_engine
+
+    path = tmp_path / "journal.db"
+    engine = create_engine(
+        f"sqlite:///{path}",
+        creator=lambda: sqlite3.connect(path, factory=CommitsThenFails, check_same_thread=False),
+    )
+    journal = SqlJournal(f"sqlite:///{path}", engine=engine)
+    try:
+        sizes = batched(journal)
+        writes = mixed(6)
+        CommitsThenFails.armed = True
+        outcomes = await write_together(journal, writes)
+        assert sizes == [6]
+        assert_in_doubt(outcomes, journal, writes)
+    finally:
+        CommitsThenFails.armed = False
+        journal.close()

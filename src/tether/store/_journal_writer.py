@@ -64,8 +64,9 @@ class JournalWriter:
     writes nothing without undoing the others. A batch the database refuses before committing (one entry
     it will not take) is written again one write at a time, so that only that write fails; one whose
     commit may have gone through (`OutcomeUnknown`: the connection lost after the `COMMIT` was sent) is not:
-    each of its writes fails with `OutcomeUnknown`, never written twice, its call in doubt as after a crash. The first write of a batch waits while other calls join it:
-    until two turns of the event loop bring no more. A sequential caller (one call at a time) never waits.
+    each of its writes fails with `OutcomeUnknown`, never written twice, its call in doubt as after a crash.
+    The first write of a batch waits while other calls join it: until two turns of the event loop bring no
+    more. A sequential caller (one call at a time) never waits.
 
     Args:
         journal: Where to write.
@@ -206,9 +207,7 @@ class JournalWriter:
                     pass
             call = functools.partial(self._write_batch, writes)
             return await anyio.to_thread.run_sync(call, limiter=self._limiter)
-        except (
-            OutcomeUnknown
-        ) as unknown:  # it may have committed: written again, an entry could be there twice
+        except OutcomeUnknown as unknown:  # it may have committed: written again, it could be there twice
             return [_unknown(unknown) for _ in writes]  # each call in doubt, as after a crash
         except Exception:  # nothing written (e.g. one entry the database refuses): no other write should fail
             for write in writes:
