@@ -57,6 +57,7 @@ from tether.store import (
 )
 from tether.store.internal import (
     JournalWriter,
+    OutcomeUnknown,
     RateLimited,
     replays,
     resolution,
@@ -275,8 +276,11 @@ class Executor:
             if report is not None:
                 await self._tell(report)
             return envelope
-        except Exception:  # a bug of ours must not reach the model as an exception either
-            envelope = _internal_error(call.name)
+        except Exception as e:  # a bug of ours must not reach the model as an exception either
+            # a journal write that may have committed: the call is in doubt, and the model is told so
+            envelope = (
+                envelopes.in_doubt(call.name) if isinstance(e, OutcomeUnknown) else _internal_error(call.name)
+            )
             attempt = Attempt(call, None, run, self.policy)
             trace = traceback.format_exc()
             if run.secrets is not None:  # a traceback quoting the call
