@@ -117,6 +117,8 @@ class PostgresWriter:
         self._async_loop: asyncio.AbstractEventLoop | None = None
         self._async_lock: asyncio.Lock | None = None
         self._connecting: asyncio.Task[None] | None = None
+        self._closed = False
+        """`close()` was called: a connection made beside after it is closed, not kept (nothing would)."""
 
     async def append_async(
         self, entry: JournalEntry, *, take: RateToken | None = None, connect: bool = True
@@ -236,7 +238,11 @@ class PostgresWriter:
         with contextlib.suppress(Exception):
             async with lock:
                 if not _usable(self._async):
-                    self._async = await _connect(self._conninfo)
+                    connection = await _connect(self._conninfo)
+                    if self._closed:  # closed while it was being made: left open, it would leak
+                        connection.pgconn.finish()
+                    else:
+                        self._async = connection
 
     def _drop_async(self) -> None:
         """Close the async connection from any thread (libpq's own call: no loop needed)."""
@@ -260,6 +266,7 @@ class PostgresWriter:
         return self._write(lambda connection: _take_quickly(connection, key, limit, now))
 
     def close(self) -> None:
+        self._closed = True
         with self._lock:
             if self._connection is not None:
                 self._connection.close()
