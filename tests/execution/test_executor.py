@@ -85,6 +85,17 @@ async def test_results_come_back_in_call_order_and_higher_priority_starts_first(
     assert started == ["b", "urgent:c", "a", "d"]
 
 
+async def test_calls_of_equal_priority_start_in_the_models_order_and_an_empty_batch_answers_nothing() -> None:
+    """Equal priorities (none, or the same) keep the model's order (`execute_all` skips its sort then)."""
+    for priority in (None, 3):
+        started.clear()
+        calls = [call("step", f"c{i}", priority=priority, label=str(i)) for i in (3, 1, 2, 0)]
+        results = await Executor(TOOLS, policy=Policy(max_concurrency=1)).execute_all(calls)
+        assert results == [OkEnvelope(data=x) for x in "3120"]
+        assert started == ["3", "1", "2", "0"]
+    assert await Executor(TOOLS).execute_all([]) == []
+
+
 async def test_independent_calls_run_concurrently_up_to_the_cap() -> None:
     calls = [call("step", f"c{i}", label=str(i), seconds=0.1) for i in range(8)]
     began = time.perf_counter()

@@ -321,7 +321,11 @@ class Executor:
         tools = [self.toolset.get(c.name) for c in calls]  # once a call, for its priority and ordering
         if any(t is not None and self._plan(t).secret for t in tools):  # before any runs: another may echo
             _learn_secrets(run, calls, tools)
-        order = sorted(range(len(calls)), key=lambda i: -_priority(calls[i], tools[i]))
+        priorities = [_priority(call, tool) for call, tool in zip(calls, tools, strict=True)]
+        if len(set(priorities)) <= 1:  # the usual batch: no priorities, the model's order
+            order: Sequence[int] = range(len(calls))
+        else:  # higher first; a stable sort keeps the model's order among equals
+            order = sorted(range(len(calls)), key=priorities.__getitem__, reverse=True)
         # Plain asyncio tasks (the executor runs on asyncio): ~4x cheaper a call than an anyio task group's,
         # and no semaphore when the batch fits in `max_concurrency` anyway.
         most = self.policy.max_concurrency
