@@ -150,12 +150,18 @@ async def refuse() -> str:
     raise ToolError("NOT_FOUND", "nothing there")
 
 
+@tool(side_effects="none")
+async def plus(a: int, b: int) -> int:
+    """Add (async: a sync tool's worker thread could end it after the others, so the order would vary)."""
+    return a + b
+
+
 async def test_the_events_after_each_call_of_a_batch_are_those_finish_makes() -> None:
     """A batch's calls end through `Calls._ended`, which sends `on_tool_end` alone for an ok envelope of a
     tool that is not a core tool, and goes through `finish`'s rest for the others: a needs envelope is
     followed by its `on_needs`, `send_chat` by its chat event; an async handler is awaited for each event."""
     calls: list[dict[str, Any]] = [
-        {"type": "add", "id": "a", "operation": "call", "parameters": {"a": 1, "b": 2}},
+        {"type": "plus", "id": "a", "operation": "call", "parameters": {"a": 1, "b": 2}},
         {"type": "ask_date", "id": "n", "operation": "call", "parameters": {}},
         {"type": "send_chat", "id": "s", "operation": "call", "parameters": {"content": "hi"}},
         {"type": "refuse", "id": "r", "operation": "call", "parameters": {}},
@@ -167,7 +173,7 @@ async def test_the_events_after_each_call_of_a_batch_are_those_finish_makes() ->
         await asyncio.sleep(0)
         handled.append(event)
 
-    tools = [add, ask_date, refuse, *core_tools("send_chat")]
+    tools = [plus, ask_date, refuse, *core_tools("send_chat")]
     result = await Agent(ScriptedModel(turns), tools).run("go", on_event=on_event)
     assert handled == result.events  # the async handler awaited for every event
     assert [(e.call_id, e.envelope.ok) for e in result.events if isinstance(e, ToolEndEvent)] == [
