@@ -371,6 +371,11 @@ async def test_a_job_beside_a_waiting_caller_is_woken_after_the_loops_callbacks_
     await asyncio.gather(*(run_in_worker(nap) for _ in range(2)))  # two idle workers
     busy = asyncio.create_task(run_in_worker(functools.partial(release.wait, 5)))
     await asyncio.sleep(0.02)  # its caller waits
+    # a worker that delivered its result goes idle a moment later: wait for one (else a new thread is started)
+    deadline = time.monotonic() + 10
+    while not threads._POOL.idle:  # pyright: ignore[reportPrivateUsage]
+        assert time.monotonic() < deadline, "no worker went idle"
+        await asyncio.sleep(0.001)
     loop = asyncio.get_running_loop()
     order: list[str] = []
     loop.call_soon(order.append, "the loop's callback")

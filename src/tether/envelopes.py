@@ -8,6 +8,8 @@
     timed_out(...) / stopped(...)              `TIMEOUT`: a call's own timeout, or a run that stopped it
     internal(name, what)                       `INTERNAL`, safe to show a model (the traceback stays in the
                                                journal)
+    in_doubt(name)                             `INTERNAL`: whether the call took effect is unknown (its
+                                               journal write may or may not have committed)
     from_json(data)                            an envelope recorded as JSON, e.g. in the journal
 
 The types themselves (`OkEnvelope`, `NeedsEnvelope`, `ErrorEnvelope`, `AnyEnvelope`) live in `tether.types`;
@@ -29,6 +31,7 @@ __all__ = [
     "error",
     "from_json",
     "from_signal",
+    "in_doubt",
     "internal",
     "needs",
     "ok",
@@ -140,6 +143,22 @@ def internal(name: str, what: str) -> ErrorEnvelope:
         f"{name} failed: {what}. The details are in the audit journal.",
         recoverable=False,
         suggestion=DEFAULT_SUGGESTIONS[ErrorCode.INTERNAL],
+    )
+
+
+def in_doubt(name: str) -> ErrorEnvelope:
+    """`INTERNAL` for a call whose journal write failed at or after its commit: the call may or may not have
+    taken effect, and it is held in doubt (a repeat is refused) until an operator resolves it."""
+    return error(
+        ErrorCode.INTERNAL,
+        f"{name} may or may not have taken effect: the audit journal lost track of it while recording it, so "
+        "it is held in doubt and will not be repeated automatically.",
+        recoverable=False,
+        suggestion=(
+            "Do not retry. Tell the user this action may or may not have happened and needs checking; an "
+            "operator can resolve it (`tether audit resolve`)."
+        ),
+        details={"in_doubt": True},
     )
 
 

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from tether.dialects import get_dialect, parse
+from tether.dialects import CallStarted, get_dialect, parse
 from tether.dialects._regions import RegionParser, region_parser
 from tether.dialects._tools import ToolIndex
 from tether.dialects.hermes import Hermes
@@ -42,6 +42,7 @@ OUTPUTS = {
     "strict then lenient": f"{CALL}\n" + "<tool_call>{name: 'add', arguments: {a: 1}}</tool_call>",
     "no arguments object": '<tool_call>{"name": "add", "arguments": [1, 2]}</tool_call>',
     "unknown tool": '<tool_call>{"name": "nope", "arguments": {}}</tool_call>',
+    "padded name": '<tool_call>{"name": " add ", "arguments": {"a": 1}}</tool_call>',
     "empty name": '<tool_call>{"name": " ", "arguments": {}}</tool_call>',
     "trailing junk in the region": '<tool_call>{"name": "add", "arguments": {"a": 1}} extra</tool_call>',
     "two objects in one region": '<tool_call>{"name": "add", "arguments": {}}\n{"name": "add", "arguments": {}}</tool_call>',
@@ -86,16 +87,23 @@ def test_an_output_fed_whole_reads_as_the_general_path_reads_it(
     assert run(True, deltas, reasoning_open) == run(False, deltas, reasoning_open)
 
 
-@pytest.mark.parametrize("name", ["one call", "two calls on lines", "calls then prose", "not strict JSON"])
+@pytest.mark.parametrize(
+    "name", ["one call", "two calls on lines", "calls then prose", "not strict JSON", "padded name"]
+)
 def test_the_whole_output_equals_any_split_of_it(name: str) -> None:
+    """Split, no region arrives whole: the announcer streams each (`progress`), and its result and the names
+    it announces are what the whole output's shorter way (`read_whole_call`) gives."""
     text = OUTPUTS[name]
+    whole_parser = get_dialect("hermes").stream_parser(TOOLS)
+    announced = [e for e in [*whole_parser.feed(text), *whole_parser.close()] if isinstance(e, CallStarted)]
     whole = parse(text, "hermes", TOOLS)
+    assert whole_parser.result == whole
     for size in (1, 3, 7, 64, 65):
         parser = get_dialect("hermes").stream_parser(TOOLS)
-        for i in range(0, len(text), size):
-            parser.feed(text[i : i + size])
-        parser.close()
+        events = [e for i in range(0, len(text), size) for e in parser.feed(text[i : i + size])]
+        events += parser.close()
         assert parser.result == whole
+        assert [e for e in events if isinstance(e, CallStarted)] == announced
 
 
 def test_a_whole_call_is_read_once_with_its_span() -> None:

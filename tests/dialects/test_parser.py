@@ -38,3 +38,27 @@ def test_a_free_numbered_id_is_still_skipped_when_the_model_took_it() -> None:
     assert [emit.new_id(w) for w in ("x", "x_2", "x", "x", None, "call_1", None)] == [
         "x", "x_2", "x_3", "x_4", "call_0", "call_1", "call_2",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("span", [None, (3, 40)])
+@pytest.mark.parametrize("text", ['{"a": 1}', ""])
+def test_a_call_stated_whole_equals_one_announced_then_completed(
+    span: tuple[int, int] | None, text: str
+) -> None:
+    """`stated` is the shorter way for `started`, `delta`, `call(..., announced=True)`: same events, call and
+    first position, with a span (a text dialect's call) or without (a provider's)."""
+
+    def emitter() -> Emitter:
+        emit = Emitter("hermes", ToolIndex())
+        emit.fed = 50
+        return emit
+
+    short, steps = emitter(), emitter()
+    short.stated(short.new_id(), "add", text, {"a": 1}, span)
+    call_id = steps.new_id()
+    steps.started(call_id, "add")
+    steps.delta(call_id, text)
+    steps.call("add", {"a": 1}, span, (), call_id=call_id, announced=True)
+    assert short.events == steps.events
+    assert short.result() == steps.result()
+    assert short.first_call_at == steps.first_call_at == (50 if span is None else 3)

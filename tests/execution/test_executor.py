@@ -10,7 +10,8 @@ import pytest
 
 from tether.exceptions import NeedsInput, ToolError
 from tether.execution import CallReport, Executor, Policy, Principal, Run, SessionLog
-from tether.store import SqlJournal
+from tether.store import JournalEntry, MemoryJournal, SqlJournal
+from tether.store.internal import OutcomeUnknown
 from tether.tools import REDACTED, Toolset, tool
 from tether.types import ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope, ToolCall, ToolCallRecord
 
@@ -82,6 +83,17 @@ async def test_results_come_back_in_call_order_and_higher_priority_starts_first(
     results = await Executor(TOOLS, policy=Policy(max_concurrency=1)).execute_all(calls)
     assert results == [OkEnvelope(data=x) for x in "abcd"]
     assert started == ["b", "urgent:c", "a", "d"]
+
+
+async def test_calls_of_equal_priority_start_in_the_models_order_and_an_empty_batch_answers_nothing() -> None:
+    """Equal priorities (none, or the same) keep the model's order (`execute_all` skips its sort then)."""
+    for priority in (None, 3):
+        started.clear()
+        calls = [call("step", f"c{i}", priority=priority, label=str(i)) for i in (3, 1, 2, 0)]
+        results = await Executor(TOOLS, policy=Policy(max_concurrency=1)).execute_all(calls)
+        assert results == [OkEnvelope(data=x) for x in "3120"]
+        assert started == ["3", "1", "2", "0"]
+    assert await Executor(TOOLS).execute_all([]) == []
 
 
 async def test_independent_calls_run_concurrently_up_to_the_cap() -> None:
@@ -421,3 +433,44 @@ async def test_a_scalar_result_whose_output_schema_is_secret_is_redacted_from_th
     _, result = executor.journal.entries()
     assert result.envelope == {"ok": True, "data": REDACTED}
     assert run.records[0].output == REDACTED
+
+
+class LosesTrackOfResults(MemoryJournal):
+    """A journal whose result writes fail at their commit (as when the database connection drops just after
+    `COMMIT` is sent): each may or may not have been written."""
+
+    blocking = True  # written through the executor's journal writer, as a database journal is
+
+    def append(self, entry: JournalEntry) -> JournalEntry:
+        if entry.kind == "result":
+            raise OutcomeUnknown("the connection was lost after COMMIT was sent")
+        return super().append(entry)
+
+
+PAID: list[str] = []
+
+
+@tool
+def pay(account: str) -> str:
+    PAID.append(account)
+    return f"paid {account}"
+
+
+async def test_a_call_whose_result_write_may_have_committed_is_told_it_is_in_doubt_and_not_run_again() -> (
+    None
+):
+    PAID.clear()
+    executor = Executor(Toolset(pay), journal=LosesTrackOfResults())
+    run = Run(session_id="s1")
+    first = await executor.execute(call("pay", "c1", account="A-1"), run)
+    assert isinstance(first, ErrorEnvelope)
+    assert first.error.code == "INTERNAL"
+    assert first.error.details == {"in_doubt": True}
+    assert "may or may not have taken effect" in first.error.message
+    assert first.error.suggestion is not None
+    assert first.error.suggestion.startswith("Do not retry.")
+    assert [e.call_id for e in await executor.in_doubt()] == ["c1"]  # the intent, with no result
+    again = await executor.execute(call("pay", "c1", account="A-1"), run)
+    assert isinstance(again, ErrorEnvelope)
+    assert again.error.code == "CONFLICT"  # refused, not run a second time
+    assert PAID == ["A-1"]

@@ -230,8 +230,11 @@ async def test_a_tools_own_timeout_error_is_a_failure_not_a_timeout() -> None:
     assert envelope.error.message.startswith("own_timeout failed: it raised TimeoutError.")
 
 
-async def test_async_tools_that_wait_run_to_their_result_or_failure_under_the_timeout() -> None:
-    executor = Executor(TOOLS, policy=Policy(default_timeout_s=5))
+@pytest.mark.parametrize("timeout_s", [5, None])
+async def test_async_tools_that_wait_run_to_their_result_or_failure_with_or_without_a_timeout(
+    timeout_s: float | None,
+) -> None:
+    executor = Executor(TOOLS, policy=Policy(default_timeout_s=timeout_s))
     assert await executor.execute(call("many_waits", times=0)) == OkEnvelope(data=0)
     assert await executor.execute(call("many_waits", times=25)) == OkEnvelope(data=25)
     failed = await executor.execute(call("fails_after_waiting"))

@@ -1,19 +1,29 @@
 """Each equivalence a fast path of the loop relies on, pinned (as tests/execution/test_fast_paths.py does for
 the executor's): a shortcut that stops being equivalent fails here, not in a user's run."""
 
+import asyncio
+import json
 from typing import Any
 
 import pytest
 
-from tether import Agent, tool
-from tether.loop import Session
+from tether import Agent, NeedsInput, ToolError, tool
+from tether.loop import Session, core_tools
 from tether.loop._calls import _describe  # pyright: ignore[reportPrivateUsage]
 from tether.loop._loop import AgentRun
 from tether.loop._offer import Offer
 from tether.loop._secrets import SecretsAtRest, describe_call
 from tether.models import ScriptedModel
 from tether.tools import Toolset, redact
-from tether.types import ChatModelStreamEvent, Event, ToolCall
+from tether.types import (
+    ChatEvent,
+    ChatModelStreamEvent,
+    Event,
+    NeedsEvent,
+    ToolCall,
+    ToolEndEvent,
+    ToolStartEvent,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -126,3 +136,66 @@ async def test_a_known_secret_is_still_redacted_from_a_secret_free_run_s_events(
     shown = "".join(e.data for e in result.events if type(e) is ChatModelStreamEvent)
     assert "hunter2" not in shown
     assert "***" in shown
+
+
+@tool(side_effects="none")
+async def ask_date() -> str:
+    """Ask for a date."""
+    raise NeedsInput(date="Which day?")
+
+
+@tool(side_effects="none")
+async def refuse() -> str:
+    """Fail."""
+    raise ToolError("NOT_FOUND", "nothing there")
+
+
+@tool(side_effects="none")
+async def plus(a: int, b: int) -> int:
+    """Add (async: a sync tool's worker thread could end it after the others, so the order would vary)."""
+    return a + b
+
+
+async def test_the_events_after_each_call_of_a_batch_are_those_finish_makes() -> None:
+    """A batch's calls end through `Calls._ended`, which sends `on_tool_end` alone for an ok envelope of a
+    tool that is not a core tool, and goes through `finish`'s rest for the others: a needs envelope is
+    followed by its `on_needs`, `send_chat` by its chat event; an async handler is awaited for each event."""
+    calls: list[dict[str, Any]] = [
+        {"type": "plus", "id": "a", "operation": "call", "parameters": {"a": 1, "b": 2}},
+        {"type": "ask_date", "id": "n", "operation": "call", "parameters": {}},
+        {"type": "send_chat", "id": "s", "operation": "call", "parameters": {"content": "hi"}},
+        {"type": "refuse", "id": "r", "operation": "call", "parameters": {}},
+    ]
+    turns = [json.dumps({"toolCalls": calls}), "Done."]
+    handled: list[Event] = []
+
+    async def on_event(event: Event) -> None:
+        await asyncio.sleep(0)
+        handled.append(event)
+
+    tools = [plus, ask_date, refuse, *core_tools("send_chat")]
+    result = await Agent(ScriptedModel(turns), tools).run("go", on_event=on_event)
+    assert handled == result.events  # the async handler awaited for every event
+    assert [(e.call_id, e.envelope.ok) for e in result.events if isinstance(e, ToolEndEvent)] == [
+        ("a", True),
+        ("n", False),
+        ("s", True),
+        ("r", False),
+    ]
+    seen: list[Event] = []
+    await Agent(ScriptedModel(turns), tools).run("go", on_event=seen.append)
+    names = [
+        (e.event, e.call_id if isinstance(e, ToolEndEvent | NeedsEvent) else None)
+        for e in seen
+        if not isinstance(e, ToolStartEvent)
+    ]
+    ended = names[names.index(("on_tool_end", "a")) :][:6]
+    assert ended == [
+        ("on_tool_end", "a"),
+        ("on_tool_end", "n"),
+        (NeedsEvent.model_fields["event"].default, "n"),
+        ("on_tool_end", "s"),
+        (ChatEvent.model_fields["event"].default, None),
+        ("on_tool_end", "r"),
+    ]
+    assert [e.data for e in seen if isinstance(e, ChatEvent)] == ["hi"]

@@ -12,7 +12,7 @@ import pytest
 
 from tether.execution import Executor, Policy, Run
 from tether.store import JournalEntry, Lookup, SqlJournal
-from tether.store.internal import RateLimited, Write
+from tether.store.internal import Write
 from tether.tools import Toolset, tool
 from tether.types import OkEnvelope, ToolCall
 
@@ -75,7 +75,7 @@ class RefusesBatches(SqlJournal):
 
     def write_batch(
         self, writes: Sequence[Write], *, wait: bool = True
-    ) -> list[Lookup | JournalEntry | RateLimited]:
+    ) -> list[Lookup | JournalEntry | Exception]:
         if not self.refused:
             self.refused += 1
             for write in writes:  # as inserts the rollback undid leave them
@@ -85,7 +85,7 @@ class RefusesBatches(SqlJournal):
 
     async def write_batch_async(
         self, writes: Sequence[Write], *, connect: bool = True
-    ) -> list[Lookup | JournalEntry | RateLimited]:
+    ) -> list[Lookup | JournalEntry | Exception]:
         if not self.refused:  # PostgreSQL's batch from the event loop is refused the same way
             return self.write_batch(writes)
         return await super().write_batch_async(writes, connect=connect)

@@ -12,7 +12,7 @@ import anyio.to_thread
 import pytest
 
 from tether.execution import Executor, Policy, Principal, Run
-from tether.store import JournalEntry, Lookup, SqlJournal
+from tether.store import JournalEntry, Lookup, SqlJournal, WouldWait
 from tether.store.internal import RateLimited, RateToken
 from tether.tools import Toolset, tool
 from tether.types import OkEnvelope, RateLimit, ToolCall
@@ -206,3 +206,20 @@ async def test_a_write_cancelled_part_way_is_all_or_nothing_and_the_next_goes_th
     after = entry("c9", key="k9")
     assert (await journal.claim_async(after)).status == "new"
     assert after.id is not None
+
+
+@pytest.mark.anyio
+async def test_a_connection_still_being_made_when_the_journal_closes_is_closed_not_leaked(
+    journal_url: str, open_journal: OpenJournal
+) -> None:
+    journal = open_journal(journal_url)
+    writer = journal._pg_writer  # pyright: ignore[reportPrivateUsage] - the connection made beside is its own
+    assert writer is not None
+    with pytest.raises(WouldWait):  # no connection yet: one is made beside while writes go to threads
+        await writer.append_async(entry("c1"), connect=False)
+    connecting = writer._connecting  # pyright: ignore[reportPrivateUsage]
+    assert connecting is not None
+    assert not connecting.done()
+    journal.close()
+    await connecting
+    assert writer._async is None  # pyright: ignore[reportPrivateUsage] - made after close, then closed

@@ -28,6 +28,7 @@ __all__ = [
     "emit_json_calls",
     "read_call",
     "read_calls",
+    "read_whole_call",
     "scope_repairs",
 ]
 
@@ -238,6 +239,25 @@ def _strict_call(body: str, head: re.Match[str]) -> tuple[str, dict[str, Any], i
     return name, cast("dict[str, Any]", arguments), start, end
 
 
+def read_whole_call(out: Emitter, body: str, span: tuple[int, int]) -> str | None:
+    """`JsonAnnouncer.whole` without an announcer (for a parser that reads a region it found whole, and keeps
+    no announcer after it): the id of the call read, or None (nothing done) for any other body."""
+    m = _STRICT_HEAD.match(body)
+    read = _strict_call(body, m) if m is not None else None
+    if read is None:
+        return None
+    name, arguments, start, end = read
+    call_id = out.new_id()
+    called = name.strip()
+    if called == name:  # the usual call: `stated` makes the same events and call as the three steps below
+        out.stated(call_id, name, body[start:end], arguments, span)
+    else:  # a padded name: announced as written, called by the name it pads
+        out.started(call_id, name)
+        out.delta(call_id, body[start:end])
+        out.call(called, arguments, span, (), call_id=call_id, announced=True)
+    return call_id
+
+
 class JsonAnnouncer:
     """Announces a `{"name": ..., "arguments": {...}}` call while its region streams.
 
@@ -318,17 +338,10 @@ class JsonAnnouncer:
         `{"name": ..., "arguments": {...}}` in strict JSON: the call is announced, its arguments' text sent as
         one fragment and the call recorded, as `progress(body)`, `finish(body)` and `emit_json_calls` would, with
         one decode instead of three. False (nothing done) for any other body."""
-        m = _STRICT_HEAD.match(body)
-        read = _strict_call(body, m) if m is not None else None
-        if read is None:
+        call_id = read_whole_call(self.out, body, span)
+        if call_id is None:
             return False
-        name, arguments, start, end = read
-        out = self.out
-        call_id = self.call_id = out.new_id()
-        out.started(call_id, name)
-        out.delta(call_id, body[start:end])
-        out.call(name.strip(), arguments, span, (), call_id=call_id, announced=True)
-        self.done = True
+        self.call_id, self.done = call_id, True
         return True
 
     def finish_call(self, body: str, span: tuple[int, int]) -> bool:

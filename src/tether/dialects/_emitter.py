@@ -187,19 +187,35 @@ class Emitter:
         self.events.append(CallCompleted(tool_call))
         return tool_call
 
-    def stated(self, call_id: str, name: str, text: str, arguments: dict[str, Any]) -> None:
+    def stated(
+        self,
+        call_id: str,
+        name: str,
+        text: str,
+        arguments: dict[str, Any],
+        span: tuple[int, int] | None = None,
+    ) -> None:
         """A call stated whole under a fresh `call_id` (from `new_id`): announced, its arguments' JSON `text`
         as one delta, and complete with `arguments`, the object just read from `text` (its keys are `str`,
-        and nothing else holds it). The same events and call as `started`, `delta`, then
-        `call(..., announced=True)`, with less work."""
+        and nothing else holds it), found at `span` of the output (None: a provider's call, which has none).
+        The same events and call as `started`, `delta`, then `call(..., span, call_id=call_id,
+        announced=True)`, with less work (`tests/dialects/test_parser.py` checks they agree)."""
         events = self.events
         events.append(CallStarted(call_id, name))
         if text:
             events.append(CallDelta(call_id, text))
-        tool_call = _wire.parsed_call(call_id, name, arguments, _plain_provenance(self.dialect))
+        if span is None:
+            provenance = _plain_provenance(self.dialect)
+            at = self.fed
+        else:
+            provenance = _wire.provenance(self.dialect, span, ()) or Provenance(
+                dialect=self.dialect, span=span
+            )
+            at = span[0]
+        tool_call = _wire.parsed_call(call_id, name, arguments, provenance)
         self.calls.append(tool_call)
         if self.first_call_at is None:
-            self.first_call_at = self.fed
+            self.first_call_at = at
         events.append(CallCompleted(tool_call))
 
     def fail(

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from tether.dialects._bodies import JsonCalls
-from tether.dialects._calls import JsonAnnouncer
+from tether.dialects._calls import read_whole_call
 from tether.dialects._dialect import Dialect
 from tether.dialects._events import ParseEvent
 from tether.dialects._parser import StreamParser
@@ -28,7 +28,7 @@ _OPENERS = (Opener(_START, ends=(_END,), body=JsonCalls(announce=True)), THINK)
 
 class _Parser(RegionParser):
     """Hermes's region parser, with a shorter way through an output that arrives whole (a model that does not
-    stream, `parse`): the calls it begins with, each `<tool_call>` region read by one `JsonAnnouncer.whole`,
+    stream, `parse`): the calls it begins with, each `<tool_call>` region read by one `read_whole_call` (`JsonAnnouncer.whole`),
     as the general path would read it, without the region bookkeeping around it (~3 µs a turn). Anything
     else (text first, a body that is not strict JSON, a reasoning block, a region left open) goes the general
     way from where it begins; `tests/dialects/test_hermes_whole.py` checks the two give the same events and
@@ -50,7 +50,7 @@ class _Parser(RegionParser):
                 if end < 0:
                     break
                 body, span = delta[at + len(_START) : end], (at, end + len(_END))
-                if not JsonAnnouncer(emit, len(_END) - 1).whole(body, span):
+                if read_whole_call(emit, body, span) is None:
                     break
                 at = span[1]
                 following = delta.find("<", at)  # text up to the next call holds no marker: it is content

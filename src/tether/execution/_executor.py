@@ -57,6 +57,7 @@ from tether.store import (
 )
 from tether.store.internal import (
     JournalWriter,
+    OutcomeUnknown,
     RateLimited,
     replays,
     resolution,
@@ -275,8 +276,11 @@ class Executor:
             if report is not None:
                 await self._tell(report)
             return envelope
-        except Exception:  # a bug of ours must not reach the model as an exception either
-            envelope = _internal_error(call.name)
+        except Exception as e:  # a bug of ours must not reach the model as an exception either
+            # a journal write that may have committed: the call is in doubt, and the model is told so
+            envelope = (
+                envelopes.in_doubt(call.name) if isinstance(e, OutcomeUnknown) else _internal_error(call.name)
+            )
             attempt = Attempt(call, None, run, self.policy)
             trace = traceback.format_exc()
             if run.secrets is not None:  # a traceback quoting the call
@@ -317,7 +321,11 @@ class Executor:
         tools = [self.toolset.get(c.name) for c in calls]  # once a call, for its priority and ordering
         if any(t is not None and self._plan(t).secret for t in tools):  # before any runs: another may echo
             _learn_secrets(run, calls, tools)
-        order = sorted(range(len(calls)), key=lambda i: -_priority(calls[i], tools[i]))
+        priorities = [_priority(call, tool) for call, tool in zip(calls, tools, strict=True)]
+        if len(set(priorities)) <= 1:  # the usual batch: no priorities, the model's order
+            order: Sequence[int] = range(len(calls))
+        else:  # higher first; a stable sort keeps the model's order among equals
+            order = sorted(range(len(calls)), key=priorities.__getitem__, reverse=True)
         # Plain asyncio tasks (the executor runs on asyncio): ~4x cheaper a call than an anyio task group's,
         # and no semaphore when the batch fits in `max_concurrency` anyway.
         most = self.policy.max_concurrency

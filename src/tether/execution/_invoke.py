@@ -120,18 +120,46 @@ async def finish(
 ) -> ToolResult:
     """Await the rest of a tool `start` left waiting, within `timeout_s` of `started` (`time.perf_counter()`
     just before it was called: the time its first step took counts, as with a deadline set before the call;
-    only that difference is used, so the two clocks need not be the same)."""
+    only that difference is used, so the two clocks need not be the same).
+
+    The timer is made only now that the tool waits, as a tool that answers without ever waiting cannot be
+    interrupted anyway (skipping the timer saves ~5 µs a call). It is `asyncio.timeout_at`'s, without its
+    context manager (two coroutines, a state machine: ~1.5 µs a call), and one shared through `deadlines`
+    when given (and of the running loop): on expiry the task is cancelled; the cancellation is taken back
+    (`uncancel`) once the tool has ended, and the `CancelledError` it ended with becomes `TIMEOUT` unless
+    someone else cancelled the task meanwhile (then it goes on). A `TimeoutError` raised after expiry counts
+    as the timeout, as it does with `asyncio.timeout_at`; a tool that swallows the cancellation and returns
+    has its result kept. All in this one coroutine: every wake-up of the tool goes through each coroutine
+    it is awaited from, and a fan-out of 50 calls makes 50 of each."""
+    coroutine, waiting_on = waiting
+    if timeout_s is None:
+        try:
+            result = await _resume(coroutine, waiting_on)
+        except BaseException as e:
+            return _raised(tool, e)
+        return returned(tool, result)
     loop = asyncio.get_running_loop()
-    deadline = None
-    if timeout_s is not None:
-        deadline = loop.time() + timeout_s - (time.perf_counter() - started)
+    deadline = loop.time() + timeout_s - (time.perf_counter() - started)
+    task = asyncio.current_task()
+    assert task is not None, "tools run in a task"
+    expiry = _Expiry(task, deadline)
     watch = deadlines if deadlines is not None and deadlines.loop is loop else None
+    if watch is None:
+        expiry.handle = loop.call_at(deadline, expiry.fire)
+    else:
+        watch.watch(expiry)
     try:
-        result = await _until(waiting.coroutine, waiting.waiting_on, deadline, watch)
-    except _TimedOut:
-        return _timed_out(tool, timeout_s, stopped=True)
+        result = await _resume(coroutine, waiting_on)
     except BaseException as e:
+        _disarm(expiry, watch)
+        if expiry.fired:
+            outside = task.uncancel() > expiry.cancelling  # another cancellation came meanwhile
+            if isinstance(e, TimeoutError) or (isinstance(e, asyncio.CancelledError) and not outside):
+                return _timed_out(tool, timeout_s, stopped=True)
         return _raised(tool, e)
+    _disarm(expiry, watch)
+    if expiry.fired:
+        task.uncancel()
     return returned(tool, result)
 
 
@@ -174,50 +202,6 @@ def as_json(value: Any) -> Any:
     """A tool's result as JSON values, which is what the model, the journal and every event carry: models,
     dataclasses, dates, UUIDs, sets and the like as JSON does them, bytes as base64, anything else its repr."""
     return pydantic_core.to_jsonable_python(value, fallback=repr, bytes_mode="base64")
-
-
-class _TimedOut(Exception):
-    """An async tool's timeout expired (as opposed to a `TimeoutError` of the tool's own)."""
-
-
-async def _until(
-    coroutine: Coroutine[Any, Any, Any],
-    waiting_on: Any,
-    deadline: float | None,
-    deadlines: Deadlines | None = None,
-) -> Any:
-    """Go on with a coroutine that has yielded `waiting_on` until `deadline` (the event loop's clock): the
-    timer is made only now that it waits (`start`), as a tool that answers without ever waiting cannot be
-    interrupted anyway, and skipping the timer saves ~5 µs a call. Its expiry raises `_TimedOut`.
-
-    The timer is `asyncio.timeout_at`'s, without its context manager (two coroutines, a state machine: ~1.5 µs
-    a call), and one shared through `deadlines` when given: on expiry the task is cancelled; the
-    cancellation is taken back (`uncancel`) once the tool has ended, and the `CancelledError` it ended with
-    becomes `_TimedOut` unless someone else cancelled the task meanwhile (then it goes on). A `TimeoutError`
-    raised after expiry counts as the timeout, as it does with `asyncio.timeout_at`; a tool that swallows
-    the cancellation and returns has its result kept."""
-    if deadline is None:
-        return await _resume(coroutine, waiting_on)
-    task = asyncio.current_task()
-    assert task is not None, "tools run in a task"
-    expiry = _Expiry(task, deadline)
-    if deadlines is None:
-        expiry.handle = asyncio.get_running_loop().call_at(deadline, expiry.fire)
-    else:
-        deadlines.watch(expiry)
-    try:
-        result = await _resume(coroutine, waiting_on)
-    except BaseException as e:
-        _disarm(expiry, deadlines)
-        if expiry.fired:
-            outside = task.uncancel() > expiry.cancelling  # another cancellation came meanwhile
-            if isinstance(e, TimeoutError) or (isinstance(e, asyncio.CancelledError) and not outside):
-                raise _TimedOut from None
-        raise
-    _disarm(expiry, deadlines)
-    if expiry.fired:
-        task.uncancel()
-    return result
 
 
 def _disarm(expiry: _Expiry, deadlines: Deadlines | None) -> None:

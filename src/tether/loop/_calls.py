@@ -149,9 +149,11 @@ class Calls:
                 await self.finish(call, envelope)
                 return [envelope] if len(calls) == 1 else [answered[c.id] for c in calls]
 
-            async def done(index: int, envelope: AnyEnvelope) -> None:
-                answered[later[index].id] = envelope
-                await self.finish(later[index], envelope)
+            async def done(index: int, envelope: AnyEnvelope) -> None:  # `finish`, inlined: a coroutine less
+                call = later[index]
+                answered[call.id] = envelope
+                if (pending := self._ended(call, envelope)) is not None:
+                    await pending
 
             journaled = _journaled(later, self.turn)
             if self.agent.core_executor is None:  # the usual case, without a coroutine more a turn
@@ -174,9 +176,23 @@ class Calls:
 
     async def finish(self, call: ToolCall, envelope: AnyEnvelope) -> None:
         """A call has its envelope: `on_tool_end`, then what it asks for (input, speech, chat, a page)."""
-        events, run_id = self.events, self.run.id
-        if (pending := events.emit(_wire.tool_end(run_id, call.id, envelope))) is not None:
+        if (pending := self._ended(call, envelope)) is not None:
             await pending
+
+    def _ended(self, call: ToolCall, envelope: AnyEnvelope) -> Awaitable[None] | None:
+        """`finish`, not a coroutine itself: what is left to await, None when all is done. The usual call
+        (an ok envelope, no core tool) has only `on_tool_end` to send, and a fan-out of 50 calls would make
+        50 coroutines for nothing."""
+        pending = self.events.emit(_wire.tool_end(self.run.id, call.id, envelope))
+        if type(envelope) is OkEnvelope and call.name not in CORE_TOOL_NAMES:
+            return pending
+        return self._asked(call, envelope, pending)
+
+    async def _asked(self, call: ToolCall, envelope: AnyEnvelope, pending: Awaitable[None] | None) -> None:
+        """The rest of `finish` once `on_tool_end` is sent (`pending`: what is left of it to await)."""
+        if pending is not None:
+            await pending
+        events, run_id = self.events, self.run.id
         if type(envelope) is not OkEnvelope and isinstance(
             envelope, NeedsEnvelope
         ):  # (the ABC check, rarely)

@@ -5,7 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-__all__ = ["DEFAULT_URL", "ENTRY_FIELDS", "EntryKind", "JournalEntry", "Lookup", "Outcome", "WouldWait"]
+__all__ = [
+    "DEFAULT_URL",
+    "ENTRY_FIELDS",
+    "EntryKind",
+    "JournalEntry",
+    "Lookup",
+    "Outcome",
+    "OutcomeUnknown",
+    "WouldWait",
+]
 
 DEFAULT_URL = "sqlite:///tether-journal.db"
 """Where `SqlJournal` and `tether audit` keep the journal unless told otherwise: a file in the working dir."""
@@ -20,6 +29,14 @@ Outcome = Literal["ok", "needs", "error"]
 class WouldWait(Exception):
     """A write tried with `wait=False` would have had to wait (for the database's write lock, or for I/O):
     nothing was written; do it again with `wait=True` where blocking is fine (a worker thread)."""
+
+
+class OutcomeUnknown(Exception):
+    """A journal write failed at or after its `COMMIT` (the connection lost once the `COMMIT` was sent; an
+    error SQLite reported for a commit it ended anyway): it may or may not have been written. It must not be
+    written again, which could record it twice (two intents for one call, a key claimed twice); its call is
+    in doubt, as after a crash, until resolved. Any other exception from a write means nothing was written.
+    """
 
 
 @dataclass(slots=True)

@@ -11,7 +11,7 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from tether.store._entries import JournalEntry, Lookup, WouldWait
+from tether.store._entries import JournalEntry, Lookup, OutcomeUnknown, WouldWait
 from tether.store._journal import Journal
 from tether.store._rate_limits import RateLimited, RateToken, Write
 
@@ -37,6 +37,13 @@ class _Batch:
         """The event loop's: a call on another loop (an executor shared across threads) writes alone."""
 
 
+def _unknown(cause: OutcomeUnknown) -> OutcomeUnknown:
+    """The batch's `OutcomeUnknown` for one of its writes: each call raises its own."""
+    unknown = OutcomeUnknown(*cause.args)
+    unknown.__cause__ = cause.__cause__
+    return unknown
+
+
 def _raised(result: _Result) -> Lookup | JournalEntry:
     """A grouped write's result; the exception it ended with, raised."""
     if isinstance(result, BaseException):
@@ -54,8 +61,12 @@ class JournalWriter:
     after the one holding its result does; a crash before a commit loses the writes of calls that were all
     still waiting for it (none of their tools started, none of their envelopes was returned). Each claim is
     as atomic as alone (the transaction holds the locks), and a write whose rate-limit token was missing
-    writes nothing without undoing the others. The first write of a batch waits while other calls join it:
-    until two turns of the event loop bring no more. A sequential caller (one call at a time) never waits.
+    writes nothing without undoing the others. A batch the database refuses before committing (one entry
+    it will not take) is written again one write at a time, so that only that write fails; one whose
+    commit may have gone through (`OutcomeUnknown`: the connection lost after the `COMMIT` was sent) is not:
+    each of its writes fails with `OutcomeUnknown`, never written twice, its call in doubt as after a crash.
+    The first write of a batch waits while other calls join it: until two turns of the event loop bring no
+    more. A sequential caller (one call at a time) never waits.
 
     Args:
         journal: Where to write.
@@ -196,7 +207,9 @@ class JournalWriter:
                     pass
             call = functools.partial(self._write_batch, writes)
             return await anyio.to_thread.run_sync(call, limiter=self._limiter)
-        except Exception:  # e.g. one entry the database refuses: no other write should fail with it
+        except OutcomeUnknown as unknown:  # it may have committed: written again, it could be there twice
+            return [_unknown(unknown) for _ in writes]  # each call in doubt, as after a crash
+        except Exception:  # nothing written (e.g. one entry the database refuses): no other write should fail
             for write in writes:
                 write.entry.id = None  # set by an insert the rollback undid (a claim went through iff set)
             return await self._one_by_one(writes)

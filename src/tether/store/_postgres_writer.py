@@ -35,7 +35,7 @@ import anyio
 import anyio.to_thread
 from sqlalchemy import Engine
 
-from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup, WouldWait
+from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup, OutcomeUnknown, WouldWait
 from tether.store._journal import completed, may_run
 from tether.store._rate_limits import RateLimited, RateToken, TokenBucket, Write
 from tether.store._sqlite_writer import dumped
@@ -94,6 +94,8 @@ _COMPLETION = (
 )
 _BUCKET = "SELECT tokens, updated FROM tether_rate_limits WHERE key = %s FOR UPDATE"
 _NEW = Lookup("new")  # frozen: one for every new key
+_IDLE = 0
+"""libpq's `PQTRANS_IDLE`: no transaction open."""
 _SAVE_BUCKET = (
     "INSERT INTO tether_rate_limits (key, tokens, updated) VALUES (%s, %s, %s) "
     "ON CONFLICT (key) DO UPDATE SET tokens = excluded.tokens, updated = excluded.updated"
@@ -115,6 +117,8 @@ class PostgresWriter:
         self._async_loop: asyncio.AbstractEventLoop | None = None
         self._async_lock: asyncio.Lock | None = None
         self._connecting: asyncio.Task[None] | None = None
+        self._closed = False
+        """`close()` was called: a connection made beside after it is closed, not kept (nothing would)."""
 
     async def append_async(
         self, entry: JournalEntry, *, take: RateToken | None = None, connect: bool = True
@@ -134,7 +138,7 @@ class PostgresWriter:
 
     async def write_batch_async(
         self, writes: Sequence[Write], *, connect: bool = True
-    ) -> list[Lookup | JournalEntry | RateLimited]:
+    ) -> list[Lookup | JournalEntry | Exception]:
         """`write_batch` from the running event loop (see `append_async`): the batch's pipeline over the loop's
         connection; the rare write it did not make (a key with an intent, a missing or empty bucket) then
         in a thread, as `claim_async` does."""
@@ -142,14 +146,17 @@ class PostgresWriter:
 
     async def _write_batch_async(
         self, writes: Sequence[Write], connect: bool
-    ) -> list[Lookup | JournalEntry | RateLimited]:
+    ) -> list[Lookup | JournalEntry | Exception]:
         locks, statements = _batch_plan(writes)
         async with self._connected(connect) as connection:
             rows = await _pipeline_async(connection, locks, statements)
         if _batch_done(statements, rows):
             return _batch_rest(None, writes, statements, rows)
         rest = functools.partial(_batch_rest, writes=writes, statements=statements, rows=rows)
-        return await anyio.to_thread.run_sync(self._write, rest)
+        try:
+            return await anyio.to_thread.run_sync(self._write, rest)
+        except Exception as failed:  # e.g. no connection for the rest: what the pipeline committed stands
+            return _batch_rest(None, writes, statements, rows, failed=failed)
 
     async def _append_async(self, entry: JournalEntry, take: RateToken | None, connect: bool) -> JournalEntry:
         params = _params(entry)
@@ -231,7 +238,11 @@ class PostgresWriter:
         with contextlib.suppress(Exception):
             async with lock:
                 if not _usable(self._async):
-                    self._async = await _connect(self._conninfo)
+                    connection = await _connect(self._conninfo)
+                    if self._closed:  # closed while it was being made: left open, it would leak
+                        connection.pgconn.finish()
+                    else:
+                        self._async = connection
 
     def _drop_async(self) -> None:
         """Close the async connection from any thread (libpq's own call: no loop needed)."""
@@ -246,7 +257,7 @@ class PostgresWriter:
     def claim(self, intent: JournalEntry, *, take: RateToken | None = None) -> Lookup:
         return self._write(lambda connection: _claim(connection, intent, take))
 
-    def write_batch(self, writes: Sequence[Write]) -> list[Lookup | JournalEntry | RateLimited]:
+    def write_batch(self, writes: Sequence[Write]) -> list[Lookup | JournalEntry | Exception]:
         """Claims and appends with one commit for those that take the fast path (most): see the module."""
         return self._write(lambda connection: _batch(connection, writes))
 
@@ -255,6 +266,7 @@ class PostgresWriter:
         return self._write(lambda connection: _take_quickly(connection, key, limit, now))
 
     def close(self) -> None:
+        self._closed = True
         with self._lock:
             if self._connection is not None:
                 self._connection.close()
@@ -298,14 +310,44 @@ def _bucket_lock(key: str) -> str:
 
 
 def _pipeline(connection: Any, locks: Sequence[str], statements: Sequence[tuple[str, Any]]) -> list[Any]:
-    """`BEGIN`, the advisory locks, `statements`, `COMMIT`: one round trip; each statement's first row."""
-    with connection.pipeline():
-        connection.execute("BEGIN")
-        for key in locks:
-            connection.execute(_LOCK, (key,))
-        cursors = [connection.execute(sql, params) for sql, params in statements]
-        connection.execute("COMMIT")
-    return [cursor.fetchone() for cursor in cursors]
+    """`BEGIN`, the advisory locks, `statements`, `COMMIT`: one round trip; each statement's first row.
+    Raises `OutcomeUnknown` if it failed once the `COMMIT` was sent and may have committed (see
+    `_may_have_committed`); any other error leaves nothing committed."""
+    committing = False
+    try:
+        with connection.pipeline():
+            connection.execute("BEGIN")
+            for key in locks:
+                connection.execute(_LOCK, (key,))
+            cursors = [connection.execute(sql, params) for sql, params in statements]
+            committing = True
+            connection.execute("COMMIT")
+        return [cursor.fetchone() for cursor in cursors]
+    except Exception as error:
+        if _may_have_committed(connection, committing, error):
+            raise _unknown(error) from error
+        raise
+
+
+def _may_have_committed(connection: Any, committing: bool, error: Exception) -> bool:
+    """Whether a pipeline that failed with `error` may have committed its transaction: not if its `COMMIT`
+    was never sent, nor if the server answered and the transaction is still open or aborted (`INTRANS`,
+    `INERROR`: rolled back next), nor if the server refused the `COMMIT` itself (an error with an SQLSTATE,
+    the connection idle). Otherwise it may have: the connection was lost once the `COMMIT` was sent (the
+    server may have committed before it knew), or it committed and reading its results failed."""
+    if not committing:
+        return False
+    if not _usable(connection):
+        return True
+    if connection.info.transaction_status != _IDLE:
+        return False
+    return getattr(error, "sqlstate", None) is None
+
+
+def _unknown(error: Exception) -> OutcomeUnknown:
+    return OutcomeUnknown(
+        f"the journal's connection failed as it committed, it may have been written: {error}"
+    )
 
 
 def _usable(connection: Any) -> bool:
@@ -314,7 +356,7 @@ def _usable(connection: Any) -> bool:
 
 def _idle(connection: Any) -> bool:
     """No transaction open and no pipeline under way (libpq's `PQTRANS_IDLE`, `PQ_PIPELINE_OFF`)."""
-    return connection.info.transaction_status == 0 and connection.pgconn.pipeline_status == 0
+    return connection.info.transaction_status == _IDLE and connection.pgconn.pipeline_status == 0
 
 
 async def _connect(conninfo: str) -> Any:
@@ -334,13 +376,20 @@ async def _pipeline_async(
     connection: Any, locks: Sequence[str], statements: Sequence[tuple[str, Any]]
 ) -> list[Any]:
     """`_pipeline` on an async connection."""
-    async with connection.pipeline():
-        await connection.execute("BEGIN")
-        for key in locks:
-            await connection.execute(_LOCK, (key,))
-        cursors = [await connection.execute(sql, params) for sql, params in statements]
-        await connection.execute("COMMIT")
-    return [await cursor.fetchone() for cursor in cursors]
+    committing = False
+    try:
+        async with connection.pipeline():
+            await connection.execute("BEGIN")
+            for key in locks:
+                await connection.execute(_LOCK, (key,))
+            cursors = [await connection.execute(sql, params) for sql, params in statements]
+            committing = True
+            await connection.execute("COMMIT")
+        return [await cursor.fetchone() for cursor in cursors]
+    except Exception as error:
+        if _may_have_committed(connection, committing, error):
+            raise _unknown(error) from error
+        raise
 
 
 def _append(connection: Any, entry: JournalEntry, take: RateToken | None) -> None:
@@ -411,7 +460,7 @@ def _claim_slowly(
     return found
 
 
-def _batch(connection: Any, writes: Sequence[Write]) -> list[Lookup | JournalEntry | RateLimited]:
+def _batch(connection: Any, writes: Sequence[Write]) -> list[Lookup | JournalEntry | Exception]:
     locks, statements = _batch_plan(writes)
     rows = _pipeline(connection, locks, statements)
     return _batch_rest(connection, writes, statements, rows)
@@ -444,16 +493,25 @@ def _batch_done(statements: Sequence[tuple[str, Any]], rows: Sequence[Any]) -> b
 
 
 def _batch_rest(
-    connection: Any, writes: Sequence[Write], statements: Sequence[tuple[str, Any]], rows: Sequence[Any]
-) -> list[Lookup | JournalEntry | RateLimited]:
+    connection: Any,
+    writes: Sequence[Write],
+    statements: Sequence[tuple[str, Any]],
+    rows: Sequence[Any],
+    failed: Exception | None = None,
+) -> list[Lookup | JournalEntry | Exception]:
     """The batch's results once its pipeline committed; what the pipeline did not do, one write at a time
-    on `connection` (unused when `_batch_done`)."""
-    results: list[Lookup | JournalEntry | RateLimited] = []
+    on `connection` (unused when `_batch_done` or when it `failed`: then each of those writes fails with
+    that). Never raises: the pipeline's writes are committed, so a write done here that fails fails alone
+    (written again, the others would be there twice)."""
+    results: list[Lookup | JournalEntry | Exception] = []
     for write, (sql, params), row in zip(writes, statements, rows, strict=True):
         new_id = row[0] if sql is _INSERT else row[1]
         if new_id is not None:
             write.entry.id = int(new_id)
             results.append(Lookup("new") if write.claim else write.entry)
+            continue
+        if failed is not None:
+            results.append(failed)
             continue
         taken = sql is not _INSERT and bool(row[0])  # what the batch did not do, one write at a time
         take = None if taken else write.take
@@ -470,8 +528,8 @@ def _batch_rest(
                         _take_or_refuse(connection, take)
                     write.entry.id = int(connection.execute(_INSERT, params).fetchone()[0])
                     results.append(write.entry)
-        except RateLimited as limited:  # it wrote nothing: the others stand
-            results.append(limited)
+        except Exception as error:  # `RateLimited` (it wrote nothing), or this write's own failure
+            results.append(error)
     return results
 
 

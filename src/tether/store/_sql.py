@@ -10,7 +10,7 @@ from sqlalchemy import Connection, Engine, bindparam, exists, insert, select, te
 from sqlalchemy.engine import Row
 
 from tether.store._engine import open_engine, prepare, writing
-from tether.store._entries import DEFAULT_URL, ENTRY_FIELDS, JournalEntry, Lookup, WouldWait
+from tether.store._entries import DEFAULT_URL, ENTRY_FIELDS, JournalEntry, Lookup, OutcomeUnknown, WouldWait
 from tether.store._journal import completed, may_run
 from tether.store._postgres_writer import PostgresWriter
 from tether.store._rate_limits import RateLimited, RateToken, Write
@@ -140,7 +140,7 @@ class SqlJournal:
 
     async def write_batch_async(
         self, writes: Sequence[Write], *, connect: bool = True
-    ) -> list[Lookup | JournalEntry | RateLimited]:
+    ) -> list[Lookup | JournalEntry | Exception]:
         """`write_batch` awaited on the event loop, as `append_async`: one commit for them all."""
         if self._pg_writer is None:
             raise WouldWait
@@ -173,31 +173,46 @@ class SqlJournal:
 
     def write_batch(
         self, writes: Sequence[Write], *, wait: bool = True
-    ) -> list[Lookup | JournalEntry | RateLimited]:
+    ) -> list[Lookup | JournalEntry | Exception]:
         """Claims and appends in one transaction, one commit for them all (group commit of concurrent calls):
         each write's result in order, a `RateLimited` for a write whose token was not there (that write
         alone wrote nothing). Each claim is as atomic as alone: the transaction holds the write lock (SQLite)
-        or every bucket's and key's lock, taken in one order by every writer (PostgreSQL)."""
+        or every bucket's and key's lock, taken in one order by every writer (PostgreSQL).
+
+        Raises `OutcomeUnknown` if the batch failed once its `COMMIT` was sent and may have been written
+        (then no write may be made again); any other exception means none was written. On PostgreSQL a
+        write the batch's transaction could not make (a key that has an intent, a missing or empty bucket)
+        is made in a transaction of its own after it: if that fails, the exception is that write's result,
+        the others stand."""
         if self._writer is not None:
             return self._writer.write_batch(writes, wait=wait)
         if not wait:
             raise WouldWait
         if self._pg_writer is not None:
             return self._pg_writer.write_batch(writes)
-        with writing(self.engine) as connection:
-            if self._postgres:  # all buckets then all keys, each sorted: no two batches deadlock
-                buckets = sorted({f"tether-rate:{w.take.key}" for w in writes if w.take is not None})
-                keys = sorted(
-                    {w.entry.idempotency_key for w in writes if w.claim and w.entry.idempotency_key}
-                )
-                for key in [*buckets, *keys]:
-                    connection.execute(_ADVISORY_LOCK, {"key": key})
-            results: list[Lookup | JournalEntry | RateLimited] = []
-            for write in writes:
-                try:
-                    results.append(_write(connection, write))
-                except RateLimited as limited:
-                    results.append(limited)
+        results: list[Lookup | JournalEntry | Exception] = []
+        committing = False
+        try:
+            with writing(self.engine) as connection:
+                if self._postgres:  # all buckets then all keys, each sorted: no two batches deadlock
+                    buckets = sorted({f"tether-rate:{w.take.key}" for w in writes if w.take is not None})
+                    keys = sorted(
+                        {w.entry.idempotency_key for w in writes if w.claim and w.entry.idempotency_key}
+                    )
+                    for key in [*buckets, *keys]:
+                        connection.execute(_ADVISORY_LOCK, {"key": key})
+                for write in writes:
+                    try:
+                        results.append(_write(connection, write))
+                    except RateLimited as limited:
+                        results.append(limited)
+                committing = True  # leaving the block commits
+        except Exception as error:
+            if committing:  # the commit (or what follows it) failed: it may have gone through
+                raise OutcomeUnknown(
+                    f"the journal's commit failed, it may have been written: {error}"
+                ) from error
+            raise
         return results
 
     def in_doubt(self) -> list[JournalEntry]:

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import pydantic_core
 from sqlalchemy import Engine
 
-from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup, WouldWait
+from tether.store._entries import ENTRY_FIELDS, JournalEntry, Lookup, OutcomeUnknown, WouldWait
 from tether.store._journal import completed, may_run
 from tether.store._rate_limits import RateLimited, RateToken, TokenBucket, Write
 from tether.types import RateLimit
@@ -113,8 +113,10 @@ class SqliteWriter:
             try:
                 try:
                     cursor = now.execute(*insert(entry))
-                except sqlite3.OperationalError as e:  # busy: the statement wrote nothing
-                    raise WouldWait from e
+                except sqlite3.OperationalError as e:
+                    if not _busy(e):  # e.g. an I/O error, perhaps in its commit: never written again
+                        raise
+                    raise WouldWait from e  # the write lock was not to be had: the statement wrote nothing
                 entry.id = cursor.lastrowid
                 self._committed()
             finally:
@@ -130,11 +132,11 @@ class SqliteWriter:
         try:
             try:
                 found = _claim(now, intent, take)
-                now.execute("COMMIT")
             except BaseException:
                 if now.in_transaction:
                     now.execute("ROLLBACK")
                 raise
+            _commit(now)
             self._committed()
             return found
         finally:
@@ -142,7 +144,7 @@ class SqliteWriter:
 
     def write_batch(
         self, writes: Sequence[Write], *, wait: bool = True
-    ) -> list[Lookup | JournalEntry | RateLimited]:
+    ) -> list[Lookup | JournalEntry | Exception]:
         """Several claims and appends in one transaction (one commit); see `SqlJournal.write_batch`."""
         return self._write(functools.partial(_batch, writes=writes), wait)
 
@@ -185,10 +187,17 @@ class SqliteWriter:
         return now
 
     def _committed(self) -> None:
-        """Count a commit on the caller's thread; every `CHECKPOINT_EVERY`, start a checkpoint beside."""
+        """Count a commit on the caller's thread; every `CHECKPOINT_EVERY`, start a checkpoint beside. Never
+        raises: the write is committed, and an error now would read as a write that failed."""
         self._commits += 1
         if self._commits % self.CHECKPOINT_EVERY == 0:
-            threading.Thread(target=self._checkpoint, name="tether-journal-checkpoint", daemon=True).start()
+            checkpoint = threading.Thread(
+                target=self._checkpoint, name="tether-journal-checkpoint", daemon=True
+            )
+            try:
+                checkpoint.start()
+            except RuntimeError:  # no thread to be had now ("can't start new thread"): the next commit tries
+                self._commits -= 1
 
     def _checkpoint(self) -> None:
         """Copy the WAL into the database, then let the next write start the WAL again from its beginning.
@@ -217,12 +226,36 @@ def _finish(connection: Any, work: Callable[[Any], _T]) -> _T:
     """Run `work` in the transaction `connection` has begun, and commit it (or roll it back)."""
     try:
         result = work(connection)
-        connection.execute("COMMIT")
     except BaseException:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
+    _commit(connection)
     return result
+
+
+def _commit(connection: Any) -> None:
+    """`COMMIT` the transaction `connection` is in. If SQLite refuses it and the transaction is still open,
+    it is rolled back: nothing written (the error is raised as it is). If SQLite ended the transaction all
+    the same (an I/O error part way through the commit, after which it rolls back in memory while the
+    commit's frames may be in the WAL, where recovery would find them), `OutcomeUnknown`."""
+    try:
+        connection.execute("COMMIT")
+    except BaseException as error:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+            raise
+        if not isinstance(error, Exception):
+            raise
+        raise OutcomeUnknown(
+            f"the journal's commit failed part way, it may have been written: {error}"
+        ) from error
+
+
+def _busy(error: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused a statement for a lock another connection holds (it then wrote nothing)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def _insert(connection: Any, entry: JournalEntry) -> None:
@@ -333,8 +366,8 @@ def _take(connection: Any, key: str, limit: RateLimit, now: float) -> float:
     return wait
 
 
-def _batch(connection: Any, writes: Sequence[Write]) -> list[Lookup | JournalEntry | RateLimited]:
-    results: list[Lookup | JournalEntry | RateLimited] = []
+def _batch(connection: Any, writes: Sequence[Write]) -> list[Lookup | JournalEntry | Exception]:
+    results: list[Lookup | JournalEntry | Exception] = []
     for write in writes:
         try:
             if write.claim:

@@ -8,10 +8,12 @@ names may change or go without notice. A user needs `tether.store` alone.
   API (the executor settles each envelope and argument with them).
 - `JournalWriter`: how the executor writes to its journal: inline, in a thread, or concurrent calls' writes
   in one transaction (group commit, `SqlJournal.write_batch` of `Write`s).
+- `OutcomeUnknown`: a write that failed at or after its commit, which nothing may write again.
 - `RateToken`, `RateLimited`: a rate-limit token taken in the transaction that writes a call's intent
   (`SqlJournal.claim` and `append` with `take=`, when `SqlJournal.takes_rate_tokens`).
 """
 
+from tether.store._entries import OutcomeUnknown as OutcomeUnknown
 from tether.store._journal import replays as replays
 from tether.store._journal import resolution as resolution
 from tether.store._journal import writer_alive as writer_alive
@@ -24,6 +26,7 @@ from tether.store._storable import storable_text as storable_text
 
 __all__ = [
     "JournalWriter",
+    "OutcomeUnknown",
     "RateLimited",
     "RateToken",
     "Write",
