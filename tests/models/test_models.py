@@ -437,10 +437,15 @@ async def test_function_model_reads_provider_json_as_its_dialects_model_events(n
     assert streamed == expected
 
 
-async def test_function_model_reads_provider_json_with_a_dialects_own_model_events() -> None:
+async def test_function_model_reads_provider_json_with_a_dialects_own_model_events(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A dialect that overrides `model_events` is read through it, not through its parser's `read`."""
-    from tether.dialects import get_dialect, register_dialect
+    from tether.dialects import _registry, get_dialect, register_dialect
     from tether.dialects.openai import OpenAI
+
+    # a registry of this test's own: tests that go over every dialect must not meet this one
+    monkeypatch.setattr(_registry, "_DIALECTS", dict(_registry._DIALECTS))  # pyright: ignore[reportPrivateUsage]
 
     class Shouting(OpenAI):
         name = "test_shouting_openai"
