@@ -391,3 +391,76 @@ def test_model_request_sets_its_slots_as_the_generated_init_would() -> None:
         with pytest.raises(dataclasses.FrozenInstanceError):
             made.system = "changed"  # pyright: ignore[reportAttributeAccessIssue] - it is frozen
     assert ModelRequest([]).tools == ()
+
+
+_PROVIDER_JSON: dict[str, list[dict[str, Any]]] = {
+    "openai": [
+        {
+            "type": "response.output_item.done",
+            "item": {
+                "type": "function_call",
+                "id": "fc1",
+                "call_id": "c1",
+                "name": "add",
+                "arguments": '{"a": 1}',
+            },
+        },
+        {"type": "response.output_text.delta", "delta": "hi"},
+        {"type": "response.completed", "response": {"usage": {"input_tokens": 3, "output_tokens": 2}}},
+        {"choices": [{"delta": {"content": "x"}, "finish_reason": "stop"}]},
+    ],
+    "anthropic": [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
+        {"type": "message_stop"},
+    ],
+    "gemini": [
+        {
+            "candidates": [
+                {"content": {"parts": [{"text": "hi"}, {"functionCall": {"name": "add", "args": {"a": 1}}}]}}
+            ]
+        },
+    ],
+}
+
+
+@pytest.mark.parametrize("native", sorted(_PROVIDER_JSON))
+async def test_function_model_reads_provider_json_as_its_dialects_model_events(native: str) -> None:
+    """`FunctionModel` reads a turn's provider JSON with the parser's `read`, found once a turn: it must stream
+    exactly what `Dialect.model_events` makes of each object."""
+    from tether.dialects import get_dialect
+
+    objects = _PROVIDER_JSON[native]
+    expected = [e for o in objects for e in get_dialect(native).model_events(o)]
+    model = FunctionModel(lambda request: list(objects), native_dialect=native)
+    streamed = [e async for e in model.stream(ModelRequest([], dialect=native))]
+    assert expected
+    assert streamed == expected
+
+
+async def test_function_model_reads_provider_json_with_a_dialects_own_model_events(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A dialect that overrides `model_events` is read through it, not through its parser's `read`."""
+    from tether.dialects import _registry, get_dialect, register_dialect
+    from tether.dialects.openai import OpenAI
+
+    # a registry of this test's own: tests that go over every dialect must not meet this one
+    monkeypatch.setattr(_registry, "_DIALECTS", dict(_registry._DIALECTS))  # pyright: ignore[reportPrivateUsage]
+
+    class Shouting(OpenAI):
+        name = "test_shouting_openai"
+
+        def model_events(self, event: Any) -> list[Any]:
+            return [TextChunk(str(event.get("say", "")).upper())]
+
+    register_dialect(Shouting(), replace=True)
+    assert isinstance(get_dialect("test_shouting_openai"), Shouting)
+    model = FunctionModel(lambda request: [{"say": "hi"}], native_dialect="test_shouting_openai")
+    streamed = [e async for e in model.stream(ModelRequest([], dialect="test_shouting_openai"))]
+    assert streamed == [TextChunk("HI")]
+
+
+async def test_function_model_refuses_provider_json_for_a_text_dialect() -> None:
+    model = FunctionModel(lambda request: [{"type": "response.completed"}], native_dialect="hermes")
+    with pytest.raises(UserError, match="reads text, not a provider's JSON"):
+        _ = [e async for e in model.stream(ModelRequest([], dialect="hermes"))]

@@ -9,7 +9,7 @@ from typing import Any, cast
 import anyio
 
 from tether._model_events import ModelChunk, TextChunk
-from tether.dialects import get_dialect
+from tether.dialects import Dialect, NativeParser, get_dialect
 from tether.exceptions import UserError
 from tether.models._base import Model, ModelRequest
 from tether.types import ToolCall
@@ -68,7 +68,14 @@ def _reader(native: str | None) -> Callable[[Mapping[str, Any]], list[ModelChunk
             "a scripted turn holds a provider's JSON object but the model has no native_dialect to read it "
             "in: pass native_dialect='openai' (or 'anthropic', 'gemini'), or script text and ToolCalls."
         )
-    return get_dialect(native).model_events
+    dialect = get_dialect(native)
+    kind = type(dialect)
+    parser = kind.parser
+    if kind.model_events is Dialect.model_events and parser is not None and NativeParser in parser.__mro__:
+        # What `Dialect.model_events` does for every event, decided once a turn: its parser's `read` (~1.5k
+        # instructions an event less; `tests/models/test_models.py` pins that both read alike).
+        return cast("type[NativeParser]", parser).read
+    return dialect.model_events  # a dialect's own reading, or the text dialect's refusal on first use
 
 
 def _written(
