@@ -19,9 +19,9 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from tether.execution import Executor, Run
+from tether.execution import Allow, Attempt, Decision, Executor, Run
 from tether.execution._guards import _idempotency
-from tether.store import JournalEntry, Lookup, SqlJournal
+from tether.store import Journal, JournalEntry, Lookup, MemoryJournal, SqlJournal
 from tether.store.internal import OutcomeUnknown, RateToken
 from tether.tools import Toolset, tool
 from tether.types import AnyEnvelope, ErrorEnvelope, OkEnvelope, ToolCall
@@ -119,7 +119,7 @@ def assert_running(envelope: AnyEnvelope, where: str) -> None:
     assert envelope.error.recoverable
 
 
-def the_intent(journal: SqlJournal) -> JournalEntry:
+def the_intent(journal: Journal) -> JournalEntry:
     (intent,) = [e for e in journal.entries() if e.kind == "intent"]
     return intent
 
@@ -190,6 +190,28 @@ async def test_a_call_stopped_part_way_is_in_doubt_for_repeats_not_running(
     assert paid == ["A-1"]
 
 
+async def test_a_call_stopped_part_way_is_in_doubt_in_a_journal_in_memory_too() -> None:
+    # a journal in memory is written directly, and the idempotency guard decides without a coroutine
+    started = anyio.Event()
+    paid: list[str] = []
+
+    @tool
+    async def pay(account: str) -> str:
+        paid.append(account)
+        started.set()
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    executor = Executor(Toolset(pay), journal=MemoryJournal())
+    async with anyio.create_task_group() as group:
+        group.start_soon(executor.execute, CALL, Run(session_id=SESSION))
+        await started.wait()
+        group.cancel_scope.cancel()
+    (intent,) = await executor.in_doubt()
+    assert_in_doubt(await executor.execute(CALL, Run(session_id=SESSION)), intent.id)
+    assert paid == ["A-1"]
+
+
 async def test_a_call_still_running_here_is_answered_running_by_every_executor_and_thread(
     journal_url: str, open_journal: OpenJournal
 ) -> None:
@@ -214,7 +236,9 @@ async def test_a_call_still_running_here_is_answered_running_by_every_executor_a
     async with anyio.create_task_group() as group:
         group.start_soon(first)
         await started.wait()
-        assert_running(await executor.execute(CALL, Run(session_id=SESSION)), "the same call is already running")
+        assert_running(
+            await executor.execute(CALL, Run(session_id=SESSION)), "the same call is already running"
+        )
         here = f"the same call is running in process {os.getpid()}"
         assert_running(await second.execute(CALL, Run(session_id=SESSION)), here)
         elsewhere = await anyio.to_thread.run_sync(  # an executor used from another thread, on its own loop
@@ -294,6 +318,7 @@ async def test_a_repeat_that_looks_as_the_call_finishes_gets_its_result_not_in_d
     executor = Executor(Toolset(pay), journal=open_journal(journal_url))
     second = Executor(Toolset(pay), journal=open_journal(journal_url))
     answers: list[AnyEnvelope] = []
+    repeats: list[AnyEnvelope] = []
 
     async def first() -> None:
         answers.append(await executor.execute(CALL, Run(session_id=SESSION)))
@@ -302,10 +327,52 @@ async def test_a_repeat_that_looks_as_the_call_finishes_gets_its_result_not_in_d
     async with anyio.create_task_group() as group:
         group.start_soon(first)
         await anyio.to_thread.run_sync(started.wait, 30)
-        repeat = await anyio.to_thread.run_sync(
-            lambda: asyncio.run(second.execute(CALL, Run(session_id=SESSION)))
+        repeats.append(
+            await anyio.to_thread.run_sync(lambda: asyncio.run(second.execute(CALL, Run(session_id=SESSION))))
         )
     assert len(asked) == 1  # the race happened
     assert answers == [OkEnvelope(data="paid A-1")]
-    assert repeat == OkEnvelope(data="paid A-1")
+    assert repeats == [OkEnvelope(data="paid A-1")]
+    assert paid == ["A-1"]
+
+
+class ForgetsOnce(MemoryJournal):
+    """A journal that changes between the executor's look and its claim (as another process sharing a
+    database can make it): with `forget`, `lookup` finds the earlier success, which `claim` no longer does."""
+
+    forget = False
+
+    def lookup(self, idempotency_key: str) -> Lookup:
+        found = super().lookup(idempotency_key)
+        if self.forget:
+            self.forget = False
+            self._latest_intent.clear()
+        return found
+
+
+class FailsWhenArmed:
+    """A domain guard with a bug: it raises when armed."""
+
+    armed = False
+
+    async def check(self, attempt: Attempt) -> Decision:
+        if self.armed:
+            raise RuntimeError("the approval service is down")
+        return Allow()
+
+
+async def test_a_claimed_call_whose_domain_guard_raises_lets_go_of_its_key() -> None:
+    # The journal answered the call (so the domain guard was skipped), then its claim went through after
+    # all: the guard, asked then, raises. The call never runs; its intent is in doubt, not running forever.
+    paid: list[str] = []
+    journal, guard = ForgetsOnce(), FailsWhenArmed()
+    executor = Executor(paying(paid), journal=journal, guards=[guard])
+    assert await executor.execute(CALL, Run(session_id=SESSION)) == OkEnvelope(data="paid A-1")
+    journal.forget = guard.armed = True
+    failed = await executor.execute(CALL, Run(session_id=SESSION))
+    assert isinstance(failed, ErrorEnvelope)
+    assert failed.error.code == "INTERNAL"
+    guard.armed = False
+    (intent,) = await executor.in_doubt()
+    assert_in_doubt(await executor.execute(CALL, Run(session_id=SESSION)), intent.id)
     assert paid == ["A-1"]
