@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import threading
 from collections.abc import Callable
 from typing import Literal
@@ -376,3 +377,26 @@ async def test_a_claimed_call_whose_domain_guard_raises_lets_go_of_its_key() -> 
     (intent,) = await executor.in_doubt()
     assert_in_doubt(await executor.execute(CALL, Run(session_id=SESSION)), intent.id)
     assert paid == ["A-1"]
+
+
+def test_which_keys_this_process_holds_is_known_while_other_threads_make_and_drop_executors() -> None:
+    # the registry of every executor's keys is a `WeakSet`, which raises if another thread changes it while
+    # it is copied (here, without the registry's lock, some looks would raise)
+    kept = [Executor(Toolset()) for _ in range(300)]  # a registry that takes a while to copy
+    stop = threading.Event()
+
+    def churn() -> None:
+        while not stop.is_set():
+            Executor(Toolset())
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)  # threads switch often: the copies overlap the other thread's changes
+    maker = threading.Thread(target=churn)
+    maker.start()
+    try:
+        assert not any(_idempotency.running_here(f"k{i}") for i in range(1000))
+    finally:
+        stop.set()
+        maker.join()
+        sys.setswitchinterval(interval)
+    assert len(kept) == 300

@@ -112,8 +112,7 @@ class IdempotencyGuard:
         self._in_flight = in_flight
         self._claim_now = claim_now
         self._lookup_now = lookup_now
-        with _GUARDS_LOCK:
-            _GUARDS.add(self)
+        _GUARDS.add(self)  # `running_here` asks every executor's guard
 
     def holds(self, key: str) -> bool:
         """Whether a call of this guard's executor holds `key` (see `running_here`)."""
@@ -189,20 +188,41 @@ class IdempotencyGuard:
 
 
 _ALLOW = Allow()
-_GUARDS: weakref.WeakSet[IdempotencyGuard] = weakref.WeakSet()
-"""Every executor's idempotency guard in this process, with the keys its calls hold (`running_here`)."""
-_GUARDS_LOCK = threading.Lock()
-"""Held to add to `_GUARDS` and to copy it (a `WeakSet` changed by another thread while it is iterated
-raises); never by a call that runs."""
+
+
+class _Guards:
+    """Every executor's idempotency guard in this process, with the keys their calls hold (`running_here`).
+
+    Its lock is held to add a guard (as an executor is made) and to copy the set (on a look): a `WeakSet`
+    another thread changes while it is iterated raises. A call that runs never takes it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.guards: weakref.WeakSet[IdempotencyGuard] = weakref.WeakSet()
+        os.register_at_fork(after_in_child=self._forked)
+
+    def add(self, guard: IdempotencyGuard) -> None:
+        with self.lock:
+            self.guards.add(guard)
+
+    def hold(self, key: str) -> bool:
+        with self.lock:
+            guards = list(self.guards)
+        return any(guard.holds(key) for guard in guards)
+
+    def _forked(self) -> None:
+        """A forked child's own lock: a thread of its parent may have held this one as it forked."""
+        self.lock = threading.Lock()
+
+
+_GUARDS = _Guards()
 
 
 def running_here(key: str) -> bool:
     """Whether a call of this process holds `key`, in any executor: claimed (or being claimed), its result
     not yet written. An intent of this process's without a result, whose key no call holds, is in doubt:
     its result write failed, or its call was stopped part way."""
-    with _GUARDS_LOCK:
-        guards = list(_GUARDS)
-    return any(guard.holds(key) for guard in guards)
+    return _GUARDS.hold(key)
 
 
 def _looked_again(attempt: Attempt, found: Lookup, again: Lookup) -> Decision:
