@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -161,6 +163,49 @@ async def test_a_call_whose_lost_result_was_committed_after_all_is_answered_with
         assert first.error.details == {"in_doubt": True}
         assert await executor.in_doubt() == []  # the journal has its result
         assert await executor.execute(CALL, Run(session_id=SESSION)) == OkEnvelope(data="paid A-1")
+        assert paid == ["A-1"]
+    finally:
+        journal.close()
+
+
+class ResultInsertFails:
+    """The SQLite journal's own connection, but for its next lone `INSERT` of a result (a statement that is
+    its own transaction): an I/O error, reported after the row was written (`written`) or before."""
+
+    def __init__(self, real: Any, *, written: bool):
+        self.real, self.written, self.armed = real, written, True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        lone = sql.startswith("INSERT") and not self.real.in_transaction
+        if not (self.armed and lone and args and "result" in args[0]):
+            return self.real.execute(sql, *args)
+        self.armed = False
+        if self.written:
+            self.real.execute(sql, *args)
+        raise sqlite3.OperationalError("disk I/O error")
+
+
+@pytest.mark.parametrize("written", [False, True])
+async def test_a_sqlite_result_write_ending_in_an_io_error_leaves_the_call_in_doubt(
+    tmp_path: Path, written: bool
+) -> None:
+    paid: list[str] = []
+    journal = SqlJournal(f"sqlite:///{tmp_path / 'journal.db'}")
+    try:
+        writer = getattr(journal, "_writer")  # noqa: B009 - the test breaks the writer's connection
+        writer._now = ResultInsertFails(writer._now, written=written)
+        executor = Executor(paying(paid), journal=journal)
+        first = await executor.execute(CALL, Run(session_id=SESSION))
+        assert isinstance(first, ErrorEnvelope)
+        assert (first.error.code, first.error.details) == ("INTERNAL", {"in_doubt": True})  # not "failed"
+        again = await executor.execute(CALL, Run(session_id=SESSION))
+        if written:  # the result is there after all: it answers repeats
+            assert again == OkEnvelope(data="paid A-1")
+        else:
+            assert_in_doubt(again, the_intent(journal).id)
         assert paid == ["A-1"]
     finally:
         journal.close()

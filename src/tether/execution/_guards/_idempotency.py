@@ -9,11 +9,12 @@ only its declared fields with one that succeeded gets `CONFLICT`, not that call'
 duplicate of a call still running, and a *mutating* call whose earlier attempt is in doubt (an intent
 without a result, e.g. after a crash) until someone resolves it in the journal.
 
-Running or in doubt: an intent without a result is a call still running if the process that wrote it is
-(another process on this host: it is alive; another host: never known, so in doubt), and in this process
-if a call of it holds the key (`running_here`: from before its claim until its result is written, in any
-executor). A call of this process whose result was never written (its write failed at its commit, the call
-was stopped part way) is in doubt here as it is for any other process, and after a crash.
+Running or in doubt: an intent without a result is a call still running if this process wrote it and a
+call of it holds its key (`running_here`: from before its claim until its result is written, in any of its
+executors), or if another process on this host wrote it and is alive. Otherwise it is in doubt: written on
+another host (never known alive), by a process that died, or by a call of this process that let go of its
+key without a result (its result write failed at its commit, or it was stopped part way); the same answer
+here as in any other process and after a crash.
 """
 
 from __future__ import annotations
