@@ -473,4 +473,6 @@ async def test_a_call_whose_result_write_may_have_committed_is_told_it_is_in_dou
     again = await executor.execute(call("pay", "c1", account="A-1"), run)
     assert isinstance(again, ErrorEnvelope)
     assert again.error.code == "CONFLICT"  # refused, not run a second time
+    assert again.error.details == {"in_doubt": True, "intent_id": 1}  # in doubt, not "running": no wait
+    assert not again.error.recoverable
     assert PAID == ["A-1"]

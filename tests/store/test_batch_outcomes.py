@@ -226,7 +226,8 @@ async def test_a_sqlite_batch_stands_when_no_thread_can_be_had_for_the_checkpoin
 async def test_a_lone_sqlite_write_whose_commit_reports_an_io_error_is_not_written_again(
     tmp_path: Any,
 ) -> None:
-    # An autocommit INSERT's error is not "busy" (which wrote nothing): it is not tried again in a thread.
+    # An autocommit INSERT's error is not "busy" (which wrote nothing): it is not tried again in a thread,
+    # and it may have committed (its statement is its transaction): `OutcomeUnknown`, its call in doubt.
     journal = SqlJournal(f"sqlite:///{tmp_path / 'journal.db'}")
     try:
         sqlite_writer(journal)._now = InsertEndsInError(sqlite_writer(journal)._now)
@@ -234,10 +235,12 @@ async def test_a_lone_sqlite_write_whose_commit_reports_an_io_error_is_not_writt
         failed: Exception | None = None
         try:
             await writer.append(entry("c0"))
-        except sqlite3.OperationalError as e:
+        except OutcomeUnknown as e:
             failed = e
         assert written(journal) == {"c0": 1}
-        assert str(failed) == "disk I/O error"
+        assert isinstance(failed, OutcomeUnknown)
+        assert isinstance(failed.__cause__, sqlite3.OperationalError)
+        assert str(failed.__cause__) == "disk I/O error"
     finally:
         journal.close()
 

@@ -408,9 +408,14 @@ class Executor:
         for guard, check_now, domain in plan.steps:
             if not domain:
                 continue
-            decision = None if check_now is None else check_now(attempt)
-            if decision is None:
-                decision = await guard.check(attempt)
+            try:
+                decision = None if check_now is None else check_now(attempt)
+                if decision is None:
+                    decision = await guard.check(attempt)
+            except BaseException:  # the call never runs: its key goes (its intent in doubt, as after a crash)
+                if attempt.idempotency_key is not None:
+                    self._in_flight.discard(attempt.idempotency_key)
+                raise
             if isinstance(decision, Allow):
                 continue
             try:

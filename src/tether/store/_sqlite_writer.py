@@ -115,7 +115,9 @@ class SqliteWriter:
                     cursor = now.execute(*insert(entry))
                 except sqlite3.OperationalError as e:
                     if not _busy(e):  # e.g. an I/O error, perhaps in its commit: never written again
-                        raise
+                        raise OutcomeUnknown(
+                            f"the journal's write failed as it committed, it may have been written: {e}"
+                        ) from e
                     raise WouldWait from e  # the write lock was not to be had: the statement wrote nothing
                 entry.id = cursor.lastrowid
                 self._committed()

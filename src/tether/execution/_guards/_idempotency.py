@@ -8,6 +8,13 @@ may have taken effect); a call answered with `needs` or the tool's own error run
 only its declared fields with one that succeeded gets `CONFLICT`, not that call's result; so does a
 duplicate of a call still running, and a *mutating* call whose earlier attempt is in doubt (an intent
 without a result, e.g. after a crash) until someone resolves it in the journal.
+
+Running or in doubt: an intent without a result is a call still running if this process wrote it and a
+call of it holds its key (`running_here`: from before its claim until its result is written, in any of its
+executors), or if another process on this host wrote it and is alive. Otherwise it is in doubt: written on
+another host (never known alive), by a process that died, or by a call of this process that let go of its
+key without a result (its result write failed at its commit, or it was stopped part way); the same answer
+here as in any other process and after a crash.
 """
 
 from __future__ import annotations
@@ -17,6 +24,10 @@ import hashlib
 import importlib
 import json
 import json.encoder
+import os
+import socket
+import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -24,12 +35,12 @@ from tether import envelopes
 from tether.execution._decisions import Allow, Decision, Replay, refusal
 from tether.execution._guards._base import Attempt
 from tether.execution._policy import Policy
-from tether.store import Lookup
+from tether.store import JournalEntry, Lookup
 from tether.store.internal import replays, writer_alive
 from tether.tools import Tool
 from tether.types import ErrorCode, ToolCall, ToolSpec
 
-__all__ = ["IdempotencyGuard", "idempotency_key"]
+__all__ = ["IdempotencyGuard", "idempotency_key", "running_here"]
 
 
 def idempotency_key(call: ToolCall, spec: ToolSpec, *, principal: str | None, scope: str) -> str:
@@ -102,6 +113,11 @@ class IdempotencyGuard:
         self._in_flight = in_flight
         self._claim_now = claim_now
         self._lookup_now = lookup_now
+        _GUARDS.add(self)  # `running_here` asks every executor's guard
+
+    def holds(self, key: str) -> bool:
+        """Whether a call of this guard's executor holds `key` (see `running_here`)."""
+        return key in self._in_flight
 
     def applies(self, tool: Tool[..., Any] | None, policy: Policy) -> bool:
         """Read-only tools without declared fields are never keyed (see the module's docstring)."""
@@ -128,7 +144,10 @@ class IdempotencyGuard:
         if found is None:  # it has to wait: `check` claims it
             self._in_flight.discard(key)
             return None
-        return self._claimed(attempt, key, found)
+        decision = self._claimed(attempt, key, found)
+        if decision is None:
+            decision = _looked_again(attempt, found, lookup_now(key))
+        return decision
 
     async def check(self, attempt: Attempt) -> Decision:
         key = attempt.idempotency_key
@@ -143,11 +162,15 @@ class IdempotencyGuard:
         except BaseException:
             self._in_flight.discard(key)
             raise
-        return self._claimed(attempt, key, found)
+        decision = self._claimed(attempt, key, found)
+        if decision is None:
+            decision = _looked_again(attempt, found, await self._lookup(key))
+        return decision
 
-    def _claimed(self, attempt: Attempt, key: str, found: Lookup) -> Decision:
+    def _claimed(self, attempt: Attempt, key: str, found: Lookup) -> Decision | None:
         """The decision once the claim is made: it went through (the intent is written) or `found` says why
-        not."""
+        not; None for an intent in doubt that this process wrote and no call of it holds (`running_here`),
+        which may have just got its result: the caller looks again (`_looked_again`)."""
         if attempt.intent is not None:
             return _ALLOW
         self._in_flight.discard(key)
@@ -156,23 +179,80 @@ class IdempotencyGuard:
         if found.status == "done":  # the claim did not go through: its result answers repeats
             return _replay(attempt, found)
         intent = found.intent
+        if intent is not None and intent.pid == os.getpid() and intent.host == socket.gethostname():
+            if running_here(key):
+                return _conflict(tool.name, f"the same call is running in process {intent.pid}")
+            return None
         if intent is not None and writer_alive(intent):
             return _conflict(tool.name, f"the same call is running in process {intent.pid}")
-        intent_id = intent.id if intent else None
-        return refusal(
-            ErrorCode.CONFLICT,
-            f"An earlier attempt of this {tool.name} call (journal entry {intent_id}) started but never "
-            "finished, so it may or may not have taken effect; it will not be repeated automatically.",
-            recoverable=False,
-            suggestion=(
-                "Do not retry. Tell the user this action may or may not have happened and needs "
-                f"checking; an operator can resolve journal entry {intent_id} (`tether audit resolve`)."
-            ),
-            details={"in_doubt": True, "intent_id": intent_id},
-        )
+        return _in_doubt(tool.name, intent)
 
 
 _ALLOW = Allow()
+
+
+class _Guards:
+    """Every executor's idempotency guard in this process, with the keys their calls hold (`running_here`).
+
+    Its lock is held to add a guard (as an executor is made) and to copy the set (on a look): a `WeakSet`
+    another thread changes while it is iterated raises. A call that runs never takes it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.guards: weakref.WeakSet[IdempotencyGuard] = weakref.WeakSet()
+        os.register_at_fork(after_in_child=self._forked)
+
+    def add(self, guard: IdempotencyGuard) -> None:
+        with self.lock:
+            self.guards.add(guard)
+
+    def hold(self, key: str) -> bool:
+        with self.lock:
+            guards = list(self.guards)
+        return any(guard.holds(key) for guard in guards)
+
+    def _forked(self) -> None:
+        """A forked child's own lock: a thread of its parent may have held this one as it forked."""
+        self.lock = threading.Lock()
+
+
+_GUARDS = _Guards()
+
+
+def running_here(key: str) -> bool:
+    """Whether a call of this process holds `key`, in any executor: claimed (or being claimed), its result
+    not yet written. An intent of this process's without a result, whose key no call holds, is in doubt:
+    its result write failed, or its call was stopped part way."""
+    return _GUARDS.hold(key)
+
+
+def _looked_again(attempt: Attempt, found: Lookup, again: Lookup) -> Decision:
+    """The decision for a call whose key's intent in doubt (`found`) is this process's and held by no call of
+    it, from the journal looked at again (`again`): a call holds its key until its result is written, so that
+    intent still without a result now is in doubt; one that has it finished meanwhile (as `_running`)."""
+    tool = attempt.tool
+    assert tool is not None, "the unknown-tool guard runs first"
+    intent = found.intent
+    assert intent is not None
+    if again.status == "in_doubt" and again.intent is not None and again.intent.id == intent.id:
+        return _in_doubt(tool.name, intent)
+    return _running(attempt, again)
+
+
+def _in_doubt(name: str, intent: JournalEntry | None) -> Decision:
+    """`CONFLICT` for a mutating call whose earlier attempt (`intent`) may or may not have taken effect."""
+    intent_id = intent.id if intent else None
+    return refusal(
+        ErrorCode.CONFLICT,
+        f"An earlier attempt of this {name} call (journal entry {intent_id}) started but never "
+        "finished, so it may or may not have taken effect; it will not be repeated automatically.",
+        recoverable=False,
+        suggestion=(
+            "Do not retry. Tell the user this action may or may not have happened and needs "
+            f"checking; an operator can resolve journal entry {intent_id} (`tether audit resolve`)."
+        ),
+        details={"in_doubt": True, "intent_id": intent_id},
+    )
 
 
 def _running(attempt: Attempt, found: Lookup) -> Decision:
