@@ -1,5 +1,6 @@
 """The caller's face of a parser and the dialect's: callers feed, close and read; only dialects emit."""
 
+import random
 import time
 
 import pytest
@@ -38,6 +39,34 @@ def test_a_free_numbered_id_is_still_skipped_when_the_model_took_it() -> None:
     assert [emit.new_id(w) for w in ("x", "x_2", "x", "x", None, "call_1", None)] == [
         "x", "x_2", "x_3", "x_4", "call_0", "call_1", "call_2",
     ]  # fmt: skip
+
+
+def _ids_as_a_set_would_give(wanted: list[str | None]) -> list[str]:
+    """What `new_id` promises, kept naively: `wanted` when free, else its first free `_n`; else `call_<n>`."""
+    given: list[str] = []
+    n = 0
+    for w in wanted:
+        if w:
+            call_id, k = w, 2
+            while call_id in given:
+                call_id, k = f"{w}_{k}", k + 1
+        else:
+            while f"call_{n}" in given:
+                n += 1
+            call_id = f"call_{n}"
+            n += 1
+        given.append(call_id)
+    return given
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_first_id_of_an_output_needs_no_set_and_the_ids_stay_unique(seed: int) -> None:
+    """The first id an emitter gives out is kept without a set (made with the second): the ids equal those a
+    set from the start gives, whichever comes first (a wanted id, none, one that a later `call_<n>` takes)."""
+    rng = random.Random(seed)
+    wanted = [rng.choice([None, "", "x", "x_2", "call_0", "call_1", "c"]) for _ in range(rng.randint(1, 6))]
+    emit = Emitter("hermes", ToolIndex())
+    assert [emit.new_id(w) for w in wanted] == _ids_as_a_set_would_give(wanted), wanted
 
 
 @pytest.mark.parametrize("span", [None, (3, 40)])

@@ -5,6 +5,7 @@ rendering is built from it."""
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -24,6 +25,18 @@ ENVELOPES = {
     "ok large": envelopes.ok(
         {"rows": [{"id": i, "name": f"row {i}"} for i in range(2000)], "blob": "x" * 200_000}
     ),
+    "ok non-finite floats": envelopes.ok([float("nan"), float("inf"), -float("inf"), 1.0]),
+    "ok python values": OkEnvelope(
+        data={
+            "when": datetime(2026, 11, 28, 9, 0, tzinfo=UTC),
+            "raw": b"bytes",
+            "pair": (1, "x"),
+            "big": 2**70,
+        }
+    ),
+    "ok a model inside": OkEnvelope(data={"info": ErrorInfo(code="X", message="m", recoverable=True)}),
+    "ok empty": envelopes.ok({}),
+    "ok false": envelopes.ok(False),
     "needs": envelopes.needs({"date": "Which day?", "city": True}),
     "error": envelopes.error("NOT_FOUND", "no such file: a.txt", recoverable=True),
     "error with details": envelopes.error(

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tether import Agent, NeedsInput, ToolError, tool
+from tether.dialects import dialect_names, get_dialect, stream_parser
 from tether.loop import Session, core_tools
 from tether.loop._calls import _describe  # pyright: ignore[reportPrivateUsage]
 from tether.loop._loop import AgentRun
@@ -16,6 +17,7 @@ from tether.loop._secrets import SecretsAtRest, describe_call
 from tether.models import ScriptedModel
 from tether.tools import Toolset, redact
 from tether.types import (
+    AssistantMessage,
     ChatEvent,
     ChatModelStreamEvent,
     Event,
@@ -23,6 +25,7 @@ from tether.types import (
     ToolCall,
     ToolEndEvent,
     ToolStartEvent,
+    UserMessage,
 )
 
 pytestmark = pytest.mark.anyio
@@ -199,3 +202,66 @@ async def test_the_events_after_each_call_of_a_batch_are_those_finish_makes() ->
         ("on_tool_end", "r"),
     ]
     assert [e.data for e in seen if isinstance(e, ChatEvent)] == ["hi"]
+
+
+_TEXT_CALLS = [
+    ToolCall(id="c1", name="get_weather", arguments={"city": "Paris", "days": 3}),
+    ToolCall(id="c2", name="note", arguments={"text": 'a "quoted" } brace and </ok>', "n": None}),
+]
+_HERMES_ODD = [
+    "<think>plan it</think>Sure.",  # reasoning
+    "<think></think>ok",  # an empty reasoning block: reasoning "", not None
+    'Let me.\n<tool_call>{"name": "add", "arguments": {not json}}</tool_call> and <tool_call>{"name": "add"',
+    '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>',  # the whole-output path
+    "",
+]
+
+
+def _turns_to_check() -> list[tuple[str, str]]:
+    native = {"openai", "anthropic", "gemini", "auto"}
+    outputs = [
+        (d, "Checking.\n" + get_dialect(d).render_calls(_TEXT_CALLS) + "\nDone.") for d in dialect_names()
+    ]
+    outputs = [(d, text) for d, text in outputs if d not in native]
+    return [*outputs, *(("hermes", text) for text in _HERMES_ODD), *(("auto", text) for text in _HERMES_ODD)]
+
+
+@pytest.mark.parametrize(("dialect", "text"), _turns_to_check())
+async def test_a_turn_keeps_what_the_parser_s_result_says(dialect: str, text: str) -> None:
+    """The turn reads what the model said from the parser's events (`_Output`), not from a `ParseResult`: the
+    message it stores and the problems it reports equal what `parser.result` gives, for every text dialect
+    (streamed in 7-character pieces), `auto`, reasoning (an empty block too), failures and a bare call."""
+    parser = stream_parser(dialect)
+    for at in range(0, len(text), 7):
+        parser.feed(text[at : at + 7])
+    parser.close()
+    expected = parser.result
+
+    agent = Agent(ScriptedModel([text, "done.", "done.", "done."], chunk_size=7), [add], dialect=dialect)
+    result = await agent.run("go")
+    said = result.messages[2]
+    assert said == AssistantMessage(
+        content=expected.content,
+        reasoning=expected.reasoning,
+        tool_calls=tuple(expected.calls),
+        raw="".join(text[at : at + 7] for at in range(0, len(text), 7)) if text else "",
+    )
+    told = [m.content for m in result.messages if isinstance(m, UserMessage)][1:2]
+    if expected.errors:
+        problems = "; ".join(e.message for e in expected.errors)
+        assert told == [f"Some of your output could not be read as tool calls: {problems}"]
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic", "gemini"])
+async def test_a_native_turn_keeps_what_the_parser_s_result_says(dialect: str) -> None:
+    """The same for a native dialect's turn (calls scripted as the provider's events)."""
+    calls = [ToolCall(id="c0", name="add", arguments={"a": 1, "b": 2}), *_TEXT_CALLS]
+    model = ScriptedModel([calls, "done."], native_dialect=dialect)
+    result = await Agent(model, [add], dialect=dialect).run("go")
+    said = result.messages[2]
+    assert isinstance(said, AssistantMessage)
+    assert [(c.id, c.name, c.arguments) for c in said.tool_calls] == [
+        (c.id, c.name, c.arguments) for c in calls
+    ]
+    assert (said.content, said.reasoning) == ("", None)
+    assert result.output == "done."

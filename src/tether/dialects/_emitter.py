@@ -49,6 +49,7 @@ class Emitter:
         "events",
         "fed",
         "first_call_at",
+        "first_id",
         "ids",
         "next_id",
         "reasoning_parts",
@@ -71,9 +72,11 @@ class Emitter:
         """Where the first complete call began."""
         self.announced: str | None = None
         """The id of a call announced before it was read, which the next call or failure takes."""
+        self.first_id: str | None = None
+        """The first call id given out in this output."""
         self.ids: set[str] | None = None
-        """Every call id given out in this output: ids are unique within it (made by the first call: most
-        outputs hold none, and a parser is made every model turn)."""
+        """Every call id given out in this output, once there are two: ids are unique within it (most outputs
+        hold one call or none, and a parser is made every model turn)."""
         self.next_id = 0
         self.suffixes: dict[str, int] | None = None
         """Per id wanted more than once, the next numbered variant to try (so a thousand calls sharing one
@@ -97,7 +100,17 @@ class Emitter:
         calls one id must not get one result for both, nor one call run twice."""
         ids = self.ids
         if ids is None:
-            ids = self.ids = set()
+            first = self.first_id
+            if first is None:  # the output's first call: no id to clash with, and no set made (~1.5k
+                # instructions; most outputs hold one call, and a parser is made every model turn)
+                if wanted:
+                    call_id = wanted
+                else:
+                    call_id = f"call_{self.next_id}"
+                    self.next_id += 1
+                self.first_id = call_id
+                return call_id
+            ids = self.ids = {first}
         if wanted:
             call_id = wanted
             if call_id in ids:

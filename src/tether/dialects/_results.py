@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic_core import SchemaSerializer
+from pydantic_core import to_json as _to_json
 
 from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolResultMessage
 
@@ -22,6 +23,15 @@ _SERIALIZERS: dict[type[Any], SchemaSerializer] = {}
 def result_text(envelope: _Envelope) -> str:
     """The envelope as the compact JSON a model reads: the envelope's unset optional fields (a null
     `suggestion` or `details`, an ok's null `data`) are left out, nulls inside the tool's data are kept."""
+    if type(envelope) is OkEnvelope:
+        # The usual result: `{"ok":true,"data":...}`, its data serialized alone as the envelope's serializer
+        # serializes its `Any` field (the same exclusions, non-finite floats as `null`, pydantic's default), in a
+        # third of the envelope serializer's time (~0.5 µs a result); `{"ok":true}` for none (excluded).
+        # `tests/dialects/test_results.py` checks the text against `model_dump_json` byte for byte.
+        data = envelope.data
+        if data is None:
+            return '{"ok":true}'
+        return '{"ok":true,"data":' + _to_json(data, exclude_none=True, inf_nan_mode="null").decode() + "}"
     # `model_dump_json(exclude_none=True)`, less its wrapper (fifteen keywords passed on, ~0.7 µs a result):
     # the text is the serializer's either way (`tests/dialects/test_results.py`)
     serializer = _SERIALIZERS.get(type(envelope))

@@ -24,6 +24,9 @@ from tether import _wire
 from tether.dialects import (
     CallCompleted,
     CallDelta,
+    CallFailed,
+    CallStarted,
+    ParseEvent,
     ReasoningDelta,
     StreamParser,
     TextDelta,
@@ -213,11 +216,11 @@ class AgentRun:
         request = ModelRequest(
             conversation.for_model(), offer.specs if agent.native else (), system, agent.dialect
         )
-        raw: list[str] = []
+        out = _Output()
         chars = self.budget.chars
         stream = aiter(model.stream(request))
         try:
-            await self.read(stream, parser, raw)
+            await self.read(stream, parser, out)
             for task in calls.stream_ended():
                 await task
         except BaseException as error:  # the model failed or the run was cancelled: stop what it started
@@ -229,32 +232,39 @@ class AgentRun:
                 error.before_output = self.budget.chars == chars and not calls.started()
                 calls.turn -= 1
             raise
-        parser.close()
-        parsed = parser.result
+        out.take(parser.close())
+        if type(parser).result is _PARSER_RESULT and type(parser).reasoned is _PARSER_REASONED:
+            content, called, unreadable = "".join(out.content), out.calls, out.errors
+            reasoning = "".join(out.reasoning) if parser.reasoned else None
+        else:  # a parser that keeps its result apart from its events (`auto`: its chosen candidate's)
+            parsed = parser.result
+            content, reasoning, called = parsed.content, parsed.reasoning, parsed.calls
+            unreadable = [e.message for e in parsed.errors]
         # Stored before any mutating call runs: after a crash, `resume` finds these calls and the journal
         # says which of them ran.
-        said = _wire.assistant_message(parsed.content, parsed.reasoning, tuple(parsed.calls), "".join(raw))
+        said = _wire.assistant_message(content, reasoning, tuple(called), "".join(out.raw))
         if (saving := conversation.add(said)) is not None:
             await saving
-        envelopes = await calls.answer(parsed.calls) if parsed.calls else []
+        envelopes = await calls.answer(called) if called else []
         if self.events.held:  # act first: the turn's tools are done (or need input), the text can show
             await self.events.release()
-        if envelopes and (saving := conversation.add(*_results(parsed.calls, envelopes))) is not None:
+        if envelopes and (saving := conversation.add(*_results(called, envelopes))) is not None:
             await saving
-        unreadable = [e.message for e in parsed.errors] if parsed.errors else []
         if unreadable:
             problems = "; ".join(unreadable)
             told = UserMessage(content=f"Some of your output could not be read as tool calls: {problems}")
             if (saving := conversation.add(told)) is not None:
                 await saving
-        return TurnResult(parsed.content, parsed.calls, envelopes, unreadable)
+        return TurnResult(content, called, envelopes, unreadable)
 
-    async def read(self, stream: AsyncIterator[ModelChunk], parser: StreamParser, raw: list[str]) -> None:
+    async def read(self, stream: AsyncIterator[ModelChunk], parser: StreamParser, out: _Output) -> None:
         """Feed the model's events to the parser to the end of the stream, showing its text; calls that may
         start while the model streams are scheduled as each event completes them (`Calls.schedule`). A text
-        dialect parses the model's text (`feed`); a native one reads every event (`feed_event`)."""
+        dialect parses the model's text (`feed`); a native one reads every event (`feed_event`). What the
+        events say is kept in `out` (see `_Output`)."""
         following = stream.__anext__
         budget, calls = self.budget, self.calls
+        raw, content, called = out.raw, out.content, out.calls
         parses_text = not self.agent.native
         while True:
             try:  # `_next`, inlined: a coroutine call per chunk costs ~0.3 µs
@@ -279,6 +289,7 @@ class AgentRun:
             ready: list[ToolCall] | None = None
             for event in events:
                 if type(event) is TextDelta:
+                    content.append(event.text)
                     if text is None:  # any other event: count what the model wrote in it
                         written += len(event.text)
                     if event.text and self.visible:
@@ -286,14 +297,17 @@ class AgentRun:
                         if shown is not None:
                             await shown
                 elif type(event) is CallCompleted:
+                    called.append(event.call)
                     if calls.streamable(event.call):
                         if ready is None:
                             ready = []
                         ready.append(event.call)
-                elif text is None:  # the model's own writing: argument fragments and reasoning
-                    if type(event) is CallDelta:
+                elif type(event) is CallDelta:
+                    if text is None:  # the model's own writing: argument fragments
                         written += len(event.arguments_delta)
-                    elif type(event) is ReasoningDelta:
+                elif type(event) is not CallStarted:  # reasoning or a failure: rare
+                    out.take((event,))
+                    if text is None and type(event) is ReasoningDelta:
                         written += len(event.text)
             if written:
                 budget.wrote(written)  # a limit reached here stops the turn before its calls start
@@ -399,6 +413,41 @@ class AgentRun:
             raise
         fallback.succeeded(last)
         return result
+
+
+_PARSER_RESULT = StreamParser.result
+_PARSER_REASONED = StreamParser.reasoned
+
+
+class _Output:
+    """What the model wrote in one turn, as the parser's events say it: a parser's `result` is what its events
+    say (its text deltas join to the content, reasoning deltas to the reasoning, each completed call in order,
+    each failure: `tests/dialects/test_stream_equivalence.py`, `tests/loop/test_loop_fast_paths.py`), so the
+    turn keeps what it reads anyway, without a `ParseResult` (~9k instructions a model turn, native or text).
+    A parser whose `result` is its own (`auto`) is asked for it instead."""
+
+    __slots__ = ("calls", "content", "errors", "raw", "reasoning")
+
+    def __init__(self) -> None:
+        self.raw: list[str] = []
+        """The text the model wrote (a text dialect's), as it came."""
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.errors: list[str] = []
+        """Why each unreadable call could not be read."""
+
+    def take(self, events: Sequence[ParseEvent]) -> None:
+        """Keep what `events` say (`read` keeps the usual ones itself, inline)."""
+        for event in events:
+            if type(event) is TextDelta:
+                self.content.append(event.text)
+            elif type(event) is CallCompleted:
+                self.calls.append(event.call)
+            elif type(event) is ReasoningDelta:
+                self.reasoning.append(event.text)
+            elif type(event) is CallFailed:
+                self.errors.append(event.error.message)
 
 
 class _ModelFailed(Exception):
