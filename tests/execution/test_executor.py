@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 
 import anyio
@@ -130,6 +131,32 @@ async def test_on_result_hears_of_each_call_as_it_is_answered(size: int) -> None
     results = await Executor(TOOLS).execute_all(calls, on_result=on_result)
     assert results == [OkEnvelope(data=str(i)) for i in range(size)]  # still in call order
     assert heard == ([(0, "0")] if size == 1 else [(1, "1"), (3, "3"), (2, "2"), (0, "0")])  # as they finish
+
+
+@pytest.mark.parametrize("size", [1, 4])
+async def test_a_plain_on_result_is_called_as_each_call_is_answered_and_what_it_returns_is_awaited(
+    size: int,
+) -> None:
+    """`on_result` may be a plain function: None means nothing to wait for; an awaitable it returns is awaited
+    in the call's task, before the batch returns (the loop's way: no coroutine a call)."""
+    heard: list[tuple[int, str]] = []
+    awaited: list[int] = []
+
+    async def later(index: int) -> None:
+        await anyio.lowlevel.checkpoint()
+        awaited.append(index)
+
+    def on_result(index: int, envelope: object) -> Awaitable[None] | None:
+        assert isinstance(envelope, OkEnvelope)
+        heard.append((index, str(envelope.data)))
+        return later(index) if index % 2 == 0 else None
+
+    seconds = [0.15, 0.0, 0.1, 0.05][:size]
+    calls = [call("step", f"c{i}", label=str(i), seconds=s) for i, s in enumerate(seconds)]
+    results = await Executor(TOOLS).execute_all(calls, on_result=on_result)
+    assert results == [OkEnvelope(data=str(i)) for i in range(size)]
+    assert heard == ([(0, "0")] if size == 1 else [(1, "1"), (3, "3"), (2, "2"), (0, "0")])
+    assert awaited == ([0] if size == 1 else [2, 0])  # each before the batch returned
 
 
 async def test_a_repeated_call_returns_the_recorded_envelope_without_running_again() -> None:

@@ -297,26 +297,28 @@ class Executor:
         calls: Sequence[ToolCall],
         run: Run | None = None,
         *,
-        on_result: Callable[[int, AnyEnvelope], Awaitable[None]] | None = None,
+        on_result: Callable[[int, AnyEnvelope], Awaitable[None] | None] | None = None,
     ) -> list[AnyEnvelope]:
         """Answer a batch of calls, returning envelopes in call order.
 
         Calls start in order of priority (higher first; the call's own, else its tool's); independent calls
         run concurrently up to `policy.max_concurrency`; a call to a `sequential` tool waits for every call
-        started before it and runs alone. `on_result(index, envelope)` hears of each call as it is answered.
+        started before it and runs alone. `on_result(index, envelope)` hears of each call as it is answered,
+        in the call's task; what it returns, if not None, is awaited there (a plain function returning None
+        when it has nothing to wait for saves a coroutine a call: the loop's, in a fan-out of 50 calls).
         """
         run = run if run is not None else Run()
         if len(calls) == 1:  # nothing to order or overlap: no closure, no list of slots
             envelope = await self.execute(calls[0], run)
-            if on_result is not None:
-                await on_result(0, envelope)
+            if on_result is not None and (pending := on_result(0, envelope)) is not None:
+                await pending
             return [envelope]
         results: list[AnyEnvelope | None] = [None] * len(calls)
 
         async def answer(index: int) -> None:
             results[index] = envelope = await self.execute(calls[index], run)
-            if on_result is not None:
-                await on_result(index, envelope)
+            if on_result is not None and (pending := on_result(index, envelope)) is not None:
+                await pending
 
         tools = [self.toolset.get(c.name) for c in calls]  # once a call, for its priority and ordering
         if any(t is not None and self._plan(t).secret for t in tools):  # before any runs: another may echo

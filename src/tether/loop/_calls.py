@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Calls"]
 
-OnResult = Callable[[int, AnyEnvelope], Awaitable[None]]
+OnResult = Callable[[int, AnyEnvelope], Awaitable[None] | None]
+"""What hears of each call of a batch as it is answered (`Executor.execute_all`'s `on_result`): what it
+returns, if not None, is awaited in the call's task."""
 
 
 class Calls:
@@ -149,11 +151,12 @@ class Calls:
                 await self.finish(call, envelope)
                 return [envelope] if len(calls) == 1 else [answered[c.id] for c in calls]
 
-            async def done(index: int, envelope: AnyEnvelope) -> None:  # `finish`, inlined: a coroutine less
+            def done(index: int, envelope: AnyEnvelope) -> Awaitable[None] | None:
+                """`finish`, not a coroutine (none a call): what is left to await, which the executor awaits
+                in the call's task, or None."""
                 call = later[index]
                 answered[call.id] = envelope
-                if (pending := self._ended(call, envelope)) is not None:
-                    await pending
+                return self._ended(call, envelope)
 
             journaled = _journaled(later, self.turn)
             if self.agent.core_executor is None:  # the usual case, without a coroutine more a turn
@@ -257,8 +260,10 @@ class Calls:
             (agent.executor, [i for i, c in enumerate(calls) if c.name not in agent.core_routed]),
         ):
 
-            async def answered(n: int, envelope: AnyEnvelope, indices: list[int] = indices) -> None:
-                await on_result(indices[n], envelope)
+            def answered(
+                n: int, envelope: AnyEnvelope, indices: list[int] = indices
+            ) -> Awaitable[None] | None:
+                return on_result(indices[n], envelope)
 
             if indices:
                 await executor.execute_all([calls[i] for i in indices], self.run, on_result=answered)
