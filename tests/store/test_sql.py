@@ -154,23 +154,31 @@ def test_a_claim_on_an_intent_in_doubt_goes_through_only_if_not_mutating(
 async def test_a_duplicate_in_another_executor_on_the_same_journal_gets_conflict(
     journal_url: str, open_journal: OpenJournal
 ) -> None:
-    first, second = (Executor(Toolset(slow_booking), journal=open_journal(journal_url)) for _ in range(2))
-    call = ToolCall(id="c1", name="slow_booking", arguments={"room": "Blue"})
-    results: list[object] = []
+    started, release = anyio.Event(), anyio.Event()
 
-    async def run(executor: Executor, delay: float) -> None:
-        await anyio.sleep(delay)
-        results.append(await executor.execute(call, Run(session_id="s")))
+    @tool
+    async def booking(room: str) -> str:
+        started.set()
+        await release.wait()
+        return f"booked {room}"
+
+    first, second = (Executor(Toolset(booking), journal=open_journal(journal_url)) for _ in range(2))
+    call = ToolCall(id="c1", name="booking", arguments={"room": "Blue"})
+    booked: list[object] = []
+
+    async def book() -> None:
+        booked.append(await first.execute(call, Run(session_id="s")))
 
     async with anyio.create_task_group() as group:
-        group.start_soon(run, first, 0)
-        group.start_soon(run, second, 0.1)
-    conflict, booked = results
-    assert booked == OkEnvelope(data="booked Blue")
+        group.start_soon(book)
+        await started.wait()
+        conflict = await second.execute(call, Run(session_id="s"))
+        release.set()
+    assert booked == [OkEnvelope(data="booked Blue")]
     assert isinstance(conflict, ErrorEnvelope)
     assert (
         conflict.error.message
-        == f"Duplicate call to slow_booking: the same call is running in process {os.getpid()}."
+        == f"Duplicate call to booking: the same call is running in process {os.getpid()}."
     )
 
 
