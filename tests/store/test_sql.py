@@ -169,11 +169,17 @@ async def test_a_duplicate_in_another_executor_on_the_same_journal_gets_conflict
     async def book() -> None:
         booked.append(await first.execute(call, Run(session_id="s")))
 
+    async def repeat_once_started() -> object:
+        await started.wait()
+        try:
+            return await second.execute(call, Run(session_id="s"))
+        finally:
+            release.set()
+
+    conflict: object = None
     async with anyio.create_task_group() as group:
         group.start_soon(book)
-        await started.wait()
-        conflict = await second.execute(call, Run(session_id="s"))
-        release.set()
+        conflict = await repeat_once_started()
     assert booked == [OkEnvelope(data="booked Blue")]
     assert isinstance(conflict, ErrorEnvelope)
     assert (
