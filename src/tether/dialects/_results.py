@@ -11,7 +11,7 @@ from pydantic_core import to_json as _to_json
 
 from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolResultMessage
 
-__all__ = ["result_data", "result_text", "tool_responses"]
+__all__ = ["result_text", "result_value", "tool_responses"]
 
 _Envelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
 
@@ -42,7 +42,7 @@ def result_text(envelope: _Envelope) -> str:
     return serializer.to_json(envelope, exclude_none=True).decode()
 
 
-def result_data(envelope: _Envelope) -> dict[str, Any]:
+def result_value(envelope: _Envelope) -> dict[str, Any]:
     """The same as `result_text`, as a JSON value, for formats that embed it in their own (YAML, Gemini's
     `functionResponse`)."""
     return envelope.model_dump(mode="json", exclude_none=True)
