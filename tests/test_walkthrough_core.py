@@ -12,7 +12,7 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,7 +25,9 @@ from tether.dialects import (
     Dialect,
     Emitter,
     JsonCalls,
+    NativeParser,
     Opener,
+    RegionParser,
     ToolIndex,
     get_dialect,
     parse,
@@ -35,6 +37,7 @@ from tether.dialects import (
 from tether.loop import Continue, End, Judge, Termination, TurnResult
 from tether.models import (
     Finish,
+    Model,
     ModelRequest,
     ReasoningChunk,
     TextChunk,
@@ -475,3 +478,80 @@ def test_registering_what_is_no_dialect_names_the_fix() -> None:
     with pytest.raises(UserError, match="'hermes' is already registered; pass replace=True"):
         register_dialect(type("Clash", (Tagged,), {"name": "hermes"})())
     assert get_dialect("hermes").name == "hermes"  # the built-in was not replaced
+
+
+class _Raising:
+    """A plugin's body format with a bug: it raises on what it reads."""
+
+    def read(self, out: Emitter, text: str, span: tuple[int, int], complete: bool) -> None:
+        raise RuntimeError("plugin body bug")
+
+
+class _HookRaising(RegionParser):
+    openers = (Opener("<c>", ends=("</c>",), body=JsonCalls()),)
+
+    def after_text(self, text: str) -> None:
+        if "b" in text:  # whatever the split, a piece of "a boom" holds it
+            raise RuntimeError("plugin hook bug")
+        super().after_text(text)
+
+
+class _ReadRaising(NativeParser):
+    @staticmethod
+    def read(event: Mapping[str, Any]) -> list[Any]:
+        raise RuntimeError("plugin native bug")
+
+
+def _plugin(name: str, **declared: Any) -> Dialect:
+    kind = type(name, (Tagged,), {"name": f"test_{name}", **declared})
+    return register_dialect(kind(), replace=True)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "output"),
+    [
+        (
+            lambda: _plugin("walk_body_bug", openers=(Opener("<c>", ends=("</c>",), body=_Raising()),)),
+            "a <c>x</c>",
+        ),
+        (lambda: _plugin("walk_hook_bug", openers=(), parser=_HookRaising), "a boom"),
+    ],
+    ids=["a body format", "a parser hook"],
+)
+def test_a_plugin_parser_that_raises_is_told_to_the_model_and_the_run_goes_on(
+    dialect: Callable[[], Dialect], output: str
+) -> None:
+    name = dialect().name
+    bug = parse(output, name).errors
+    assert [e.message for e in bug] == [
+        f"internal parser error (RuntimeError: plugin {'body' if 'body' in name else 'hook'} bug); the rest of the "
+        "output was ignored"
+    ]
+    result = Agent(ScriptedModel([output, "Plain answer."], chunk_size=2), dialect=name).run_sync("x")
+    assert (result.output, result.reason) == ("Plain answer.", "no_calls")
+    assert "internal parser error" in [m.content for m in result.messages if m.kind == "user"][1]
+
+
+def test_a_native_plugin_whose_reading_raises_is_told_to_the_model() -> None:
+    name = _plugin("walk_native_bug", openers=(), parser=_ReadRaising).name
+    turns = iter([[{"say": "hi"}], [TextChunk("Plain answer.")]])
+
+    class Provider(Model):
+        native_dialect = name
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+            for event in next(turns):
+                yield event
+
+    result = Agent(Provider(), dialect=name).run_sync("x")
+    assert (result.output, result.reason) == ("Plain answer.", "no_calls")
+    assert "plugin native bug" in [m.content for m in result.messages if m.kind == "user"][1]
+
+
+def test_a_model_of_ones_own_streaming_bare_text_is_told_to_stream_text_chunks() -> None:
+    class Old(Model):
+        async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+            yield "raw text"
+
+    with pytest.raises(UserError, match=r"not a str: a model streams its text as TextChunk\(text\)"):
+        Agent(Old(), dialect="hermes").run_sync("x")
