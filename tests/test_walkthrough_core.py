@@ -548,10 +548,24 @@ def test_a_native_plugin_whose_reading_raises_is_told_to_the_model() -> None:
     assert "plugin native bug" in [m.content for m in result.messages if m.kind == "user"][1]
 
 
-def test_a_model_of_ones_own_streaming_bare_text_is_told_to_stream_text_chunks() -> None:
-    class Old(Model):
-        async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
-            yield "raw text"
+@pytest.mark.parametrize(
+    ("native", "event", "fix"),
+    [
+        (None, "raw text", r"not a str: a model streams its text as TextChunk\(text\)"),
+        (None, 42, "not a int"),
+        ("openai", "raw text", r"not a str: a model streams its text as TextChunk\(text\)"),
+        ("openai", 42, r"not 42 \(int\): Model.stream yields tether.models events"),
+    ],
+    ids=["text dialect, a str", "text dialect, an int", "native, a str", "native, an int"],
+)
+def test_a_model_of_ones_own_yielding_no_model_event_is_told_what_to_yield(
+    native: str | None, event: object, fix: str
+) -> None:
+    class Own(Model):
+        native_dialect = native
 
-    with pytest.raises(UserError, match=r"not a str: a model streams its text as TextChunk\(text\)"):
-        Agent(Old(), dialect="hermes").run_sync("x")
+        async def stream(self, request: ModelRequest) -> AsyncIterator[Any]:
+            yield event
+
+    with pytest.raises(UserError, match=fix):
+        Agent(Own(), dialect=native or "hermes").run_sync("x")

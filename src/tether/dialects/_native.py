@@ -74,27 +74,36 @@ class NativeParser(StreamParser):
         already parsed (a dict, or an SDK object with `model_dump()`).
 
         Raises:
-            UserError: `event` is a bare `str` (a model's text is a `TextChunk`; JSON text goes to `feed`).
+            UserError: `event` is neither: a bare `str` (a model's text is a `TextChunk`; JSON text goes to
+                `feed`), or any other object (a `Model` must yield `tether.models` events).
         """
         events: list[ParseEvent] = []
         self._emit.events = events
         if self._broken:
+            return events
+        if type(event) in _TYPED:  # the usual case first: an ABC check costs more than the rest
+            try:
+                self._apply(event)
+            except Exception as e:  # a parser bug must not take the caller down with the model's output
+                self._internal_error(e)
             return events
         if type(event) is str:
             raise UserError(
                 "feed_event() takes typed model events or a provider's JSON objects, not a str: a model streams "
                 "its text as TextChunk(text) (Model.stream yields tether.models events); JSON text goes to feed()"
             )
+        if type(event) is not dict and not isinstance(event, Mapping) and not hasattr(event, "model_dump"):
+            raise UserError(
+                f"feed_event() takes typed model events or a provider's JSON objects, not {event!r} "
+                f"({type(event).__name__}): Model.stream yields tether.models events (TextChunk, ToolCallChunk, "
+                "ToolCallDone, ...)"
+            )
         try:
-            if type(event) in _TYPED:  # the usual case first: an ABC check costs more than the rest
-                self._apply(event)
-                return events
-            if type(event) is not dict:
-                if hasattr(event, "model_dump"):
-                    event = event.model_dump(exclude_none=True)
-                if not isinstance(event, Mapping):
-                    return events
-            self._on_event(cast("Mapping[str, Any]", event))
+            value = cast("Any", event)
+            if type(value) is not dict and hasattr(value, "model_dump"):  # an SDK object
+                value = value.model_dump(exclude_none=True)
+            if isinstance(value, Mapping):
+                self._on_event(cast("Mapping[str, Any]", value))
         except Exception as e:  # a parser bug must not take the caller down with the model's output
             self._internal_error(e)
         return events
