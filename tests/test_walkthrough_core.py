@@ -448,6 +448,14 @@ def test_a_judge_that_raises_raises_its_own_error_saying_where_it_came_from() ->
         "raised by the judge of the agent's termination policy (_Echo)"
     )
 
+    class Failing(_Echo):
+        def start(self) -> Any:
+            raise LookupError("my start bug")
+
+    with pytest.raises(LookupError, match="my start bug") as raised:
+        Agent(ScriptedModel(["x"]), [book], dialect="hermes", termination=Failing()).run_sync("x")
+    assert raised.value.__notes__ == ["raised by Failing.start(), the run's termination policy"]
+
 
 @pytest.mark.parametrize(
     ("turn", "fix"),

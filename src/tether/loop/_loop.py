@@ -145,7 +145,13 @@ class AgentRun:
     async def steps(self, prompt: str | None, history: Sequence[Message]) -> RunResult:
         agent = self.agent
         await self.begin(prompt, history)
-        judge = agent.termination.start()
+        try:
+            judge = agent.termination.start()
+        except Exception as error:  # the user's own policy: their exception, saying where it came from
+            error.add_note(
+                f"raised by {type(agent.termination).__name__}.start(), the run's termination policy"
+            )
+            raise
         if not callable(getattr(judge, "judge", None)):  # a policy of the user's own: say so before any turn
             raise UserError(
                 f"{type(agent.termination).__name__}.start() returned {judge!r}, not a Judge: return an object "
