@@ -577,3 +577,23 @@ def test_a_model_of_ones_own_yielding_no_model_event_is_told_what_to_yield(
 
     with pytest.raises(UserError, match=fix):
         Agent(Own(), dialect=native or "hermes").run_sync("x")
+
+
+def test_a_dialect_whose_methods_are_still_stubs_says_which_one_when_used() -> None:
+    # docs/dialects.md writes `def render_calls(self, calls): ...` for brevity: a copy run as it is returns None
+    class Stub(Dialect):
+        name: ClassVar[str] = "test_walk_stub"
+        openers = Tagged.openers
+
+        def render_tools(self, tools: ToolIndex) -> Any: ...
+
+        def render_calls(self, calls: Sequence[ToolCall]) -> Any: ...
+
+    register_dialect(Stub(), replace=True)
+    with pytest.raises(UserError, match=r"test_walk_stub dialect's render_tools\(\) returned None"):
+        Agent(ScriptedModel(["x"]), [book], dialect="test_walk_stub").run_sync("x")
+    scripted = ScriptedModel([[ToolCall(id="c", name="book", arguments={"city": "Oslo"})]])
+    with pytest.raises(
+        UserError, match=r"test_walk_stub dialect's render_calls\(\) returned None, not the calls"
+    ):
+        Agent(scripted, dialect="test_walk_stub").run_sync("x")

@@ -101,7 +101,12 @@ def _written(
             "a scripted turn holds ToolCalls but the request names no dialect to write them in: run the "
             "model through an Agent, or pass ModelRequest(dialect=...)."
         )
-    rendered = get_dialect(dialect).render_calls(calls)
+    rendered: object = get_dialect(dialect).render_calls(calls)
+    if type(rendered) is not str:  # a dialect of one's own whose render_calls is still a stub
+        raise UserError(
+            f"the {dialect} dialect's render_calls() returned {rendered!r}, not the calls as text: a scripted "
+            "ToolCall is written with it, so it must return what the model would write (parse reads it back)."
+        )
     if dialect == native:
         return _reader(native)(json.loads(rendered))
     return _split(rendered, chunk_size)
