@@ -23,8 +23,6 @@ import tether
 SRC = Path(tether.__file__).parent
 
 
-# Violations inside the packages being restructured in parallel (issue 13), fixed on their importing side
-# by their owners; the lead removes each line at merge. Nothing outside dialects/, loop/ and models/.
 def module_name(path: Path) -> str:
     parts = path.relative_to(SRC.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

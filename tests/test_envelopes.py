@@ -132,3 +132,41 @@ def test_from_json_reads_back_what_an_envelope_dumps(
     envelope: OkEnvelope | NeedsEnvelope | ErrorEnvelope,
 ) -> None:
     assert envelopes.from_json(envelope.model_dump(mode="json")) == envelope
+
+
+def unions_of_envelopes(tree: ast.Module) -> list[str]:
+    """Names bound to a union of the three envelope types (`A = OkEnvelope | NeedsEnvelope | ErrorEnvelope`,
+    `B: TypeAlias = Union[...]`) in `tree`."""
+    wanted = {"OkEnvelope", "NeedsEnvelope", "ErrorEnvelope"}
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            value, targets = node.value, node.targets
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            value, targets = node.value, [node.target]
+        else:
+            continue
+        named = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+        named |= {n.attr for n in ast.walk(value) if isinstance(n, ast.Attribute)}
+        if wanted <= named:
+            found += [ast.unparse(t) for t in targets]
+    return found
+
+
+def test_the_union_of_the_envelopes_is_defined_once() -> None:
+    # regression: `AnyEnvelope` was defined twice (issue 13); every module imports tether.types.AnyEnvelope
+    found = {
+        path.relative_to(SRC).as_posix(): names
+        for path in sorted(SRC.rglob("*.py"))
+        if (names := unions_of_envelopes(ast.parse(path.read_text(encoding="utf-8"))))
+    }
+    assert found == {"types.py": ["Envelope", "AnyEnvelope"]}  # the validating union, and the plain one
+
+
+def test_the_union_check_sees_every_spelling() -> None:
+    source = (
+        "A = OkEnvelope | NeedsEnvelope | ErrorEnvelope\n"
+        "B: TypeAlias = Union[types.OkEnvelope, types.NeedsEnvelope, types.ErrorEnvelope]\n"
+        "D = OkEnvelope | ErrorEnvelope\n"
+    )
+    assert unions_of_envelopes(ast.parse(source)) == ["A", "B"]

@@ -116,6 +116,22 @@ def test_every_name_a_docstring_cites_exists() -> None:
 # The 0.1 API of the core's packages, name by name (docs/api.md says who each is for). A change here is a
 # change of the public API: deliberate, documented, and in the CHANGELOG.
 CORE_API: dict[str, list[str]] = {
+    "tether": [
+        "AbstractToolset", "Agent", "AnthropicModel", "EndTurn", "Envelope", "ErrorCode", "ErrorEnvelope", "ErrorInfo",
+        "Event", "Executor", "FinalResponse", "FunctionModel", "Limits", "Message", "Model", "ModelError",
+        "NeedsEnvelope", "NeedsInput", "NoCalls", "OkEnvelope", "OpenAIModel", "ParseResult", "Policy", "Principal",
+        "RunResult", "SandboxUnavailable", "ScriptedModel", "Session", "TetherError", "TetherRuntimeError", "Tool",
+        "ToolCall", "ToolContext", "ToolCrashed", "ToolError", "ToolSignal", "ToolSpec", "Toolset", "UserError",
+        "__version__", "as_toolset", "load_tools", "parse", "stream_parser", "tool",
+    ],
+    "tether.dialects": [
+        "ArgPairs", "Body", "BodyStream", "CallCompleted", "CallDelta", "CallFailed", "CallStarted", "Dialect",
+        "Emitter", "JsonCalls", "NativeParser", "Opener", "ParseError", "ParseEvent", "ParseResult", "PartialCall",
+        "PythonCalls", "ReasoningDelta", "RegionParser", "StreamParser", "TextDelta", "ToolIndex", "XmlFunctions",
+        "XmlInvoke", "dialect_names", "get_dialect", "parse", "register_dialect", "render_results", "render_tools",
+        "result_text", "result_value", "stream_parser",
+    ],
+    "tether.schemas": ["SCHEMAS", "export_schemas", "schema_for"],
     "tether.envelopes": [
         "DEFAULT_SUGGESTIONS", "error", "from_json", "from_signal", "in_doubt", "internal", "needs", "ok", "stopped",
         "stopped_suggestion", "timed_out",
@@ -178,3 +194,25 @@ def test_no_package_exports_what_only_its_own_machinery_uses() -> None:
     for name in ("replays", "resolution", "storable", "storable_text", "writer_alive"):
         assert not hasattr(tether.store, name)
         assert hasattr(tether.store.internal, name)
+
+
+PUBLIC_MODULES = [
+    "tether", "tether.types", "tether.exceptions", "tether.envelopes", "tether.schemas", "tether.tools",
+    "tether.dialects", "tether.models", "tether.loop", "tether.execution", "tether.store", "tether.sandbox",
+    "tether.builtin", "tether.mcp", "tether.serve", "tether.knowledge",
+]  # fmt: skip
+
+
+def test_one_public_name_is_one_thing_in_every_package() -> None:
+    # regression: `Limits` was the agent's and the sandbox's, `result_data` the dialects' (an envelope as JSON)
+    # and the sandbox's (a finished run as a tool result): an import of the wrong one type-checked
+    meanings: dict[str, dict[int, list[str]]] = {}
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        for export in vars(module).get("__all__", ()):
+            meanings.setdefault(export, {}).setdefault(id(getattr(module, export)), []).append(name)
+    assert {
+        export: sorted(m for ms in found.values() for m in ms)
+        for export, found in meanings.items()
+        if len(found) > 1
+    } == {}

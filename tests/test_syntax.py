@@ -1,5 +1,9 @@
 """One parser of call expressions, for dialects (model output, repaired) and seed 003 examples (strict)."""
 
+import ast
+from pathlib import Path
+
+import tether
 from tether._syntax import parse_call, parse_call_list
 from tether.dialects import parse
 from tether.tools import specs_from_typescript
@@ -35,3 +39,22 @@ def test_python_keyword_arguments_and_a_list_of_calls() -> None:
 def test_a_cut_off_call_is_repaired_not_refused() -> None:
     call = parse_call("f(1, 2", 0, 6, "js")
     assert (call.error, call.args, [r.kind for r in call.repairs]) == (None, [1, 2], ["unbalanced_brackets"])
+
+
+def test_tools_and_dialects_read_call_syntax_with_this_parser_and_no_other() -> None:
+    # regression (issue 13): tools/_jscall.py and dialects/_pycall.py were two parsers of call expressions
+    source = Path(tether.__file__).parent
+    users = {
+        path.relative_to(source).as_posix()
+        for path in source.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module == "tether._syntax"
+    }
+    assert {"tools/_typescript.py", "dialects/fenced.py", "dialects/_bodies.py"} <= users
+    defining = {
+        path.relative_to(source).as_posix()
+        for path in source.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef) and node.name in ("parse_call", "parse_call_list")
+    }
+    assert defining == {"_syntax.py"}

@@ -176,3 +176,28 @@ class _Parserless(Dialect):
 def test_a_dialect_without_a_parser_names_the_fix() -> None:
     with pytest.raises(UserError, match=r"declares no parser: set `openers = \(Opener\("):
         parse("text", _Parserless())
+
+
+# Built-in dialects that are not data alone, each with why: a format its openers cannot say, a native one, or a
+# fast path that still declares its openers (issue 13: "make a dialect declarative").
+NOT_DATA_ALONE = {
+    "anthropic": "native: a NativeParser reads the provider's events",
+    "gemini": "native",
+    "openai": "native",
+    "auto": "chooses among the other dialects as the output streams",
+    "harmony": "routes text by channel (RegionParser hooks)",
+    "llama3_json": "`;`-separated objects (RegionParser hooks)",
+    "hermes": "declares its openers; stream_parser is a fast path over them",
+    "reka": "hermes's openers and fast path, with its own markers",
+}
+
+
+def test_every_other_built_in_text_dialect_is_declared_as_data() -> None:
+    builtin = [n for n in dialect_names() if not n.startswith(("test_", "plugin_"))]
+    data = [
+        n for n in builtin
+        if type(get_dialect(n)).parser is None and type(get_dialect(n)).stream_parser is Dialect.stream_parser
+    ]  # fmt: skip
+    assert sorted(set(builtin) - set(data)) == sorted(NOT_DATA_ALONE)
+    assert all(get_dialect(n).openers for n in data)
+    assert len(data) >= 40

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tether import envelopes
-from tether.dialects import _results, dialect_names, render_results, result_data, result_text
+from tether.dialects import _results, dialect_names, render_results, result_text, result_value
 from tether.types import ErrorEnvelope, ErrorInfo, NeedsEnvelope, OkEnvelope, ToolResultMessage
 
 ENVELOPES = {
@@ -53,7 +53,7 @@ def test_result_text_is_the_envelopes_compact_json(name: str) -> None:
     expected = envelope.model_dump_json(exclude_none=True)
     assert result_text(envelope) == expected
     assert result_text(envelope) == expected  # the second time too (the serializer is then kept)
-    assert json.loads(expected) == result_data(envelope)
+    assert json.loads(expected) == result_value(envelope)
 
 
 def test_result_text_in_a_fresh_process_where_no_envelope_class_is_built_yet() -> None:

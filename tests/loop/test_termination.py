@@ -1,14 +1,17 @@
 """Termination policies: tether's three judge turns as seeds 000 and 003 say, and a policy written by a user
 runs end to end without the loop knowing it."""
 
+import ast
 import asyncio
 import dataclasses
 import inspect
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import tether.loop
 from tether.loop import Agent, Continue, End, EndTurn, FinalResponse, Judge, NoCalls, TurnResult
 from tether.models import FunctionModel, ModelRequest, ScriptedModel
 from tether.tools import tool
@@ -195,3 +198,22 @@ def test_hand_written_inits_make_what_the_generated_ones_make(
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(made, names[0], "changed")
     assert hash(End(None, "x")) == hash(End(None, "x"))
+
+
+def test_the_loop_names_no_policy_of_its_own() -> None:
+    # regression (issue 13): termination policies were checked with `isinstance` in four places of the loop, so
+    # a new policy meant editing it; now only the policies' module (and the Agent's output_type shortcut in it)
+    # names them, and the loop sees a Termination
+    loop = Path(tether.loop.__file__).parent
+    policies = {"NoCalls", "EndTurn", "FinalResponse", "_FinalAnswer"}
+    naming = {
+        path.name
+        for path in loop.glob("_*.py")
+        if path.name not in ("_termination.py", "__init__.py")  # (the package exports them)
+        and any(
+            (isinstance(node, ast.Name) and node.id in policies)
+            or (isinstance(node, ast.alias) and node.name in policies)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    }
+    assert naming == set()

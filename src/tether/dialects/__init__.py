@@ -47,8 +47,8 @@ from tether.dialects._regions import RegionParser as RegionParser
 from tether.dialects._registry import dialect_names as dialect_names
 from tether.dialects._registry import get_dialect as get_dialect
 from tether.dialects._registry import register_dialect as register_dialect
-from tether.dialects._results import result_data as result_data
 from tether.dialects._results import result_text as result_text
+from tether.dialects._results import result_value as result_value
 from tether.dialects._tools import ToolIndex as ToolIndex
 
 __all__ = [
@@ -82,7 +82,7 @@ __all__ = [
     "register_dialect",
     "render_results",
     "render_tools",
-    "result_data",
     "result_text",
+    "result_value",
     "stream_parser",
 ]

@@ -10,6 +10,7 @@ from tether.dialects._events import ParseResult
 from tether.dialects._parser import StreamParser
 from tether.dialects._registry import get_dialect
 from tether.dialects._tools import ToolIndex
+from tether.exceptions import UserError
 from tether.types import ToolResultMessage
 
 __all__ = ["parse", "render_results", "render_tools", "stream_parser"]
@@ -51,8 +52,20 @@ def parse(
 
 
 def render_tools(dialect: str | Dialect, tools: Any) -> str:
-    """The system-prompt text that teaches a model `dialect` for these tools."""
-    return get_dialect(dialect).render_tools(ToolIndex.of(tools))
+    """The system-prompt text that teaches a model `dialect` for these tools.
+
+    Raises:
+        UserError: The dialect's `render_tools` gives no text (e.g. a dialect of one's own still a stub), which
+            would leave the model untold of its tools.
+    """
+    found = get_dialect(dialect)
+    prompt: object = found.render_tools(ToolIndex.of(tools))
+    if type(prompt) is not str:
+        raise UserError(
+            f"the {found.name} dialect's render_tools() returned {prompt!r}, not the text that teaches a model "
+            "the tools (their names, what they take, how to write a call)."
+        )
+    return prompt
 
 
 def render_results(dialect: str | Dialect, results: Sequence[ToolResultMessage]) -> str:

@@ -74,27 +74,36 @@ class NativeParser(StreamParser):
         already parsed (a dict, or an SDK object with `model_dump()`).
 
         Raises:
-            UserError: `event` is a bare `str` (a model's text is a `TextChunk`; JSON text goes to `feed`).
+            UserError: `event` is neither: a bare `str` (a model's text is a `TextChunk`; JSON text goes to
+                `feed`), or any other object (a `Model` must yield `tether.models` events).
         """
         events: list[ParseEvent] = []
         self._emit.events = events
         if self._broken:
+            return events
+        if type(event) in _TYPED:  # the usual case first: an ABC check costs more than the rest
+            try:
+                self._apply(event)
+            except Exception as e:  # a parser bug must not take the caller down with the model's output
+                self._internal_error(e)
             return events
         if type(event) is str:
             raise UserError(
                 "feed_event() takes typed model events or a provider's JSON objects, not a str: a model streams "
                 "its text as TextChunk(text) (Model.stream yields tether.models events); JSON text goes to feed()"
             )
+        if type(event) is not dict and not isinstance(event, Mapping) and not hasattr(event, "model_dump"):
+            raise UserError(
+                f"feed_event() takes typed model events or a provider's JSON objects, not {event!r} "
+                f"({type(event).__name__}): Model.stream yields tether.models events (TextChunk, ToolCallChunk, "
+                "ToolCallDone, ...)"
+            )
         try:
-            if type(event) in _TYPED:  # the usual case first: an ABC check costs more than the rest
-                self.apply(event)
-                return events
-            if type(event) is not dict:
-                if hasattr(event, "model_dump"):
-                    event = event.model_dump(exclude_none=True)
-                if not isinstance(event, Mapping):
-                    return events
-            self.on_event(cast("Mapping[str, Any]", event))
+            value = cast("Any", event)
+            if type(value) is not dict and hasattr(value, "model_dump"):  # an SDK object
+                value = value.model_dump(exclude_none=True)
+            if isinstance(value, Mapping):
+                self._on_event(cast("Mapping[str, Any]", value))
         except Exception as e:  # a parser bug must not take the caller down with the model's output
             self._internal_error(e)
         return events
@@ -131,21 +140,21 @@ class NativeParser(StreamParser):
         values: Any = parsed.value
         for v in cast("list[Any]", values) if isinstance(values, list) else [values]:
             if isinstance(v, dict):
-                self.on_event(cast("dict[str, Any]", v))
+                self._on_event(cast("dict[str, Any]", v))
 
     def _close(self) -> None:
         if self._balancer is not None and self._parts:
             self._value("".join(self._parts))
-        self.finish_all()
+        self._finish_all()
 
     # ------------------------------------------------------------------------------------------- calls
 
-    def on_event(self, event: Mapping[str, Any]) -> None:
+    def _on_event(self, event: Mapping[str, Any]) -> None:
         """One provider JSON object, read as the typed events it holds."""
         for chunk in self.read(event):
-            self.apply(chunk)
+            self._apply(chunk)
 
-    def apply(self, event: ModelChunk) -> None:
+    def _apply(self, event: ModelChunk) -> None:
         """One typed model event: text and reasoning pass on, call pieces are assembled, a finish completes
         what is still open."""
         # exact types, most frequent first: this runs once per streamed token
@@ -154,7 +163,7 @@ class NativeParser(StreamParser):
         elif type(event) is ToolCallChunk:
             if event.id:  # a new call begins
                 self._begins(event.index, event.id)
-            self.add_arguments(self.pending(event.index, event.id, event.name), event.arguments)
+            self._add_arguments(self._pending_call(event.index, event.id, event.name), event.arguments)
         elif type(event) is ToolCallDone:
             if event.index not in self._pending:
                 if event.name:  # a call stated whole (the usual case): nothing to assemble
@@ -162,18 +171,18 @@ class NativeParser(StreamParser):
                     return
                 if event.id is event.arguments is None and event.name is None:
                     return  # the end of a block that was no call (Anthropic ends text blocks too)
-            call = self.pending(event.index, event.id, event.name)
+            call = self._pending_call(event.index, event.id, event.name)
             arguments = event.arguments
             if arguments is not None and not call.parts and call.arguments is None:
                 if isinstance(arguments, str):
-                    self.add_arguments(call, arguments)
+                    self._add_arguments(call, arguments)
                 else:
                     call.arguments = dict(arguments)
-            self.finish(event.index)
+            self._finish(event.index)
         elif type(event) is ReasoningChunk:
             self._emit.reasoning(event.text)
         elif type(event) is Finish:
-            self.finish_all()
+            self._finish_all()
 
     def _begins(self, index: int | str, call_id: str) -> None:
         """Call `index` begins. A call that held the index before is done; and providers stream parallel calls
@@ -181,7 +190,7 @@ class NativeParser(StreamParser):
         can start while the model goes on."""
         held = self._pending.get(index)
         if held is not None and held.id != call_id:
-            self.finish(index)  # a new call reusing the index
+            self._finish(index)  # a new call reusing the index
         if not isinstance(index, int):
             return
         earlier = [k for k in self._pending if isinstance(k, int) and k < index]
@@ -189,9 +198,9 @@ class NativeParser(StreamParser):
             parts = self._pending[other].parts
             parsed = loads("".join(parts), strip_extra=False) if parts else None
             if parsed is not None and parsed.ok and not parsed.repairs:
-                self.finish(other)
+                self._finish(other)
 
-    def pending(self, key: Any, call_id: str | None = None, name: str | None = None) -> PendingCall:
+    def _pending_call(self, key: Any, call_id: str | None = None, name: str | None = None) -> PendingCall:
         call = self._pending.get(key)
         if call is None:
             call = self._pending[key] = PendingCall(self._emit.new_id(call_id))
@@ -202,13 +211,13 @@ class NativeParser(StreamParser):
             self._emit.started(call.id, call.name)
         return call
 
-    def add_arguments(self, call: PendingCall, fragment: str) -> None:
+    def _add_arguments(self, call: PendingCall, fragment: str) -> None:
         if fragment:
             call.parts.append(fragment)
             if call.announced:
                 self._emit.delta(call.id, fragment)
 
-    def finish(self, key: Any) -> None:
+    def _finish(self, key: Any) -> None:
         call = self._pending.pop(key, None)
         if call is None:
             return
@@ -263,10 +272,10 @@ class NativeParser(StreamParser):
             self._emit.delta(call_id, json.dumps(args, ensure_ascii=False))
         self._emit.call(name, args, None, repairs, call_id=call_id, announced=True)
 
-    def finish_all(self) -> None:
+    def _finish_all(self) -> None:
         if self._pending:
             for key in list(self._pending):
-                self.finish(key)
+                self._finish(key)
 
     def partial_calls(self) -> list[PartialCall]:
         out: list[PartialCall] = []

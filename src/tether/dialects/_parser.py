@@ -65,8 +65,10 @@ class StreamParser(ABC):
 
     def feed_event(self, event: ModelChunk | Any) -> list[ParseEvent]:
         """Feed one typed model event (what `Model.stream` yields): text goes through `feed`, reasoning the
-        provider streams apart is kept as reasoning, usage and finish change nothing here. Native dialects
-        (openai, anthropic, gemini) also assemble tool-call events, and read a provider's JSON objects.
+        provider streams apart is kept as reasoning, usage and finish change nothing here, and a native call
+        (`ToolCallDone`) is reported as a call that could not be read (a text dialect runs only calls written
+        in its text). Native dialects (openai, anthropic, gemini) assemble tool-call events instead, and read a
+        provider's JSON objects.
 
         Raises:
             UserError: `event` is no model event (e.g. a bare `str` from a `Model` written before models
@@ -80,13 +82,32 @@ class StreamParser(ABC):
             self._emit.reasoning(event.text)
             return events
         kind = type(cast("object", event))
-        if kind in (ToolCallChunk, ToolCallDone, Usage, Finish):
-            return []  # a text dialect's model is offered no tools through the provider's API
+        if kind is Usage or kind is Finish:
+            return []
+        if kind is ToolCallChunk or kind is ToolCallDone:  # a text dialect's model is offered no tools
+            return self._native_call(cast("ToolCallChunk | ToolCallDone", event))
         raise UserError(
             f"feed_event() takes typed model events, not a {kind.__name__}: a model streams its text as "
             "TextChunk(text) (Model.stream yields tether.models events), and a provider's JSON objects are read "
             "by a native dialect (openai, anthropic, gemini)"
         )
+
+    def _native_call(self, event: ToolCallChunk | ToolCallDone) -> list[ParseEvent]:
+        """A native call reached a text dialect (a provider or a test double sent one anyway): it is not run,
+        as this dialect runs only calls written in its text, but it is never dropped unseen: it is reported
+        once, by its name (the piece that names it), as a call that could not be read."""
+        events: list[ParseEvent] = []
+        if event.name is None:
+            return events
+        self._emit.events = events
+        message = (
+            f"a native tool call ({event.name}) arrived, but calls are read as text written in the "
+            f"{self.dialect} dialect, so it was not run: write the call in the text"
+        )
+        key = str(event.id if event.id is not None else event.index)
+        if not any(e.call_id == key and e.message == message for e in self._emit.errors):
+            self._emit.fail(message, None, "", call_id=key)
+        return events
 
     def close(self) -> list[ParseEvent]:
         """Mark the end of the output: unfinished calls are completed (repaired) or reported as failed."""

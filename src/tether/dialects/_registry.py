@@ -18,7 +18,9 @@ __all__ = ["ENTRY_POINT_GROUP", "dialect_names", "get_dialect", "register_dialec
 ENTRY_POINT_GROUP = "tether.dialects"
 
 _DIALECTS: dict[str, Dialect] = {}
-_entry_points_loaded = False
+_entry_points_loaded: bool | str = False
+"""Whether the entry points were loaded; if one failed, why (said again on every later lookup that needs them,
+not lost to an "unknown dialect")."""
 
 
 def register_dialect(dialect: Dialect, *, replace: bool = False) -> Dialect:
@@ -29,8 +31,10 @@ def register_dialect(dialect: Dialect, *, replace: bool = False) -> Dialect:
         replace: Allow replacing a dialect already registered under the same name.
 
     Raises:
-        UserError: A different dialect is already registered under that name and `replace` is false.
+        UserError: `dialect` is no `Dialect` instance with a name, or a different dialect is already registered
+            under that name and `replace` is false.
     """
+    _check(dialect, "register_dialect()")
     existing = _DIALECTS.get(dialect.name)
     if existing is not None and existing is not dialect and not replace:
         raise UserError(
@@ -64,25 +68,57 @@ def _load_entry_points() -> bool:
     """Register the dialects of the `tether.dialects` entry points, once; returns whether this call did.
 
     Raises:
-        UserError: An entry point names no dialect, or a name already taken.
+        UserError: An entry point fails to load, names no dialect, or a name already taken.
     """
     global _entry_points_loaded
-    if _entry_points_loaded:
+    loaded = _entry_points_loaded
+    if loaded is True:
         return False
+    if loaded:
+        raise UserError(loaded)
     _entry_points_loaded = True
+    try:
+        _register_entry_points()
+    except UserError as e:
+        _entry_points_loaded = str(e)
+        raise
+    return True
+
+
+def _register_entry_points() -> None:
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        found: object = ep.load()
-        dialect = found
-        if isinstance(found, type) and issubclass(found, Dialect):
-            dialect = found()
-        if not isinstance(dialect, Dialect):
+        where = f"entry point {ep.name!r} in {ENTRY_POINT_GROUP} ({ep.value})"
+        try:
+            found: object = ep.load()
+            dialect = found
+            if isinstance(found, type) and issubclass(found, Dialect):
+                dialect = cast("object", found())
+        except Exception as e:  # the plugin's own failure: named, with the package to fix or uninstall
             raise UserError(
-                f"entry point {ep.name!r} in {ENTRY_POINT_GROUP} must name a Dialect, not {found!r}"
-            )
+                f"{where} failed to load ({type(e).__name__}: {e}): fix or uninstall the package that declares it"
+            ) from e
+        if not isinstance(dialect, Dialect):
+            raise UserError(f"{where} must name a Dialect, not {found!r}")
+        _check(dialect, where)
         if _DIALECTS.get(dialect.name, dialect) is not dialect:
             raise UserError(
                 f"entry point {ep.name!r} in {ENTRY_POINT_GROUP} registers a dialect named {dialect.name!r}, "
                 "which is already taken: give the plugin's dialect another name"
             )
         _DIALECTS[dialect.name] = dialect
-    return True
+
+
+def _check(dialect: object, where: str) -> None:
+    """A dialect must be a `Dialect` instance with a name (a class attribute, e.g. `name = "tagged"`)."""
+    if isinstance(dialect, type):
+        raise UserError(
+            f"{where} takes a Dialect instance, not the class {dialect.__name__}: write {dialect.__name__}()"
+        )
+    if not isinstance(dialect, Dialect):
+        raise UserError(f"{where} takes a Dialect (tether.dialects.Dialect), not {dialect!r}")
+    name: object = getattr(dialect, "name", None)
+    if type(name) is not str or not name:
+        raise UserError(
+            f'{where}: the dialect {type(dialect).__name__} has no name: set `name = "..."` on its class '
+            "(the name `parse(..., dialect=name)` uses)"
+        )

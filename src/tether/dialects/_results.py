@@ -9,18 +9,15 @@ from typing import Any
 from pydantic_core import SchemaSerializer
 from pydantic_core import to_json as _to_json
 
-from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolResultMessage
+from tether.types import AnyEnvelope, OkEnvelope, ToolResultMessage
 
-__all__ = ["result_data", "result_text", "tool_responses"]
-
-_Envelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
-
+__all__ = ["result_text", "result_value", "tool_responses"]
 
 _SERIALIZERS: dict[type[Any], SchemaSerializer] = {}
 """Each envelope type's serializer, once its class is built (the types defer building until first used)."""
 
 
-def result_text(envelope: _Envelope) -> str:
+def result_text(envelope: AnyEnvelope) -> str:
     """The envelope as the compact JSON a model reads: the envelope's unset optional fields (a null
     `suggestion` or `details`, an ok's null `data`) are left out, nulls inside the tool's data are kept."""
     if type(envelope) is OkEnvelope:
@@ -42,7 +39,7 @@ def result_text(envelope: _Envelope) -> str:
     return serializer.to_json(envelope, exclude_none=True).decode()
 
 
-def result_data(envelope: _Envelope) -> dict[str, Any]:
+def result_value(envelope: AnyEnvelope) -> dict[str, Any]:
     """The same as `result_text`, as a JSON value, for formats that embed it in their own (YAML, Gemini's
     `functionResponse`)."""
     return envelope.model_dump(mode="json", exclude_none=True)

@@ -10,7 +10,7 @@ from tether._model_events import ModelChunk, ReasoningChunk, TextChunk, ToolCall
 from tether.dialects._dialect import Dialect
 from tether.dialects._native import NativeParser
 from tether.dialects._render import json_text
-from tether.dialects._results import result_data
+from tether.dialects._results import result_value
 from tether.dialects._tools import ToolIndex
 from tether.types import ToolCall, ToolResultMessage
 
@@ -79,7 +79,7 @@ class Gemini(Dialect):
                 "functionResponse": {
                     "id": r.call_id,
                     "name": r.name,
-                    "response": result_data(r.envelope),
+                    "response": result_value(r.envelope),
                 }
             }
             for r in results

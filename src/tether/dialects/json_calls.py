@@ -25,7 +25,7 @@ from tether.dialects._emitter import Emitter
 from tether.dialects._events import PartialCall
 from tether.dialects._regions import Opener
 from tether.dialects._render import json_text
-from tether.dialects._results import result_data
+from tether.dialects._results import result_value
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
 
@@ -263,7 +263,7 @@ class ToolCallsJson(Dialect):
         return "\n".join(lines)
 
     def render_results(self, results: Sequence[ToolResultMessage]) -> str:
-        items = [{"id": r.call_id, "type": r.name, "result": result_data(r.envelope)} for r in results]
+        items = [{"id": r.call_id, "type": r.name, "result": result_value(r.envelope)} for r in results]
         return json.dumps({"toolResults": items}, ensure_ascii=False)
 
     def render_calls(self, calls: Sequence[ToolCall]) -> str:

@@ -17,7 +17,7 @@ import yaml
 from tether.dialects._dialect import Dialect
 from tether.dialects._emitter import Emitter
 from tether.dialects._regions import Opener
-from tether.dialects._results import result_data
+from tether.dialects._results import result_value
 from tether.dialects._tools import ToolIndex
 from tether.types import Repair, ToolCall, ToolResultMessage
 
@@ -136,7 +136,7 @@ class Yaml(Dialect):
                 "type": "tool_result",
                 "tool": r.name,
                 "id": r.call_id,
-                **result_data(r.envelope),
+                **result_value(r.envelope),
             }
             for r in results
         ]

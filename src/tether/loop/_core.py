@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urllib.parse import urlparse
 
-from tether.exceptions import ToolError
+from tether.exceptions import ToolError, UserError
 from tether.loop._speech import STYLES, has_engine, valid_voice
 from tether.tools import Toolset, tool
 
@@ -75,6 +75,17 @@ CORE_TOOL_NAMES = frozenset({"send_chat", "say", "open_url", "end_turn", "finalR
 
 
 def core_tools(*names: str) -> Toolset:
-    """The named core tools (all when none are named)."""
+    """The named core tools (all when none are named).
+
+    Raises:
+        UserError: A name is not one of the core tools (e.g. in a `Termination`'s `core_tools`).
+    """
     every = {t.name: t for t in (send_chat, say, open_url, end_turn, final_response)}
+    unknown = [n for n in names if n not in every]
+    if unknown:
+        raise UserError(
+            f"{', '.join(map(repr, unknown))}: not a core tool of the loop; the core tools are "
+            f"{', '.join(sorted(every))}. A termination policy's `core_tools` names only those (its own tools go "
+            "to Agent(tools=...))."
+        )
     return Toolset(*(every[n] for n in (names or every)))

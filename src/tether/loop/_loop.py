@@ -42,7 +42,7 @@ from tether.loop._limits import Budget, LimitReached
 from tether.loop._result import RunResult
 from tether.loop._secrets import SecretsAtRest, refusals_for_redacted
 from tether.loop._session import Session
-from tether.loop._termination import End, TurnResult, Verdict
+from tether.loop._termination import Continue, End, TurnResult, Verdict
 from tether.models import Model, ModelChunk, ModelRequest, TextChunk, Usage
 from tether.types import (
     AnyEnvelope,
@@ -145,7 +145,18 @@ class AgentRun:
     async def steps(self, prompt: str | None, history: Sequence[Message]) -> RunResult:
         agent = self.agent
         await self.begin(prompt, history)
-        judge = agent.termination.start()
+        try:
+            judge = agent.termination.start()
+        except Exception as error:  # the user's own policy: their exception, saying where it came from
+            error.add_note(
+                f"raised by {type(agent.termination).__name__}.start(), the run's termination policy"
+            )
+            raise
+        if not callable(getattr(judge, "judge", None)):  # a policy of the user's own: say so before any turn
+            raise UserError(
+                f"{type(agent.termination).__name__}.start() returned {judge!r}, not a Judge: return an object "
+                "with `judge(turn) -> End | Continue` (a policy that remembers nothing may return itself)."
+            )
         while True:
             reason = self.budget.next_turn(self.run_state.calls)
             if reason is not None:
@@ -154,9 +165,26 @@ class AgentRun:
                 turn = await self.model_turn(agent.model)
             else:  # planner -> responder: either stands in for the other
                 turn = await self.first_that_works(agent.model, agent.planner_backup, self.model_turn)
-            verdict: Verdict = self.budget.refused(turn) or judge.judge(turn)
+            verdict: Verdict | None = self.budget.refused(turn)
+            if verdict is None:
+                try:
+                    verdict = judge.judge(turn)
+                except (
+                    Exception
+                ) as error:  # the user's own policy: their exception, saying where it came from
+                    error.add_note(
+                        f"raised by the judge of the agent's termination policy ({type(agent.termination).__name__})"
+                        " after a model turn; the messages so far are in the session, if the run has one."
+                    )
+                    raise
             if isinstance(verdict, End):
+                if type(verdict.reason) is not str:
+                    raise UserError(_bad_verdict(agent, verdict))
                 return await self.end(verdict)
+            if not isinstance(verdict, Continue) or (  # pyright: ignore[reportUnnecessaryIsInstance] - user code
+                verdict.message is not None and type(verdict.message) is not str
+            ):
+                raise UserError(_bad_verdict(agent, verdict))
             told = None if verdict.message is None else UserMessage(content=verdict.message)
             if told is not None and (saving := self.conversation.add(told)) is not None:
                 await saving
@@ -471,6 +499,13 @@ async def _next(stream: AsyncIterator[ModelChunk]) -> ModelChunk | None:
         raise
     except Exception as e:
         raise _ModelFailed(e) from e
+
+
+def _bad_verdict(agent: Agent, verdict: object) -> str:
+    return (
+        f"the judge of {type(agent.termination).__name__} returned {verdict!r}: a judge returns End(output, "
+        "reason) with a str reason, or Continue(message) with a str message or None (tether.loop)."
+    )
 
 
 def _results(calls: Sequence[ToolCall], envelopes: Sequence[AnyEnvelope]) -> list[ToolResultMessage]:

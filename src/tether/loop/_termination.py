@@ -24,7 +24,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -282,7 +282,14 @@ class _FinalAnswer:
 
 
 def termination_for(termination: Termination | None, output_type: Any) -> Termination:
-    """The policy an agent runs under: `output_type` means `FinalResponse` with it as the format."""
+    """The policy an agent runs under: `output_type` means `FinalResponse` with it as the format.
+
+    Raises:
+        UserError: `termination` is no `Termination` (a class rather than an instance, or an object without
+            `core_tools` and `start()`), or `output_type` is given with a policy other than `FinalResponse`.
+    """
+    if termination is not None:
+        _check_policy(termination)
     if output_type is None:
         return termination or NoCalls()
     if termination is None:
@@ -293,3 +300,24 @@ def termination_for(termination: Termination | None, output_type: Any) -> Termin
         "Agent(output_type=...) ends the run with FinalResponse(schema=output_type): leave termination out, "
         f"or give FinalResponse(...) without a schema (got termination={termination!r})."
     )
+
+
+def _check_policy(termination: object) -> None:
+    """Refuse, at `Agent(...)`, what would fail obscurely in the middle of a run."""
+    if isinstance(termination, type):
+        name = termination.__name__
+        raise UserError(
+            f"Agent(termination=...) takes a policy, not the class {name}: write termination={name}()."
+        )
+    core: object = getattr(termination, "core_tools", None)
+    names = cast("Sequence[object]", core) if isinstance(core, tuple | list) else None
+    if (
+        names is None
+        or not callable(getattr(termination, "start", None))
+        or not all(type(n) is str for n in names)
+    ):
+        raise UserError(
+            "Agent(termination=...) takes a Termination: an object with `core_tools` (a tuple of the loop's core "
+            "tools it needs, often ()) and `start()` returning a Judge, whose `judge(turn)` returns End(output, "
+            f"reason) or Continue(message) (see tether.loop.Termination); got {termination!r}."
+        )

@@ -17,6 +17,8 @@ class ModelRequest:
     """One model turn: the conversation so far and, for native tool calling, the tools to offer."""
 
     messages: Sequence[Message]
+    """The conversation as the model reads it: for a text dialect, calls as the dialect writes them and results
+    as its feedback text (user messages); for a native one, calls and `tool_result` messages."""
     tools: Sequence[ToolSpec] = field(default_factory=tuple[ToolSpec, ...])
     """Offered through the provider's own tool API; empty when the tools are taught in the prompt."""
     system: str = ""

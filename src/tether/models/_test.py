@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 import anyio
 
@@ -31,10 +31,14 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None
     that what a user writes (text, provider dicts, calls) reaches the loop as every model's output does."""
     if isinstance(turn, str):
         return _split(turn, chunk_size)
+    try:
+        items = iter(turn)
+    except TypeError:
+        raise UserError(f"a model turn is {turn!r}: {_TURN}") from None
     chunks: list[ModelChunk] = []
     calls: list[ToolCall] = []
     read: Callable[[Mapping[str, Any]], list[ModelChunk]] | None = None  # looked up once a turn
-    for item in turn:
+    for item in items:
         if type(item) is dict and not calls:  # the usual provider JSON object (no ABC check)
             if read is None:
                 read = _reader(native)
@@ -50,11 +54,21 @@ def _chunks(turn: Turn, chunk_size: int, dialect: str | None, native: str | None
             chunks.append(TextChunk(item))
         elif isinstance(item, Mapping):
             chunks += _reader(native)(cast("_ProviderJson", item))
-        elif cast("object", item) is not None:  # a None in a scripted turn is skipped, as it always was
+        elif type(item) in _EVENTS:
             chunks.append(item)
+        elif cast("object", item) is not None:  # a None in a scripted turn is skipped, as it always was
+            raise UserError(f"a model turn holds {item!r} ({type(item).__name__}): {_TURN}")
     if calls:
         chunks += _written(calls, chunk_size, dialect, native)
     return chunks
+
+
+_EVENTS = frozenset(get_args(ModelChunk))
+_TURN = (
+    "a turn is text, or a list of text, typed model events (tether.models: TextChunk, ReasoningChunk, "
+    "ToolCallChunk, ToolCallDone, Usage, Finish), a provider's JSON objects (with native_dialect=...) and "
+    "ToolCalls (written in the agent's dialect)."
+)
 
 
 def _split(text: str, chunk_size: int) -> list[ModelChunk]:
@@ -87,7 +101,12 @@ def _written(
             "a scripted turn holds ToolCalls but the request names no dialect to write them in: run the "
             "model through an Agent, or pass ModelRequest(dialect=...)."
         )
-    rendered = get_dialect(dialect).render_calls(calls)
+    rendered: object = get_dialect(dialect).render_calls(calls)
+    if type(rendered) is not str:  # a dialect of one's own whose render_calls is still a stub
+        raise UserError(
+            f"the {dialect} dialect's render_calls() returned {rendered!r}, not the calls as text: a scripted "
+            "ToolCall is written with it, so it must return what the model would write (parse reads it back)."
+        )
     if dialect == native:
         return _reader(native)(json.loads(rendered))
     return _split(rendered, chunk_size)
