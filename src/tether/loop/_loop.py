@@ -169,9 +169,7 @@ class AgentRun:
             if verdict is None:
                 try:
                     verdict = judge.judge(turn)
-                except (
-                    Exception
-                ) as error:  # the user's own policy: their exception, saying where it came from
+                except Exception as error:  # the user's policy: their exception, saying where it came from
                     error.add_note(
                         f"raised by the judge of the agent's termination policy ({type(agent.termination).__name__})"
                         " after a model turn; the messages so far are in the session, if the run has one."
