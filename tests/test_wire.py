@@ -80,6 +80,7 @@ def test_each_event_and_message_equals_its_validated_construction(envelope: Any)
         AssistantMessage(content="", reasoning=None, tool_calls=(), raw=None),
     )
     same(_wire.user_message("go"), UserMessage(content="go"))
+    same(_wire.assistant_text("<tool_call>..."), AssistantMessage(content="<tool_call>..."))
 
 
 def test_a_renamed_call_is_the_model_copy_with_the_new_id() -> None:
@@ -123,6 +124,8 @@ def test_a_call_and_its_provenance_equal_their_validated_construction() -> None:
         built = _wire.tool_call("c1", "add", {"a": 1}, made)
         assert built is not None
         same(built, ToolCall(id="c1", name="add", arguments={"a": 1}, provenance=made))
+    for span in ((0, 9), (3, 3)):
+        same(_wire.spanned("hermes", span), Provenance(dialect="hermes", span=span, repairs=()))
 
 
 def test_a_call_read_from_json_equals_its_validated_construction_and_keeps_the_object_read() -> None:

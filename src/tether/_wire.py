@@ -33,6 +33,7 @@ from tether.types import (
 
 __all__ = [
     "assistant_message",
+    "assistant_text",
     "built",
     "chain_end",
     "chain_start",
@@ -42,6 +43,7 @@ __all__ = [
     "provenance",
     "record",
     "renamed",
+    "spanned",
     "tool_call",
     "tool_end",
     "tool_result",
@@ -150,9 +152,27 @@ def assistant_message(
     return _built(AssistantMessage, _ASSISTANT, values)
 
 
+def assistant_text(content: str) -> AssistantMessage:
+    """`AssistantMessage(content=content)`: a text model's output as it wrote it, as the model is shown it
+    again every turn."""
+    made = _new(AssistantMessage)  # `_built`, inlined: one a text turn
+    _set_dict(
+        made, {"kind": "assistant", "content": content, "reasoning": None, "tool_calls": (), "raw": None}
+    )
+    _set_fields_set(made, set(_CONTENT))
+    _set_extra(made, None)
+    _set_private(made, None)
+    return made
+
+
 def user_message(content: str) -> UserMessage:
     """`UserMessage(content=content)`."""
-    return _built(UserMessage, _CONTENT, {"kind": "user", "content": content})
+    made = _new(UserMessage)  # `_built`, inlined: a text turn's results are one
+    _set_dict(made, {"kind": "user", "content": content})
+    _set_fields_set(made, set(_CONTENT))
+    _set_extra(made, None)
+    _set_private(made, None)
+    return made
 
 
 def record(tool_type: str, tool_name: str, arguments: dict[str, Any], output: Any) -> ToolCallRecord:
@@ -193,16 +213,23 @@ def parsed_call(call_id: str, name: str, arguments: dict[str, Any], provenance: 
     """`ToolCall(id=call_id, name=name, arguments=arguments, provenance=provenance)` for `arguments` a parser
     has just read from JSON text: a JSON object's keys are `str`, and no one else holds the dict, so it is
     the call's own as it is (no copy, no check of its keys)."""
-    values = {
-        "id": call_id,
-        "name": name,
-        "arguments": arguments,
-        "why": None,
-        "priority": None,
-        "annotations": (),
-        "provenance": provenance,
-    }
-    return _built(ToolCall, _CALL, values)
+    made = _new(ToolCall)  # `_built`, inlined: a call a parser reads
+    _set_dict(
+        made,
+        {
+            "id": call_id,
+            "name": name,
+            "arguments": arguments,
+            "why": None,
+            "priority": None,
+            "annotations": (),
+            "provenance": provenance,
+        },
+    )
+    _set_fields_set(made, set(_CALL))
+    _set_extra(made, None)
+    _set_private(made, None)
+    return made
 
 
 def provenance(dialect: str, span: tuple[int, int] | None, repairs: Sequence[Repair]) -> Provenance | None:
@@ -216,6 +243,17 @@ def provenance(dialect: str, span: tuple[int, int] | None, repairs: Sequence[Rep
         if type(repair) is not Repair:
             return None
     return _built(Provenance, _PROVENANCE, {"dialect": dialect, "span": span, "repairs": tuple(repairs)})
+
+
+def spanned(dialect: str, span: tuple[int, int]) -> Provenance:
+    """`Provenance(dialect=dialect, span=span, repairs=())` for a span a parser has just worked out (a pair
+    of `int`s: nothing to check, unlike `provenance`'s)."""
+    made = _new(Provenance)
+    _set_dict(made, {"dialect": dialect, "span": span, "repairs": ()})
+    _set_fields_set(made, set(_PROVENANCE))
+    _set_extra(made, None)
+    _set_private(made, None)
+    return made
 
 
 def renamed(call: ToolCall, call_id: str) -> ToolCall:

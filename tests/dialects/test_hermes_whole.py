@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from tether.dialects import CallStarted, get_dialect, parse
-from tether.dialects._regions import RegionParser, region_parser
+from tether.dialects._regions import RegionParser, _plan, region_parser  # pyright: ignore[reportPrivateUsage]
 from tether.dialects._tools import ToolIndex
 from tether.dialects.hermes import Hermes
 
@@ -129,3 +129,59 @@ def test_a_whole_output_of_calls_takes_the_shorter_way(monkeypatch: pytest.Monke
     events = parser.feed(f"{CALL}\n{CALL}")
     call = ["CallStarted", "CallDelta", "CallCompleted"]
     assert [type(e).__name__ for e in events] == [*call, "TextDelta", *call]
+
+
+def test_the_deferred_mark_is_the_plan_s_one_mark() -> None:
+    """A hermes parser defers its scanning plan on the promise that every marker begins with `<` (and none
+    counts only at a line's or the output's start): the plan itself must say so."""
+    plan = _plan(Hermes.openers)
+    parser = fresh(True)
+    assert plan.mark == type(parser)._deferred_mark == "<"  # pyright: ignore[reportPrivateUsage]
+    assert not plan.at_start
+    assert not plan.lines
+
+
+@pytest.mark.parametrize("output", ["5", "Sure, no tools needed.", CALL, f"{CALL}\n{CALL}", ""])
+def test_plain_text_and_whole_calls_are_read_without_a_scanning_plan(output: str) -> None:
+    """The shorter way stays used: a fresh parser fed only plain text, or whole calls, never works out how
+    to scan (if it did, every text turn would pay for it again)."""
+    parser = fresh(True)
+    parser.feed(output)
+    parser.close()
+    assert parser._planned is False  # pyright: ignore[reportPrivateUsage]
+    assert parser.result == parse(output, "hermes", TOOLS)
+
+
+QUERIES = ("plain_text_until", "busy_since", "partial_calls", "first_call_at", "reasoned")
+
+
+def ask(parser: RegionParser) -> tuple[Any, ...]:
+    return tuple(
+        getattr(parser, q)() if q in ("plain_text_until", "partial_calls") else getattr(parser, q)
+        for q in QUERIES
+    )
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in OUTPUTS if len(OUTPUTS[n]) < 1000]
+)  # each ask parses what is open
+@pytest.mark.parametrize("size", [1, 5, 64, 10**6])
+@pytest.mark.parametrize("asks_first", [False, True])
+def test_a_parser_that_defers_its_plan_answers_as_one_that_does_not(
+    name: str, size: int, asks_first: bool
+) -> None:
+    """Whatever is asked of it, and when (before its first delta, between deltas, after close), a hermes
+    parser answers as the general one, with its plan worked out or still deferred."""
+    text = OUTPUTS[name]
+    parsers = [fresh(True), fresh(False)]
+    answers: list[list[Any]] = [[], []]
+    for parser, said in zip(parsers, answers, strict=True):
+        if asks_first:
+            said.append(ask(parser))
+        for i in range(0, len(text), size):
+            said.append(parser.feed(text[i : i + size]))
+            said.append(ask(parser))
+        said.append(parser.close())
+        said.append(ask(parser))
+        said.append(parser.result)
+    assert answers[0] == answers[1]

@@ -210,9 +210,10 @@ class Emitter:
     ) -> None:
         """A call stated whole under a fresh `call_id` (from `new_id`): announced, its arguments' JSON `text`
         as one delta, and complete with `arguments`, the object just read from `text` (its keys are `str`,
-        and nothing else holds it), found at `span` of the output (None: a provider's call, which has none).
-        The same events and call as `started`, `delta`, then `call(..., span, call_id=call_id,
-        announced=True)`, with less work (`tests/dialects/test_parser.py` checks they agree)."""
+        and nothing else holds it), found at `span` of the output (a pair of `int`s the parser worked out,
+        taken as it is; None: a provider's call, which has none). The same events and call as `started`,
+        `delta`, then `call(..., span, call_id=call_id, announced=True)`, with less work
+        (`tests/dialects/test_parser.py` checks they agree)."""
         events = self.events
         events.append(CallStarted(call_id, name))
         if text:
@@ -221,9 +222,7 @@ class Emitter:
             provenance = _plain_provenance(self.dialect)
             at = self.fed
         else:
-            provenance = _wire.provenance(self.dialect, span, ()) or Provenance(
-                dialect=self.dialect, span=span
-            )
+            provenance = _wire.spanned(self.dialect, span)
             at = span[0]
         tool_call = _wire.parsed_call(call_id, name, arguments, provenance)
         self.calls.append(tool_call)

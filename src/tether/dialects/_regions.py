@@ -167,6 +167,7 @@ class RegionParser(StreamParser):
         "_openers",
         "_own_progress",
         "_plain_text_is_content",
+        "_planned",
         "_prefixes",
         "_region",
         "_start_openers",
@@ -179,6 +180,14 @@ class RegionParser(StreamParser):
     """Slots: `feed` reads this state on every delta, and an instance `__dict__` of this many keys is slower to
     read (a subclass that declares none gets one for its own attributes)."""
 
+    _deferred_mark: ClassVar[str | None] = None
+    """A subclass whose start markers all begin with this one character (a punctuation mark), none counting
+    only at a line's or the output's start, and whose plain text is content (`after_text` not overridden),
+    may name it: a fresh parser then works out how to scan (`_plan_scanning`) only once a delta holds it, or
+    something else needs that state. Until then a delta without it is content and one with it takes the
+    general path (`_scan`), which a subclass may shortcut (hermes reads an output of whole calls without it):
+    an output of plain text, or of whole calls, never pays for the plan (~7k instructions a parser)."""
+
     def __init__(self, dialect: str, tools: ToolIndex, openers: Sequence[Opener] | None = None):
         super().__init__(dialect, tools)
         self._declared = type(self).openers if openers is None else tuple(openers)
@@ -188,6 +197,33 @@ class RegionParser(StreamParser):
         self._hold_start: int = 0
         self._last_char = "\n"
         self._region: _Region | None = None
+        self._chunk: Callable[[str], None] | None = None
+        """What more of the open call region's body goes to: its body's stream, or the `on_progress` hook a
+        subclass overrides; None when nothing reads it before the region ends."""
+        self._open_reasoning: Opener | None = None
+        """The reasoning block the output begins inside, until the output's start has been read."""
+        self._holding = False
+        """Between regions with the possible start of a marker held back (and the output's start read)."""
+        self._end: str | None = None
+        """While a call region is open and past its announcement: its `end` (see `_Region.end`)."""
+        self._open = False
+        """While a region is open (and the output's start read, not closed)."""
+        self._text_firsts: frozenset[str] | None = None
+        """While `_inline` and plain text is content, for markers that begin with several characters: a delta
+        holding none of them is plain text (None when `_text_mark` decides, or nothing may pass)."""
+        mark = type(self)._deferred_mark
+        if mark is None:
+            self._plan_scanning()
+        else:  # the state `feed` reads before the general path; the rest waits for `_plan_scanning`
+            self._planned = False
+            self._at_start = self._inline = False
+            self._text_mark = mark
+
+    def _plan_scanning(self) -> None:
+        """Work out how this parser scans: its openers' plan, and which of `feed`'s inline paths it may take
+        (at `__init__`, or, for a subclass with a `_deferred_mark`, when first needed: between regions, with
+        nothing held back)."""
+        self._planned = True
         plan = _plan(tuple(self.active_openers()))
         self._start_openers = plan.at_start
         self._at_start = bool(self._start_openers)
@@ -196,30 +232,16 @@ class RegionParser(StreamParser):
         """Whether `after_text` would only pass plain text on as content, as the default does: a subclass that
         overrides it may set this while that holds, so that such text skips the hook."""
         self._own_progress = type(self).on_progress is not RegionParser.on_progress
-        self._chunk: Callable[[str], None] | None = None
-        """What more of the open call region's body goes to: its body's stream, or the `on_progress` hook a
-        subclass overrides; None when nothing reads it before the region ends."""
-        self._open_reasoning: Opener | None = None
-        """The reasoning block the output begins inside, until the output's start has been read."""
         self._inline = not self._at_start
         """Between regions: no region open, no marker held back, the output's start read, not closed."""
-        self._holding = False
-        """Between regions with the possible start of a marker held back (and the output's start read)."""
-        self._end: str | None = None
-        """While a call region is open and past its announcement: its `end` (see `_Region.end`)."""
         self._end_first = ""
-        """Its first character."""
+        """While `_end` is set: its first character."""
         self._armed = False
         """Whether the region's tail holds that character: the end marker may be arriving."""
-        self._open = False
-        """While a region is open (and the output's start read, not closed)."""
         self._text_mark = ""
         """While `_inline` and plain text is content: the one character a delta must hold to need more than
         passing on (feed's first check, as most deltas of most replies are plain text); else "", which every
         text holds."""
-        self._text_firsts: frozenset[str] | None = None
-        """The same for markers that begin with several characters: a delta holding none of them is plain text
-        (None when `_text_mark` decides, or nothing may pass)."""
         self._m1 = self._m2 = self._m3 = ""
         """The same, when they begin with two or three characters, each tested with `in` (see `_MarksParser`):
         the first is "" when they do not decide."""
@@ -329,6 +351,8 @@ class RegionParser(StreamParser):
     def _scan(self, delta: str) -> list[ParseEvent]:
         """The general path for a delta of a live parser: what `StreamParser.feed` and `_feed` would do, less
         the checks that lead here."""
+        if not self._planned:
+            self._plan_scanning()
         emit = self._emit
         start = emit.fed
         emit.fed += len(delta)
@@ -394,6 +418,8 @@ class RegionParser(StreamParser):
 
     def _settle(self) -> None:
         """After a delta took the general path: which of `feed`'s inline paths the next may take."""
+        if not self._planned:  # nothing was scanned (see `_deferred_mark`): the state is as it was set
+            return
         region = self._region
         live = not self._closed and not self._broken
         between = live and region is None and not self._at_start
@@ -437,10 +463,14 @@ class RegionParser(StreamParser):
         return self._hold_start if self._hold else None
 
     def plain_text_until(self) -> frozenset[str] | None:
+        if not self._planned:
+            self._plan_scanning()
         return self.between_regions() if self._plain_text_is_content else None
 
     def between_regions(self) -> frozenset[str] | None:
         """While no region is open nor any marker held back: the markers that may begin one."""
+        if not self._planned:
+            self._plan_scanning()
         if (
             self._region is None
             and not self._hold
@@ -452,6 +482,8 @@ class RegionParser(StreamParser):
         return None
 
     def open_reasoning(self) -> None:
+        if not self._planned:
+            self._plan_scanning()
         reasoning = next((o for o in self.active_openers() if o.kind == "reasoning"), None)
         if reasoning is None:
             super().open_reasoning()
@@ -468,6 +500,8 @@ class RegionParser(StreamParser):
     def use_openers(self, openers: Sequence[Opener]) -> None:
         """Set the openers in force from here on (a dialect may change them once the output's start has shown
         which variant of its format it is)."""
+        if not self._planned:
+            self._plan_scanning()
         self._use_plan(_plan(tuple(openers)))
 
     def _use_plan(self, plan: _Plan) -> None:
@@ -515,17 +549,19 @@ class RegionParser(StreamParser):
     # ----------------------------------------------------------------------------------------- scanning
 
     def _feed(self, delta: str, start: int) -> None:
+        if not self._planned:
+            self._plan_scanning()
         self._process(delta, start, eof=False)
 
     def _close(self) -> None:
-        # between regions with nothing held back, and markers found by one pattern: no marker can begin in no
-        # more text (`_process` would search "" for nothing)
+        # between regions with nothing held back, and markers found by one pattern (or none looked for yet: see
+        # `_deferred_mark`): no marker can begin in no more text (`_process` would search "" for nothing)
         if (
             self._region is None
             and not self._hold
             and not self._at_start
             and self._open_reasoning is None
-            and self._exact is not None
+            and (not self._planned or self._exact is not None)
         ):
             return
         self._process("", self._emit.fed, eof=True)

@@ -36,6 +36,9 @@ class _Parser(RegionParser):
 
     __slots__ = ()
 
+    _deferred_mark = "<"
+    """Every hermes marker begins with it (`tests/dialects/test_hermes_whole.py` checks it against the plan)."""
+
     def _scan(self, delta: str) -> list[ParseEvent]:
         emit = self._emit
         if emit.fed or self._at_start or not delta.startswith(_START):  # not a fresh output's first delta
@@ -61,8 +64,11 @@ class _Parser(RegionParser):
                     self._last_char = text[-1]
                     emit.text(text)
                     at = following
-            if at < len(delta):
-                self._process(delta[at:], at, eof=False)
+            if at == len(delta):  # whole calls only: nothing open nor held back, and no plan needed yet
+                return events
+            if not self._planned:
+                self._plan_scanning()
+            self._process(delta[at:], at, eof=False)
         except Exception as e:  # a parser bug must not take the caller down with the model's output
             self._internal_error(e)
         self._settle()

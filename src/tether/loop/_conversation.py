@@ -69,7 +69,12 @@ class Conversation:
 
     def for_model(self) -> list[Message]:
         """The messages as the model reads them: as they are (native), or in the text dialect's form."""
-        return list(self.messages) if self.native else self.text.of(self.messages)
+        if self.native:
+            return list(self.messages)
+        text = self._text  # `text`, inlined: a text model's every turn
+        if text is None:
+            text = self._text = TextView(self.dialect)
+        return text.of(self.messages)
 
     def as_text(self) -> list[Message]:
         """The messages as text, tool results in the dialect's feedback format (for a responder)."""

@@ -11,8 +11,6 @@ from tether.types import AssistantMessage, Message, ToolResultMessage, UserMessa
 
 __all__ = ["TextView"]
 
-_CONTENT = frozenset(("content",))
-
 
 class TextView:
     """The conversation as a text dialect's model reads it: the model's own output as it wrote it, and tool
@@ -45,7 +43,7 @@ class TextView:
                 self.converted.append(self._results())
                 self.results, self._rendered = [], None
             if kind == "assistant" and (raw := cast("AssistantMessage", message).raw) is not None:
-                message = _as_written(raw)
+                message = _wire.assistant_text(raw)  # the model's output as it wrote it
             self.converted.append(message)
         self.seen = len(messages)
         if not self.results:
@@ -56,10 +54,3 @@ class TextView:
         if self._rendered is None:
             self._rendered = _wire.user_message(self._render(self.results))
         return self._rendered
-
-
-def _as_written(raw: str) -> AssistantMessage:
-    """`AssistantMessage(content=raw)`: the model's output as it wrote it (built without validating a `str`
-    again, `_wire`'s way: a text dialect's every turn)."""
-    values = {"kind": "assistant", "content": raw, "reasoning": None, "tool_calls": (), "raw": None}
-    return _wire.built(AssistantMessage, _CONTENT, values)

@@ -9,9 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tether.execution import Executor, Principal, Run
-from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolCall
-
-AnyEnvelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
+from tether.types import AnyEnvelope, ToolCall
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,8 @@ import pytest
 
 from tether.execution import Executor, Policy, Principal, Run
 from tether.packs.perin import Network, perin_pack
-from tether.types import ErrorEnvelope, NeedsEnvelope, OkEnvelope, ToolCall
+from tether.types import AnyEnvelope, ToolCall
 
-AnyEnvelope = OkEnvelope | NeedsEnvelope | ErrorEnvelope
 ISRAEL = ZoneInfo("Asia/Jerusalem")
 NOW = datetime(2026, 3, 26, 9, 0, tzinfo=ISRAEL)
 
