@@ -351,8 +351,9 @@ class RegionParser(StreamParser):
     def _scan(self, delta: str) -> list[ParseEvent]:
         """The general path for a delta of a live parser: what `StreamParser.feed` and `_feed` would do, less
         the checks that lead here."""
-        if not self._planned:
+        if not self._planned:  # now that it is needed: then `feed` again, whose inline paths may now take it
             self._plan_scanning()
+            return self.feed(delta)
         emit = self._emit
         start = emit.fed
         emit.fed += len(delta)
